@@ -1,0 +1,30 @@
+"""seq: evaluate robot policies on simulated benchmarks, with honest statistics.
+
+Write a benchmark and a policy as decorated classes; `seq` runs the episodes in parallel, records
+each one in SQLite as it finishes, and reports every metric with its confidence interval.
+
+>>> import seq
+>>> report = seq.eval.run("metaworld-expert", benchmark="metaworld")
+>>> report.print()
+"""
+
+from seq import eval, stats
+from seq._version import __version__
+from seq.authoring.benchmark import Benchmark, Step, benchmark
+from seq.authoring.conditions import Condition, conditions
+from seq.authoring.declarations import Image, Record, Secret, Volume
+from seq.authoring.hooks import check, infer, load, reset, score, setup
+from seq.authoring.policy import Policy, policy
+from seq.errors import EvalCanceled, SeqInputError
+from seq.record.episode import EpisodeResult
+from seq.record.store import Store
+from seq.registry.benchmarks import benchmark_evals, benchmarks, remove_benchmark
+from seq.registry.deploy import deploy
+from seq.report.report import Report
+
+__all__ = [
+    "Benchmark", "Condition", "EpisodeResult", "EvalCanceled", "Image", "Policy", "Record", "Report",
+    "Secret", "SeqInputError", "Step", "Store", "Volume", "__version__", "benchmark", "benchmark_evals",
+    "benchmarks", "check", "conditions", "deploy", "eval", "infer", "load", "policy", "remove_benchmark",
+    "reset", "score", "setup", "stats",
+]

@@ -1,0 +1,1 @@
+"""Authoring plane: what users write (benchmarks, policies, conditions, declarations)."""

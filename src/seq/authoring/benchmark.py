@@ -1,0 +1,172 @@
+"""`@seq.benchmark`: a benchmark is a class with hooks; `seq` owns the episode loop."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from seq.authoring.conditions import Condition, check_max_steps
+from seq.authoring.declarations import describe
+from seq.authoring.hooks import collect_hooks
+from seq.authoring.params import Parameter, declared_parameters
+from seq.errors import SeqInputError
+
+SPEC_ATTRIBUTE = "__seq_spec__"
+DEFAULT_MAX_STEPS = 500
+
+# Declared now, honoured by later work; `seq deploy` says which of them a benchmark sets.
+NOT_YET_HONOURED = ("image", "gpu", "cpu", "memory", "assets", "secrets", "render")
+
+
+@dataclass(frozen=True)
+class Step:
+    """What `@seq.check` returns after each sim step: whether the episode is done, and its metrics."""
+
+    done: bool = False
+    metrics: Mapping[str, Any] = field(default_factory=dict)
+
+
+class Benchmark:
+    """Base class of benchmarks. Subclass it, decorate it with `@seq.benchmark`, implement hooks.
+
+    `instruction(variant)` gives the text passed to the policy's `infer(instruction=...)`;
+    by default, the condition's task name.
+    """
+
+    def instruction(self, variant: Condition) -> str:
+        return variant.task
+
+
+@dataclass(frozen=True)
+class BenchmarkSpec:
+    """Everything `@seq.benchmark` declared, validated."""
+
+    name: str
+    suites: dict[str, list[Condition]]
+    max_steps: int
+    hooks: dict[str, str]
+    setup_parameters: dict[str, Parameter]
+    declared: dict[str, Any]
+
+    @property
+    def default_suite(self) -> str:
+        return next(iter(self.suites))
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "max_steps": self.max_steps,
+            "suites": {name: len(conds) for name, conds in self.suites.items()},
+            "setup_parameters": {p.name: {"type": p.type, "default": p.default}
+                                 for p in self.setup_parameters.values()},
+            "declared": self.declared,
+        }
+
+
+def _kebab(name: str) -> str:
+    out = []
+    for i, char in enumerate(name):
+        if char.isupper() and i and not name[i - 1].isupper():
+            out.append("-")
+        out.append(char.lower())
+    return "".join(out)
+
+
+def _suites(conditions: Any, where: str) -> dict[str, list[Condition]]:
+    if conditions is None:
+        raise SeqInputError(f"{where}: conditions= is required (use seq.conditions(tasks=..., seeds=...)).")
+    if isinstance(conditions, Mapping):
+        suites = {}
+        for suite, conds in conditions.items():
+            suites[str(suite)] = [c if c.suite else _with_suite(c, str(suite)) for c in _as_list(conds, where)]
+        if not suites:
+            raise SeqInputError(f"{where}: conditions= is an empty mapping; name at least one suite.")
+        return suites
+    return {"default": _as_list(conditions, where)}
+
+
+def _with_suite(condition: Condition, suite: str) -> Condition:
+    return Condition(**{**condition.to_dict(), "suite": suite})
+
+
+def _as_list(conditions: Any, where: str) -> list[Condition]:
+    if isinstance(conditions, Condition):
+        conditions = [conditions]
+    if not isinstance(conditions, Sequence) or not conditions:
+        raise SeqInputError(f"{where}: conditions= must be a non-empty list of seq.Condition.")
+    for item in conditions:
+        if not isinstance(item, Condition):
+            raise SeqInputError(f"{where}: conditions= holds {item!r}, expected seq.Condition.")
+    return list(conditions)
+
+
+def benchmark(
+    name: str | None = None,
+    *,
+    conditions: Sequence[Condition] | Mapping[str, Sequence[Condition]] | None = None,
+    max_steps: int = DEFAULT_MAX_STEPS,
+    render: Any = None,
+    image: Any = None,
+    gpu: str | None = None,
+    cpu: int | None = None,
+    memory: int | None = None,
+    assets: Any = None,
+    secrets: Sequence[Any] | None = None,
+    **unknown: Any,
+) -> Callable[[type], type]:
+    """Declare a benchmark class. `conditions` is a list, or a dict of named suites (the first is
+    the default, `--suite` picks others); `max_steps` is the cost backstop when `check` never
+    says done. `render`, `image`, `gpu`, `cpu`, `memory`, `assets` and `secrets` are stored with
+    the version (see `seq deploy`'s notes for what is honoured locally).
+    """
+    if "default_adapter" in unknown:
+        raise SeqInputError(
+            "@seq.benchmark: default_adapter= is refused; an eval names its adapter with --adapter."
+        )
+    if unknown:
+        raise SeqInputError(f"@seq.benchmark: unknown argument(s) {', '.join(sorted(unknown))}.")
+
+    def decorate(cls: type) -> type:
+        where = f"@seq.benchmark on {cls.__name__}"
+        if not (isinstance(cls, type) and issubclass(cls, Benchmark)):
+            raise SeqInputError(f"{where}: the class must subclass seq.Benchmark.")
+        check_max_steps(max_steps, where)
+        hooks = collect_hooks(cls)
+        if "reset" not in hooks:
+            raise SeqInputError(f"{where}: the class has no @seq.reset hook; add one that returns an env.")
+        if "check" not in hooks:
+            raise SeqInputError(f"{where}: the class has no @seq.check hook; add one that returns seq.Step.")
+        for hook in ("infer", "load"):
+            if hook in hooks:
+                raise SeqInputError(f"{where}: @seq.{hook} belongs on a policy, not a benchmark.")
+        setup_fn = getattr(cls, hooks["setup"]) if "setup" in hooks else None
+        reset_params = list(inspect.signature(getattr(cls, hooks["reset"])).parameters)
+        if reset_params[:3] != ["self", "seed", "variant"]:
+            raise SeqInputError(f"{where}: @seq.reset must be `def {hooks['reset']}(self, seed, variant)`.")
+        declared = {
+            key: describe(value)
+            for key, value in dict(render=render, image=image, gpu=gpu, cpu=cpu, memory=memory,
+                                   assets=assets, secrets=secrets).items()
+            if value is not None
+        }
+        spec = BenchmarkSpec(
+            name=name or _kebab(cls.__name__),
+            suites=_suites(conditions, where),
+            max_steps=max_steps,
+            hooks=hooks,
+            setup_parameters=declared_parameters(setup_fn, f"{where}, @seq.setup"),
+            declared=declared,
+        )
+        setattr(cls, SPEC_ATTRIBUTE, spec)
+        return cls
+
+    return decorate
+
+
+def spec_of(cls: type) -> BenchmarkSpec:
+    spec = cls.__dict__.get(SPEC_ATTRIBUTE)
+    if not isinstance(spec, BenchmarkSpec):
+        raise SeqInputError(f"{cls.__name__} is not decorated with @seq.benchmark.")
+    return spec

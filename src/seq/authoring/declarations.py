@@ -1,0 +1,103 @@
+"""What a benchmark declares about where it runs: image, assets, secrets and recordings.
+
+These are stored with the benchmark's version now; honouring them locally (isolated environments,
+read-only volumes, secrets injected into the simulator only, mp4 recordings) is later work, and
+`seq deploy` says so plainly for each one a benchmark declares.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Image:
+    """A description of a Python environment: a base and the steps that build it.
+
+    >>> seq.Image.debian_slim().uv_pip_install("mujoco==3.2.3", "robosuite==1.4.1")
+    """
+
+    base: str = "debian-slim"
+    steps: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    environment: tuple[tuple[str, str], ...] = ()
+
+    @classmethod
+    def debian_slim(cls, python_version: str | None = None) -> Image:
+        return cls(base="debian-slim" + (f"-py{python_version}" if python_version else ""))
+
+    def _with(self, kind: str, items: tuple[str, ...]) -> Image:
+        return Image(self.base, self.steps + ((kind, tuple(items)),), self.environment)
+
+    def uv_pip_install(self, *packages: str) -> Image:
+        return self._with("uv_pip_install", packages)
+
+    def pip_install(self, *packages: str) -> Image:
+        return self._with("pip_install", packages)
+
+    def apt_install(self, *packages: str) -> Image:
+        return self._with("apt_install", packages)
+
+    def run_commands(self, *commands: str) -> Image:
+        return self._with("run_commands", commands)
+
+    def env(self, variables: dict[str, str]) -> Image:
+        return Image(self.base, self.steps, self.environment + tuple(sorted(variables.items())))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "base": self.base,
+            "steps": [[kind, list(items)] for kind, items in self.steps],
+            "env": dict(self.environment),
+        }
+
+
+@dataclass(frozen=True)
+class Volume:
+    """A named, versioned folder of files mounted read-only for a benchmark (`/assets`)."""
+
+    name: str
+
+    @classmethod
+    def from_name(cls, name: str) -> Volume:
+        return cls(name)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"volume": self.name}
+
+
+@dataclass(frozen=True)
+class Secret:
+    """A named secret given to the simulator as environment variables, never to the policy."""
+
+    name: str
+
+    @classmethod
+    def from_name(cls, name: str) -> Secret:
+        return cls(name)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"secret": self.name}
+
+
+@dataclass(frozen=True)
+class Record:
+    """Record an mp4 of each task's first seed from `env.render(camera)` at `fps`."""
+
+    camera: str | None = None
+    fps: int = 20
+    options: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"camera": self.camera, "fps": self.fps, **self.options}
+
+
+def describe(value: Any) -> Any:
+    """A JSON-ready form of a declaration (or of a plain value)."""
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    if isinstance(value, (list, tuple)):
+        return [describe(item) for item in value]
+    if hasattr(value, "to_dict"):
+        return value.to_dict()
+    return repr(value)

@@ -1,0 +1,44 @@
+"""Hook decorators: they only mark a method; `@seq.benchmark` and `@seq.policy` collect the marks."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+F = TypeVar("F", bound=Callable[..., Any])
+HOOK_ATTRIBUTE = "__seq_hook__"
+
+
+def _mark(name: str) -> Callable[[F], F]:
+    def mark(fn: F) -> F:
+        setattr(fn, HOOK_ATTRIBUTE, name)
+        return fn
+
+    mark.__name__ = name
+    mark.__doc__ = f"Mark a method as the `{name}` hook."
+    return mark
+
+
+setup = _mark("setup")
+setup.__doc__ = "Once per worker process, before any episode; may declare typed keyword parameters."
+reset = _mark("reset")
+reset.__doc__ = "`reset(self, seed, variant)` builds and returns a gym-style env for one condition."
+check = _mark("check")
+check.__doc__ = "`check(self, env)` runs after every `env.step` and returns `seq.Step(done=, metrics=)`."
+score = _mark("score")
+score.__doc__ = "`score(self, results)` computes a group's own aggregates (overall, each suite, each task)."
+load = _mark("load")
+load.__doc__ = "`load(self, weights_dir)` loads a policy's weights once per process."
+infer = _mark("infer")
+infer.__doc__ = "`infer(self, obs, *, seed=None, instruction=None, **params)` returns an action or a chunk."
+
+
+def collect_hooks(cls: type) -> dict[str, str]:
+    """Map each hook name to the method name that carries it, walking the class's MRO."""
+    found: dict[str, str] = {}
+    for klass in reversed(cls.__mro__):
+        for attr, value in vars(klass).items():
+            hook = getattr(value, HOOK_ATTRIBUTE, None)
+            if hook is not None:
+                found[hook] = attr
+    return found

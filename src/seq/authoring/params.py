@@ -1,0 +1,108 @@
+"""Declared parameters: typed keyword arguments with defaults that an eval may set.
+
+A policy's `@seq.infer` and a benchmark's `@seq.setup` declare what an eval can change the way
+Python does: `def infer(self, obs, *, seed=None, instruction=None, noise: float = 0.1)`.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from seq.errors import SeqInputError
+
+_TYPES: dict[str, type] = {"int": int, "float": float, "bool": bool, "str": str}
+_RESERVED = {"self", "obs", "seed", "instruction", "env", "variant", "weights_dir"}
+
+
+@dataclass(frozen=True)
+class Parameter:
+    """One declared parameter: its name, type (int, float, bool or str) and default."""
+
+    name: str
+    type: str
+    default: Any
+
+    def coerce(self, value: Any, where: str) -> Any:
+        """Convert a CLI string or a Python value to this parameter's type, or refuse it."""
+        kind = _TYPES[self.type]
+        if isinstance(value, str) and kind is not str:
+            text = value.strip()
+            if kind is bool:
+                if text.lower() in {"1", "true", "yes", "on"}:
+                    return True
+                if text.lower() in {"0", "false", "no", "off"}:
+                    return False
+            else:
+                try:
+                    return kind(text)
+                except ValueError:
+                    pass
+            raise SeqInputError(f"{where}: parameter {self.name!r} expects {self.type}, got {value!r}.")
+        if kind is float and isinstance(value, int) and not isinstance(value, bool):
+            return float(value)
+        if type(value) is not kind:
+            raise SeqInputError(f"{where}: parameter {self.name!r} expects {self.type}, got {value!r}.")
+        return value
+
+
+def _type_name(annotation: Any, default: Any) -> str | None:
+    if isinstance(annotation, str):
+        return annotation if annotation in _TYPES else None
+    for name, kind in _TYPES.items():
+        if annotation is kind:
+            return name
+    if annotation is inspect.Parameter.empty and default is not None:
+        return type(default).__name__ if type(default).__name__ in _TYPES else None
+    return None
+
+
+def declared_parameters(fn: Callable[..., Any] | None, where: str) -> dict[str, Parameter]:
+    """The typed keyword parameters with defaults that `fn` declares (reserved names left out)."""
+    if fn is None:
+        return {}
+    declared: dict[str, Parameter] = {}
+    for param in inspect.signature(fn).parameters.values():
+        if param.name in _RESERVED or param.kind in (param.VAR_KEYWORD, param.VAR_POSITIONAL):
+            continue
+        if param.default is inspect.Parameter.empty:
+            raise SeqInputError(
+                f"{where}: parameter {param.name!r} needs a default value so an eval can leave it unset."
+            )
+        type_name = _type_name(param.annotation, param.default)
+        if type_name is None:
+            raise SeqInputError(
+                f"{where}: parameter {param.name!r} must be typed int, float, bool or str, "
+                f"got {param.annotation!r}."
+            )
+        declared[param.name] = Parameter(param.name, type_name, param.default)
+    return declared
+
+
+def resolve_parameters(
+    given: Mapping[str, Any], sides: Mapping[str, Mapping[str, Parameter]]
+) -> dict[str, dict[str, Any]]:
+    """Route `--param` values to the side that declares them, typed, with defaults filled in.
+
+    `given` keys are `side.name` or a bare `name` when only one side declares it; `sides` maps a
+    side (`policy`, `benchmark`, `eval`) to its declared parameters. Returns each side's values.
+    """
+    values = {side: {p.name: p.default for p in params.values()} for side, params in sides.items()}
+    everything = ", ".join(f"{side}.{name}" for side, params in sides.items() for name in params) or "none"
+    for key, raw in given.items():
+        side, _, name = key.rpartition(".")
+        if side:
+            owners = [side] if name in sides.get(side, {}) else []
+        else:
+            owners = [s for s, params in sides.items() if name in params]
+        if not owners:
+            raise SeqInputError(f"--param {key}: no side declares it; the eval can set: {everything}.")
+        if len(owners) > 1:
+            raise SeqInputError(
+                f"--param {key}: declared by {' and '.join(owners)}; write {owners[0]}.{name} to choose."
+            )
+        owner = owners[0]
+        values[owner][name] = sides[owner][name].coerce(raw, f"--param {key}")
+    return values

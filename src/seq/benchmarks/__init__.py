@@ -1,0 +1,1 @@
+"""Built-in benchmarks, usable by name (each simulator is an optional extra)."""

@@ -1,0 +1,31 @@
+"""The `seq` command line: a mirror of the Python API (`seq.deploy`, `seq.eval.run`, …)."""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+
+from seq.cli.benchmark import app as benchmark_app
+from seq.cli.deploy import deploy_command
+from seq.cli.eval import app as eval_app
+from seq.errors import SeqInputError
+
+app = typer.Typer(
+    help="seq: evaluate robot policies on simulated benchmarks, with honest statistics.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+)
+app.command("deploy")(deploy_command)
+app.add_typer(eval_app, name="eval")
+app.add_typer(benchmark_app, name="benchmark")
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point of the `seq` script: bad input is one sentence on stderr and exit code 2."""
+    try:
+        app(args=argv, standalone_mode=True)
+    except SeqInputError as error:
+        print(f"seq: error: {error}", file=sys.stderr)
+        sys.exit(2)

@@ -1,0 +1,132 @@
+"""`seq eval run / status / report / ls`."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import typer
+from rich.console import Console
+from rich.live import Live
+from rich.table import Table
+
+import seq.eval as api
+from seq.cli.options import parse_params, parse_seeds, split_list
+from seq.cli.progress import EvalProgress
+from seq.errors import EvalCanceled
+from seq.record.store import RUNNING, Store
+from seq.report.report import Report
+from seq.report.views import report_renderable
+
+app = typer.Typer(help="Run evals and read their reports.", no_args_is_help=True)
+
+
+def _emit(report: Report, console: Console, as_json: bool, markdown: Path | None, csv_path: Path | None) -> None:
+    if as_json:
+        print(report.to_json())
+    else:
+        console.print(report_renderable(report))
+    if markdown is not None:
+        markdown.parent.mkdir(parents=True, exist_ok=True)
+        markdown.write_text(report.to_markdown())
+        console.print(f"wrote {markdown}", highlight=False)
+    if csv_path is not None:
+        report.to_csv(csv_path)
+        console.print(f"wrote {csv_path}", highlight=False)
+
+
+@app.command("run")
+def run_command(
+    policy: str = typer.Argument(None, help="A policy name, NAME@vN, or a built-in (metaworld-expert, random …)."),
+    benchmark: str = typer.Option(None, "--benchmark", "-b", help="A benchmark name or NAME@vN."),
+    envs: int = typer.Option(None, "--envs", help="Worker processes, one env each [default: the cores]."),
+    suite: list[str] = typer.Option(None, "--suite", help="A suite of the benchmark [default: its first]."),
+    tasks: list[str] = typer.Option(None, "--tasks", help="Only these tasks (comma-separated or repeated)."),
+    seeds: list[str] = typer.Option(None, "--seeds", help="Seeds, such as 0,1,2 or 0-9."),
+    max_steps: int = typer.Option(None, "--max-steps", help="Step limit of every episode."),
+    trials: int = typer.Option(1, "--trials", help="Episodes per condition."),
+    param: list[str] = typer.Option(None, "--param", help="NAME=VALUE for a declared parameter (repeatable)."),
+    resume: str = typer.Option(None, "--resume", help="Run only the unfinished episodes of this eval."),
+    as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
+    markdown: Path = typer.Option(None, "--markdown", help="Also write the report as Markdown."),
+    csv_path: Path = typer.Option(None, "--csv", help="Also write one row per episode."),
+) -> None:
+    """Evaluate POLICY on a benchmark; prints the eval id when it starts and the report when it ends."""
+    console = Console(stderr=as_json)
+    store = Store()
+    if resume is None and (policy is None or benchmark is None):
+        from seq.errors import SeqInputError
+
+        raise SeqInputError("seq eval run needs POLICY and --benchmark NAME (or --resume EVAL_ID).")
+    with EvalProgress(console, store) as progress:
+        try:
+            report = api.run(
+                policy, benchmark=benchmark, envs=envs, suites=split_list(suite), tasks=split_list(tasks),
+                seeds=parse_seeds(seeds), max_steps=max_steps, trials=trials, params=parse_params(param),
+                resume=resume, on_start=progress.on_start, on_result=progress.on_result, store=store,
+            )
+        except EvalCanceled as canceled:
+            report = api.report(str(canceled), store)
+    _emit(report, console, as_json, markdown, csv_path)
+    if report.partial:
+        raise typer.Exit(1)
+
+
+@app.command("report")
+def report_command(
+    eval_id: str = typer.Argument(..., help="The eval's id."),
+    as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
+    markdown: Path = typer.Option(None, "--markdown", help="Also write the report as Markdown."),
+    csv_path: Path = typer.Option(None, "--csv", help="Also write one row per episode."),
+) -> None:
+    """Every metric overall, per suite and per task, with n and a 95% interval."""
+    _emit(api.report(eval_id), Console(), as_json, markdown, csv_path)
+
+
+@app.command("status")
+def status_command(
+    eval_id: str = typer.Argument(..., help="The eval's id."),
+    watch: bool = typer.Option(False, "--watch", help="Follow the eval to its end."),
+    as_json: bool = typer.Option(False, "--json", help="Print the status as JSON."),
+) -> None:
+    """Episodes done of the total, and every metric so far with its interval."""
+    store = Store()
+    report = api.status(eval_id, store)
+    if as_json:
+        print(json.dumps({"id": report.eval_id, "status": report.status, "done": report.done,
+                          "total": report.total, "groups": report.to_dict()["groups"][:1]}, indent=2))
+        return
+    if not watch:
+        Console().print(report_renderable(report, compact=True))
+        return
+    with Live(report_renderable(report, compact=True), refresh_per_second=2) as live:
+        while report.status == RUNNING:
+            time.sleep(1.0)
+            report = api.status(eval_id, store)
+            live.update(report_renderable(report, compact=True))
+
+
+@app.command("ls")
+def ls_command(
+    benchmark: str = typer.Option(None, "--benchmark", help="Only evals of this benchmark."),
+    limit: int = typer.Option(50, "--limit", help="At most this many, newest first."),
+    as_json: bool = typer.Option(False, "--json", help="Print as JSON."),
+) -> None:
+    """Evals, newest first."""
+    rows = api.ls(benchmark=benchmark, limit=limit)
+    if as_json:
+        print(json.dumps(rows, indent=2))
+        return
+    print_eval_table(rows)
+
+
+def print_eval_table(rows: list[dict]) -> None:
+    table = Table(header_style="bold")
+    for column in ("id", "status", "benchmark", "policy", "episodes", "created"):
+        table.add_column(column)
+    for row in rows:
+        created = time.strftime("%Y-%m-%d %H:%M", time.localtime(row["created_at"]))
+        table.add_row(row["id"], row["status"], row["benchmark"], row["policy"], f"{row['done']}/{row['total']}",
+                      created)
+    Console().print(table)

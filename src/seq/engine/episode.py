@@ -1,0 +1,125 @@
+"""The one episode loop: reset → policy → env.step → check, until done, max_steps or timeout_s.
+
+The env contract (gym-style, both APIs):
+- `@seq.reset(self, seed, variant)` returns an env; `seq` then calls `env.reset(seed=seed)` and
+  takes the observation from gymnasium's `(obs, info)` or old gym's bare `obs`.
+- `env.step(action)` may return gymnasium's `(obs, reward, terminated, truncated, info)` or old
+  gym's `(obs, reward, done, info)`; the reward is summed into the `return` metric.
+- `@seq.check(self, env)` runs after every step; the episode ends when it says `done`, when the
+  env reports terminated / truncated / done, at the condition's `max_steps` (else the
+  benchmark's), or past its `timeout_s` (status `timed_out`). The metrics are the last check's.
+- `seq` never closes an env during an eval (a benchmark may cache one per task and return it
+  again); each distinct env is closed when the worker exits.
+"""
+
+from __future__ import annotations
+
+import time
+import traceback
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from seq.authoring.benchmark import Benchmark, BenchmarkSpec, Step
+from seq.engine.seeding import act_seed
+from seq.record.episode import ERROR, TIMED_OUT, EpisodeResult
+from seq.record.store import WorkItem
+from seq.serving.inline import PolicyHandle
+
+
+def _observation(reset_output: Any) -> Any:
+    if isinstance(reset_output, tuple) and len(reset_output) == 2 and isinstance(reset_output[1], dict):
+        return reset_output[0]
+    return reset_output
+
+
+def _metrics(step: Any) -> dict[str, float]:
+    if not isinstance(step, Step):
+        raise TypeError(f"@seq.check returned {type(step).__name__}; expected seq.Step(done=..., metrics={{...}}).")
+    metrics = {}
+    for key, value in step.metrics.items():
+        try:
+            metrics[str(key)] = float(value)
+        except (TypeError, ValueError):
+            raise TypeError(f"@seq.check returned metric {key!r} = {value!r}, which is not a number.") from None
+    return metrics
+
+
+class EpisodeRunner:
+    """Runs work items of one benchmark instance against one policy handle."""
+
+    def __init__(
+        self,
+        benchmark: Benchmark,
+        spec: BenchmarkSpec,
+        policy: PolicyHandle,
+        steps_per_query: int | None = None,
+        on_env: Callable[[Any], None] | None = None,
+    ) -> None:
+        self.benchmark = benchmark
+        self.spec = spec
+        self.policy = policy
+        self.steps_per_query = steps_per_query
+        self._reset = getattr(benchmark, spec.hooks["reset"])
+        self._check = getattr(benchmark, spec.hooks["check"])
+        self._on_env = on_env
+
+    def run(self, item: WorkItem) -> EpisodeResult:
+        condition = item.condition
+        result = EpisodeResult(item_id=item.item_id, task=condition.task, seed=condition.seed, trial=item.trial,
+                               suite=condition.suite, variation=condition.variation)
+        max_steps = condition.max_steps or self.spec.max_steps
+        deadline = None if condition.timeout_s is None else condition.timeout_s
+        start, cpu_start = time.perf_counter(), time.process_time()
+        total_reward = 0.0
+        metrics: dict[str, float] = {}
+        try:
+            env = self._reset(condition.seed, condition)
+            if self._on_env is not None:
+                self._on_env(env)
+            obs = _observation(env.reset(seed=condition.seed))
+            self.policy.begin_episode(getattr(env, "action_space", None))
+            instruction = self.benchmark.instruction(condition)
+            chunk: np.ndarray | None = None
+            position = used = 0
+            ended_by = "max_steps"
+            while result.steps < max_steps:
+                if deadline is not None and time.perf_counter() - start > deadline:
+                    result.status, ended_by = TIMED_OUT, "timeout"
+                    break
+                if chunk is None or position >= used:
+                    seed = act_seed(condition.seed, item.trial, result.queries)
+                    chunk = self.policy.act(obs, seed=seed, instruction=instruction)
+                    used = len(chunk) if self.steps_per_query is None else self.steps_per_query
+                    if used > len(chunk):
+                        raise ValueError(
+                            f"steps_per_query={used} is longer than the policy's chunk of {len(chunk)} actions."
+                        )
+                    position = 0
+                    result.queries += 1
+                output = env.step(chunk[position])
+                position += 1
+                result.steps += 1
+                obs, reward = output[0], output[1]
+                total_reward += float(reward)
+                env_done = bool(output[2] or output[3]) if len(output) == 5 else bool(output[2])
+                step = self._check(env)
+                metrics = _metrics(step)
+                if step.done:
+                    ended_by = "check"
+                    break
+                if env_done:
+                    ended_by = "env"
+                    break
+            result.ended_by = ended_by
+        except Exception:
+            result.status, result.ended_by = ERROR, "error"
+            result.error = traceback.format_exc()
+        result.duration_s = time.perf_counter() - start
+        result.cpu_s = time.process_time() - cpu_start
+        if result.status != ERROR:
+            result.metrics = {**metrics, "steps": float(result.steps), "return": total_reward,
+                              "duration_s": result.duration_s}
+        return result
+

@@ -1,0 +1,77 @@
+"""Expand a benchmark's conditions × trials into work items with stable ids."""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Sequence
+
+from seq.authoring.benchmark import BenchmarkSpec
+from seq.authoring.conditions import Condition, check_max_steps
+from seq.errors import SeqInputError
+from seq.record.store import WorkItem
+
+
+def _pick_suites(spec: BenchmarkSpec, suites: Sequence[str] | None) -> list[Condition]:
+    names = list(suites) if suites else [spec.default_suite]
+    chosen: list[Condition] = []
+    seen: set[str] = set()
+    for name in names:
+        if name not in spec.suites:
+            close = difflib.get_close_matches(name, list(spec.suites), n=1)
+            hint = f" Did you mean {close[0]!r}?" if close else ""
+            raise SeqInputError(
+                f"--suite {name}: benchmark {spec.name!r} has no such suite (it has: {', '.join(spec.suites)}).{hint}"
+            )
+        for condition in spec.suites[name]:
+            if condition.key not in seen:
+                seen.add(condition.key)
+                chosen.append(condition)
+    return chosen
+
+
+def plan(
+    spec: BenchmarkSpec,
+    *,
+    suites: Sequence[str] | None = None,
+    tasks: Sequence[str] | None = None,
+    seeds: Sequence[int] | None = None,
+    max_steps: int | None = None,
+    trials: int = 1,
+) -> list[WorkItem]:
+    """The work items of an eval, in a stable order.
+
+    `tasks` and `seeds` narrow the benchmark's conditions (`seeds` may also name seeds the
+    benchmark does not list: each task's conditions are then repeated with those seeds);
+    `max_steps` overrides every condition's own limit.
+    """
+    check_max_steps(max_steps, "--max-steps")
+    if isinstance(trials, bool) or not isinstance(trials, int) or trials < 1:
+        raise SeqInputError(f"--trials must be a positive integer, got {trials!r}.")
+    conditions = _pick_suites(spec, suites)
+    if tasks:
+        known = list(dict.fromkeys(c.task for c in conditions))
+        for task in tasks:
+            if task not in known:
+                close = difflib.get_close_matches(task, known, n=1)
+                hint = f" Did you mean {close[0]!r}?" if close else f" It has: {', '.join(known[:12])}."
+                raise SeqInputError(f"--tasks {task}: benchmark {spec.name!r} has no such task.{hint}")
+        conditions = [c for c in conditions if c.task in set(tasks)]
+    if seeds is not None:
+        seeds = list(seeds)
+        if not seeds:
+            raise SeqInputError("--seeds is empty; give at least one seed.")
+        templates: dict[tuple, Condition] = {}
+        for condition in conditions:
+            templates.setdefault((condition.task, condition.variation, tuple(sorted(condition.extra.items()))),
+                                 condition)
+        conditions = [
+            Condition(**{**template.to_dict(), "seed": seed}) for template in templates.values() for seed in seeds
+        ]
+    if max_steps is not None:
+        conditions = [Condition(**{**c.to_dict(), "max_steps": max_steps}) for c in conditions]
+    items = []
+    for condition in conditions:
+        for trial in range(trials):
+            item_id = condition.key + (f"|trial={trial}" if trials > 1 else "")
+            items.append(WorkItem(item_id, len(items), condition, trial))
+    return items

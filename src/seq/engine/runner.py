@@ -1,0 +1,159 @@
+"""Run an eval: resolve versions, plan and store the work items, run them, record every episode."""
+
+from __future__ import annotations
+
+import os
+import time
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from seq._version import __version__, git_sha
+from seq.authoring.benchmark import spec_of
+from seq.authoring.params import Parameter, resolve_parameters
+from seq.authoring.policy import policy_spec_of
+from seq.engine.local import LocalBackend, WorkersFailed
+from seq.engine.plan import plan
+from seq.engine.scoring import score_groups
+from seq.engine.worker import WorkerConfig
+from seq.errors import EvalCanceled, SeqInputError
+from seq.record.episode import EpisodeResult
+from seq.record.store import CANCELED, COMPLETED, FAILED, RUNNING, EvalRow, Store, VersionRow
+from seq.registry.deploy import load_version, resolve
+
+EVAL_PARAMETERS = {"steps_per_query": Parameter("steps_per_query", "int", None)}
+
+
+def default_envs() -> int:
+    """One worker per core this process may use."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:
+        return os.cpu_count() or 1
+
+
+@dataclass
+class EvalRequest:
+    """The arguments of an eval, as `seq eval run` takes them."""
+
+    policy: Any
+    benchmark: Any
+    envs: int | None = None
+    suites: Sequence[str] | None = None
+    tasks: Sequence[str] | None = None
+    seeds: Sequence[int] | None = None
+    max_steps: int | None = None
+    trials: int = 1
+    params: Mapping[str, Any] = field(default_factory=dict)
+
+
+def _resolve_params(policy_row: VersionRow, benchmark_row: VersionRow, params: Mapping[str, Any]) -> dict:
+    policy_spec = policy_spec_of(load_version(policy_row))
+    benchmark_spec = spec_of(load_version(benchmark_row))
+    values = resolve_parameters(
+        params,
+        {"policy": policy_spec.parameters, "benchmark": benchmark_spec.setup_parameters, "eval": EVAL_PARAMETERS},
+    )
+    steps_per_query = values["eval"]["steps_per_query"]
+    if steps_per_query is not None and steps_per_query < 1:
+        raise SeqInputError(f"--param eval.steps_per_query must be 1 or more, got {steps_per_query}.")
+    return values
+
+
+def _check_envs(envs: int | None) -> int:
+    if envs is None:
+        return default_envs()
+    if isinstance(envs, bool) or not isinstance(envs, int) or envs < 1:
+        raise SeqInputError(f"--envs must be a positive integer, got {envs!r}.")
+    return envs
+
+
+def start_eval(request: EvalRequest, store: Store) -> EvalRow:
+    """Validate the request, plan the work items and store the eval before any episode runs."""
+    benchmark_row = resolve("benchmark", request.benchmark, store)
+    policy_row = resolve("policy", request.policy, store)
+    _check_envs(request.envs)
+    spec = spec_of(load_version(benchmark_row))
+    items = plan(spec, suites=request.suites, tasks=request.tasks, seeds=request.seeds,
+                 max_steps=request.max_steps, trials=request.trials)
+    values = _resolve_params(policy_row, benchmark_row, request.params)
+    eval_id = "ev-" + uuid.uuid4().hex[:10]
+    arguments = {
+        "policy": policy_row.label, "benchmark": benchmark_row.label, "envs": request.envs,
+        "suites": list(request.suites or [spec.default_suite]), "tasks": list(request.tasks or []) or None,
+        "seeds": None if request.seeds is None else list(request.seeds), "max_steps": request.max_steps,
+        "trials": request.trials, "params": dict(request.params),
+    }
+    manifest = {
+        "seq": {"version": __version__, "git_sha": git_sha()},
+        "benchmark": {"name": benchmark_row.name, "version": benchmark_row.version, "sha256": benchmark_row.sha256},
+        "policy": {"name": policy_row.name, "version": policy_row.version, "sha256": policy_row.sha256},
+        "seeds": sorted({item.condition.seed for item in items}),
+        "parameters": values,
+        "default_max_steps": spec.max_steps,
+        "declared": spec.describe()["declared"],
+    }
+    store.create_eval(eval_id, policy_row, benchmark_row, arguments, manifest, items)
+    return store.get_eval(eval_id)  # type: ignore[return-value]
+
+
+def execute_eval(
+    eval_row: EvalRow,
+    store: Store,
+    envs: int | None = None,
+    on_result: Callable[[EpisodeResult], None] | None = None,
+) -> str:
+    """Run the eval's unfinished work items and record each episode as it finishes.
+
+    Returns the final status. Ctrl-C stops the workers, keeps what ran, marks the eval
+    `canceled` and raises `EvalCanceled`.
+    """
+    policy_row = store.version("policy", eval_row.policy, eval_row.policy_version)
+    benchmark_row = store.version("benchmark", eval_row.benchmark, eval_row.benchmark_version)
+    assert policy_row is not None and benchmark_row is not None
+    values = eval_row.manifest["parameters"]
+    config = WorkerConfig(benchmark_row.ref, policy_row.ref, values["benchmark"], values["policy"],
+                          values["eval"]["steps_per_query"])
+    items = store.items(eval_row.id, unfinished_only=True)
+    workers = _check_envs(envs if envs is not None else eval_row.arguments.get("envs"))
+    store.set_eval_status(eval_row.id, RUNNING)
+    environment_seen = bool(eval_row.manifest.get("environment"))
+
+    def record(result: EpisodeResult) -> None:
+        store.write_episode(eval_row.id, result)
+        if on_result is not None:
+            on_result(result)
+
+    def worker_ready(report: dict[str, Any]) -> None:
+        nonlocal environment_seen
+        store.add_setup_cpu(eval_row.id, report["setup_cpu_s"])
+        if not environment_seen:
+            store.update_manifest(eval_row.id, environment=report["environment"])
+            environment_seen = True
+
+    started = time.perf_counter()
+    status = COMPLETED
+    try:
+        if items:
+            LocalBackend(config, workers).run(items, record, worker_ready)
+    except KeyboardInterrupt:
+        status = CANCELED
+    except WorkersFailed:
+        status = FAILED
+        raise
+    finally:
+        store.set_eval_status(eval_row.id, status, add_wall_s=time.perf_counter() - started)
+        if status != FAILED:
+            benchmark_cls = load_version(benchmark_row)
+            store.write_scores(eval_row.id, score_groups(benchmark_cls, store.episodes(eval_row.id)))
+    if status == CANCELED:
+        raise EvalCanceled(eval_row.id)
+    return status
+
+
+def resume_eval(eval_id: str, store: Store) -> EvalRow:
+    row = store.get_eval(eval_id)
+    if row is None:
+        raise SeqInputError(f"--resume {eval_id}: no eval has that id (seq eval ls lists them).")
+    return row

@@ -1,0 +1,43 @@
+"""Run a benchmark's `@seq.score` once per group: all episodes, each suite's, each task's."""
+
+from __future__ import annotations
+
+import traceback
+from collections.abc import Iterable
+
+from seq.authoring.benchmark import spec_of
+from seq.record.episode import EpisodeResult
+
+OVERALL = ("overall", "all")
+
+
+def groups(results: Iterable[EpisodeResult]) -> dict[tuple[str, str], list[EpisodeResult]]:
+    """The report's groups, in order: overall, then each suite, then each task."""
+    results = list(results)
+    out: dict[tuple[str, str], list[EpisodeResult]] = {OVERALL: results}
+    for result in results:
+        if result.suite is not None:
+            out.setdefault(("suite", result.suite), []).append(result)
+    for result in results:
+        out.setdefault(("task", result.task), []).append(result)
+    return out
+
+
+def score_groups(
+    benchmark_cls: type, results: list[EpisodeResult]
+) -> dict[tuple[str, str], tuple[dict[str, float] | None, str | None]]:
+    """Each group's score values (or the error its score hook raised), over episodes that did not error."""
+    spec = spec_of(benchmark_cls)
+    if "score" not in spec.hooks:
+        return {}
+    score = getattr(benchmark_cls(), spec.hooks["score"])
+    scored: dict[tuple[str, str], tuple[dict[str, float] | None, str | None]] = {}
+    for key, members in groups(r for r in results if r.ok).items():
+        try:
+            values = score(members)
+            if not isinstance(values, dict):
+                raise TypeError(f"@seq.score returned {type(values).__name__}; expected a dict of numbers.")
+            scored[key] = ({str(k): float(v) for k, v in values.items()}, None)
+        except Exception:
+            scored[key] = (None, traceback.format_exc())
+    return scored

@@ -1,0 +1,107 @@
+"""A worker process: runs the benchmark's setup once, then episodes one at a time.
+
+It talks to its parent over a pipe: it sends `("ready", environment)` once set up, then one
+`("done", EpisodeResult)` per work item it is given, and exits when the pipe closes (so a
+runner killed with SIGKILL leaves no worker behind).
+"""
+
+from __future__ import annotations
+
+import signal
+import time
+import traceback
+import weakref
+from dataclasses import dataclass, field
+from multiprocessing.connection import Connection
+from typing import Any
+
+from seq.authoring.benchmark import spec_of
+from seq.authoring.policy import policy_spec_of
+from seq.engine.environment import describe_environment
+from seq.engine.episode import EpisodeRunner
+from seq.record.episode import ERROR, EpisodeResult
+from seq.record.store import WorkItem
+from seq.registry.loader import load_class
+from seq.serving.inline import InlinePolicy
+
+
+@dataclass(frozen=True)
+class WorkerConfig:
+    """What every worker of an eval needs: which classes to load and with which parameters."""
+
+    benchmark_ref: dict[str, Any]
+    policy_ref: dict[str, Any]
+    setup_parameters: dict[str, Any] = field(default_factory=dict)
+    policy_parameters: dict[str, Any] = field(default_factory=dict)
+    steps_per_query: int | None = None
+
+
+class _EnvCloser:
+    """Remembers every distinct env the benchmark handed out, to close them at exit."""
+
+    def __init__(self) -> None:
+        self._envs: list[Any] = []
+        self._ids: set[int] = set()
+
+    def add(self, env: Any) -> None:
+        if id(env) in self._ids:
+            return
+        try:
+            self._envs.append(weakref.ref(env))
+        except TypeError:
+            return
+        self._ids.add(id(env))
+
+    def close_all(self) -> None:
+        for ref in self._envs:
+            env = ref()
+            if env is not None and hasattr(env, "close"):
+                try:
+                    env.close()
+                except Exception:
+                    pass
+
+
+def build_runner(config: WorkerConfig, closer: _EnvCloser | None = None) -> EpisodeRunner:
+    """Load the classes, run `@seq.setup` and `@seq.load`, and return a ready episode runner."""
+    benchmark_cls = load_class(config.benchmark_ref)
+    policy_cls = load_class(config.policy_ref)
+    spec = spec_of(benchmark_cls)
+    benchmark = benchmark_cls()
+    if "setup" in spec.hooks:
+        getattr(benchmark, spec.hooks["setup"])(**config.setup_parameters)
+    policy = policy_cls()
+    policy_hooks = policy_spec_of(policy_cls).hooks
+    if "load" in policy_hooks:
+        getattr(policy, policy_hooks["load"])(None)
+    return EpisodeRunner(benchmark, spec, InlinePolicy(policy, config.policy_parameters),
+                         config.steps_per_query, on_env=closer.add if closer else None)
+
+
+def worker_main(connection: Connection, config: WorkerConfig) -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides what Ctrl-C cancels
+    closer = _EnvCloser()
+    setup_error = None
+    runner = None
+    try:
+        runner = build_runner(config, closer)
+    except Exception:
+        setup_error = "the worker's setup failed, so no episode could run:\n" + traceback.format_exc()
+    try:
+        connection.send(("ready", {"environment": describe_environment(), "setup_cpu_s": time.process_time()}))
+        while True:
+            try:
+                item: WorkItem = connection.recv()
+            except (EOFError, OSError):
+                break
+            if runner is None:
+                condition = item.condition
+                result = EpisodeResult(item.item_id, condition.task, condition.seed, item.trial, condition.suite,
+                                       condition.variation, status=ERROR, ended_by="error", error=setup_error)
+            else:
+                result = runner.run(item)
+            connection.send(("done", result))
+    except (BrokenPipeError, EOFError, OSError):
+        pass
+    finally:
+        closer.close_all()

@@ -1,0 +1,76 @@
+"""Python twins of `seq eval …`: run an eval, read its report and status, list evals.
+
+>>> report = seq.eval.run("metaworld-expert", benchmark="metaworld", seeds=[0, 1, 2])
+>>> report.metric("success").value
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from seq.engine.runner import EvalRequest, execute_eval, resume_eval, start_eval
+from seq.record.episode import EpisodeResult
+from seq.record.store import EvalRow, Store
+from seq.report.report import Report, build_report
+
+
+def run(
+    policy: Any = None,
+    *,
+    benchmark: Any = None,
+    envs: int | None = None,
+    suites: Sequence[str] | None = None,
+    tasks: Sequence[str] | None = None,
+    seeds: Sequence[int] | None = None,
+    max_steps: int | None = None,
+    trials: int = 1,
+    params: Mapping[str, Any] | None = None,
+    resume: str | None = None,
+    on_start: Callable[[EvalRow], None] | None = None,
+    on_result: Callable[[EpisodeResult], None] | None = None,
+    store: Store | None = None,
+) -> Report:
+    """Evaluate `policy` on `benchmark` and return the report.
+
+    Either may be a registered name, `name@vN`, a built-in name or a decorated class (registered
+    from its file). `resume=EVAL_ID` runs only that eval's work items that have no finished episode.
+    Ctrl-C raises `seq.EvalCanceled` after recording what ran.
+    """
+    store = store or Store()
+    if resume is not None:
+        row = resume_eval(resume, store)
+    else:
+        if policy is None or benchmark is None:
+            from seq.errors import SeqInputError
+
+            raise SeqInputError("seq.eval.run needs a policy and a benchmark= (or resume=EVAL_ID).")
+        request = EvalRequest(policy, benchmark, envs, suites, tasks, seeds, max_steps, trials, dict(params or {}))
+        row = start_eval(request, store)
+    if on_start is not None:
+        on_start(row)
+    execute_eval(row, store, envs=envs, on_result=on_result)
+    return build_report(row.id, store)
+
+
+def report(eval_id: str, store: Store | None = None) -> Report:
+    """The report of an eval, finished or not (a partial one says so)."""
+    return build_report(eval_id, store)
+
+
+def status(eval_id: str, store: Store | None = None) -> Report:
+    """Episodes done of the total and every metric so far: the report of the eval as it stands."""
+    return build_report(eval_id, store)
+
+
+def ls(benchmark: str | None = None, limit: int | None = None, store: Store | None = None) -> list[dict[str, Any]]:
+    """Evals, newest first: id, status, policy, benchmark, episodes done of the total."""
+    store = store or Store()
+    rows = []
+    for row in store.evals(benchmark=benchmark, limit=limit):
+        rows.append({
+            "id": row.id, "status": row.status, "policy": f"{row.policy}@v{row.policy_version}",
+            "benchmark": f"{row.benchmark}@v{row.benchmark_version}", "created_at": row.created_at,
+            "done": len(store.episodes(row.id)), "total": store.count_items(row.id), "wall_s": row.wall_s,
+        })
+    return rows

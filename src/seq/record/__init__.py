@@ -1,0 +1,1 @@
+"""Record plane: one SQLite database per workspace holding versions, evals, work items and episodes."""

@@ -1,0 +1,39 @@
+"""The result of one episode, as recorded and as handed to a benchmark's `@seq.score`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+OK = "ok"
+ERROR = "error"
+TIMED_OUT = "timed_out"
+
+
+@dataclass
+class EpisodeResult:
+    """One finished episode: its condition, how it ended and the metrics of its last check.
+
+    `metrics` always holds `steps`, `return` and `duration_s` next to the benchmark's own keys.
+    `status` is `ok`, `timed_out` (past the condition's `timeout_s`) or `error` (`error` holds the
+    traceback). `ended_by` says what stopped it: `check`, `env`, `max_steps`, `timeout` or `error`.
+    """
+
+    item_id: str
+    task: str
+    seed: int
+    trial: int = 0
+    suite: str | None = None
+    variation: str | None = None
+    status: str = OK
+    metrics: dict[str, float] = field(default_factory=dict)
+    steps: int = 0
+    duration_s: float = 0.0
+    cpu_s: float = 0.0
+    queries: int = 0
+    ended_by: str = ""
+    error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.status != ERROR

@@ -1,0 +1,307 @@
+"""The record: one SQLite database (WAL) under `SEQ_HOME` that every plane reads and writes.
+
+Registered versions, evals with their arguments and manifest, the work items decided before the
+first episode, and one row per episode written the moment it finishes. Only the process running
+an eval writes its episodes, one committed transaction each, so a killed runner loses at most the
+episodes in flight.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import time
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from seq.authoring.conditions import Condition
+from seq.record.episode import EpisodeResult
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS versions (
+    kind TEXT NOT NULL, name TEXT NOT NULL, version INTEGER NOT NULL,
+    sha256 TEXT NOT NULL, ref TEXT NOT NULL, declared TEXT NOT NULL,
+    created_at REAL NOT NULL, removed_at REAL,
+    PRIMARY KEY (kind, name, version)
+);
+CREATE TABLE IF NOT EXISTS evals (
+    id TEXT PRIMARY KEY, created_at REAL NOT NULL, status TEXT NOT NULL,
+    policy TEXT NOT NULL, policy_version INTEGER NOT NULL,
+    benchmark TEXT NOT NULL, benchmark_version INTEGER NOT NULL,
+    arguments TEXT NOT NULL, manifest TEXT NOT NULL,
+    wall_s REAL NOT NULL DEFAULT 0, setup_cpu_s REAL NOT NULL DEFAULT 0, finished_at REAL
+);
+CREATE TABLE IF NOT EXISTS items (
+    eval_id TEXT NOT NULL, item_id TEXT NOT NULL, ordinal INTEGER NOT NULL,
+    condition TEXT NOT NULL, trial INTEGER NOT NULL,
+    PRIMARY KEY (eval_id, item_id)
+);
+CREATE TABLE IF NOT EXISTS episodes (
+    eval_id TEXT NOT NULL, item_id TEXT NOT NULL, status TEXT NOT NULL,
+    metrics TEXT NOT NULL, steps INTEGER NOT NULL, seed INTEGER NOT NULL,
+    duration_s REAL NOT NULL, cpu_s REAL NOT NULL, queries INTEGER NOT NULL,
+    ended_by TEXT NOT NULL, error TEXT, finished_at REAL NOT NULL,
+    PRIMARY KEY (eval_id, item_id)
+);
+CREATE TABLE IF NOT EXISTS scores (
+    eval_id TEXT NOT NULL, group_kind TEXT NOT NULL, group_name TEXT NOT NULL,
+    values_json TEXT, error TEXT,
+    PRIMARY KEY (eval_id, group_kind, group_name)
+);
+"""
+
+RUNNING, COMPLETED, CANCELED, FAILED = "running", "completed", "canceled", "failed"
+
+
+def seq_home() -> Path:
+    """The workspace folder: `$SEQ_HOME`, else `~/.seq`."""
+    return Path(os.environ.get("SEQ_HOME") or Path.home() / ".seq")
+
+
+@dataclass(frozen=True)
+class VersionRow:
+    kind: str
+    name: str
+    version: int
+    sha256: str
+    ref: dict[str, Any]
+    declared: dict[str, Any]
+    created_at: float
+    removed_at: float | None
+
+    @property
+    def label(self) -> str:
+        return f"{self.name}@v{self.version}"
+
+
+@dataclass(frozen=True)
+class EvalRow:
+    id: str
+    created_at: float
+    status: str
+    policy: str
+    policy_version: int
+    benchmark: str
+    benchmark_version: int
+    arguments: dict[str, Any]
+    manifest: dict[str, Any]
+    wall_s: float
+    setup_cpu_s: float
+    finished_at: float | None
+
+
+@dataclass(frozen=True)
+class WorkItem:
+    """One episode to run: a condition and a trial number, with a stable id."""
+
+    item_id: str
+    ordinal: int
+    condition: Condition
+    trial: int
+
+
+class Store:
+    """Typed access to the record database."""
+
+    def __init__(self, path: Path | str | None = None) -> None:
+        self.path = Path(path) if path else seq_home() / "seq.db"
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._db = sqlite3.connect(self.path, timeout=30, isolation_level=None)
+        self._db.row_factory = sqlite3.Row
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=NORMAL")
+        self._db.executescript(SCHEMA)
+
+    def close(self) -> None:
+        self._db.close()
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            yield self._db
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
+        self._db.execute("COMMIT")
+
+    # -- versions -----------------------------------------------------------------------------
+    def versions(self, kind: str, name: str | None = None, include_removed: bool = False) -> list[VersionRow]:
+        query = "SELECT * FROM versions WHERE kind = ?"
+        args: list[Any] = [kind]
+        if name is not None:
+            query += " AND name = ?"
+            args.append(name)
+        if not include_removed:
+            query += " AND removed_at IS NULL"
+        rows = self._db.execute(query + " ORDER BY name, version", args).fetchall()
+        return [_version(row) for row in rows]
+
+    def register_version(
+        self, kind: str, name: str, sha256: str, ref: dict[str, Any], declared: dict[str, Any]
+    ) -> tuple[VersionRow, bool]:
+        """The version holding this content: the live one with the same sha256, else the next number
+        (numbers are never reused, also after removal). Returns the row and whether it is new."""
+        with self.transaction() as db:
+            same = db.execute(
+                "SELECT * FROM versions WHERE kind=? AND name=? AND sha256=? AND removed_at IS NULL "
+                "ORDER BY version DESC LIMIT 1",
+                (kind, name, sha256),
+            ).fetchone()
+            if same is not None:
+                return _version(same), False
+            top = db.execute(
+                "SELECT MAX(version) FROM versions WHERE kind=? AND name=?", (kind, name)
+            ).fetchone()[0]
+            version = (top or 0) + 1
+            db.execute(
+                "INSERT INTO versions VALUES (?,?,?,?,?,?,?,NULL)",
+                (kind, name, version, sha256, json.dumps(ref), json.dumps(declared), time.time()),
+            )
+        return self.versions(kind, name)[-1], True
+
+    def remove_versions(self, kind: str, name: str) -> int:
+        with self.transaction() as db:
+            cursor = db.execute(
+                "UPDATE versions SET removed_at=? WHERE kind=? AND name=? AND removed_at IS NULL",
+                (time.time(), kind, name),
+            )
+        return cursor.rowcount
+
+    def version(self, kind: str, name: str, version: int) -> VersionRow | None:
+        row = self._db.execute(
+            "SELECT * FROM versions WHERE kind=? AND name=? AND version=?", (kind, name, version)
+        ).fetchone()
+        return _version(row) if row else None
+
+    # -- evals --------------------------------------------------------------------------------
+    def create_eval(
+        self,
+        eval_id: str,
+        policy: VersionRow,
+        benchmark: VersionRow,
+        arguments: dict[str, Any],
+        manifest: dict[str, Any],
+        items: Iterable[WorkItem],
+    ) -> None:
+        """Store an eval and all its work items in one transaction, before any episode runs."""
+        with self.transaction() as db:
+            db.execute(
+                "INSERT INTO evals (id, created_at, status, policy, policy_version, benchmark, "
+                "benchmark_version, arguments, manifest) VALUES (?,?,?,?,?,?,?,?,?)",
+                (eval_id, time.time(), RUNNING, policy.name, policy.version, benchmark.name,
+                 benchmark.version, json.dumps(arguments), json.dumps(manifest)),
+            )
+            db.executemany(
+                "INSERT INTO items VALUES (?,?,?,?,?)",
+                [(eval_id, it.item_id, it.ordinal, json.dumps(it.condition.to_dict()), it.trial) for it in items],
+            )
+
+    def get_eval(self, eval_id: str) -> EvalRow | None:
+        row = self._db.execute("SELECT * FROM evals WHERE id=?", (eval_id,)).fetchone()
+        return _eval(row) if row else None
+
+    def evals(self, benchmark: str | None = None, limit: int | None = None) -> list[EvalRow]:
+        query, args = "SELECT * FROM evals", []
+        if benchmark:
+            query += " WHERE benchmark=?"
+            args.append(benchmark)
+        query += " ORDER BY created_at DESC"
+        if limit:
+            query += f" LIMIT {int(limit)}"
+        return [_eval(row) for row in self._db.execute(query, args).fetchall()]
+
+    def eval_ids(self) -> list[str]:
+        return [row[0] for row in self._db.execute("SELECT id FROM evals")]
+
+    def set_eval_status(self, eval_id: str, status: str, add_wall_s: float = 0.0) -> None:
+        finished = None if status == RUNNING else time.time()
+        self._db.execute(
+            "UPDATE evals SET status=?, wall_s=wall_s+?, finished_at=? WHERE id=?",
+            (status, add_wall_s, finished, eval_id),
+        )
+
+    def add_setup_cpu(self, eval_id: str, cpu_s: float) -> None:
+        self._db.execute("UPDATE evals SET setup_cpu_s=setup_cpu_s+? WHERE id=?", (cpu_s, eval_id))
+
+    def update_manifest(self, eval_id: str, **entries: Any) -> None:
+        with self.transaction() as db:
+            row = db.execute("SELECT manifest FROM evals WHERE id=?", (eval_id,)).fetchone()
+            manifest = json.loads(row[0])
+            manifest.update(entries)
+            db.execute("UPDATE evals SET manifest=? WHERE id=?", (json.dumps(manifest), eval_id))
+
+    # -- items and episodes -------------------------------------------------------------------
+    def items(self, eval_id: str, unfinished_only: bool = False) -> list[WorkItem]:
+        query = "SELECT * FROM items i WHERE eval_id=?"
+        if unfinished_only:
+            query += " AND NOT EXISTS (SELECT 1 FROM episodes e WHERE e.eval_id=i.eval_id AND e.item_id=i.item_id)"
+        rows = self._db.execute(query + " ORDER BY ordinal", (eval_id,)).fetchall()
+        return [
+            WorkItem(row["item_id"], row["ordinal"], Condition.from_dict(json.loads(row["condition"])), row["trial"])
+            for row in rows
+        ]
+
+    def count_items(self, eval_id: str) -> int:
+        return self._db.execute("SELECT COUNT(*) FROM items WHERE eval_id=?", (eval_id,)).fetchone()[0]
+
+    def write_episode(self, eval_id: str, result: EpisodeResult) -> None:
+        """Commit one finished episode; a second row for the same item is refused by the key."""
+        self._db.execute(
+            "INSERT INTO episodes VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+            (eval_id, result.item_id, result.status, json.dumps(result.metrics), result.steps, result.seed,
+             result.duration_s, result.cpu_s, result.queries, result.ended_by, result.error, time.time()),
+        )
+
+    def episodes(self, eval_id: str) -> list[EpisodeResult]:
+        rows = self._db.execute(
+            "SELECT e.*, i.condition, i.trial, i.ordinal FROM episodes e JOIN items i "
+            "ON e.eval_id=i.eval_id AND e.item_id=i.item_id WHERE e.eval_id=? ORDER BY i.ordinal",
+            (eval_id,),
+        ).fetchall()
+        results = []
+        for row in rows:
+            condition = json.loads(row["condition"])
+            results.append(
+                EpisodeResult(
+                    item_id=row["item_id"], task=condition["task"], seed=row["seed"], trial=row["trial"],
+                    suite=condition.get("suite"), variation=condition.get("variation"), status=row["status"],
+                    metrics=json.loads(row["metrics"]), steps=row["steps"], duration_s=row["duration_s"],
+                    cpu_s=row["cpu_s"], queries=row["queries"], ended_by=row["ended_by"], error=row["error"],
+                )
+            )
+        return results
+
+    def write_scores(self, eval_id: str, scores: dict[tuple[str, str], tuple[dict | None, str | None]]) -> None:
+        with self.transaction() as db:
+            db.execute("DELETE FROM scores WHERE eval_id=?", (eval_id,))
+            db.executemany(
+                "INSERT INTO scores VALUES (?,?,?,?,?)",
+                [(eval_id, kind, name, None if values is None else json.dumps(values), error)
+                 for (kind, name), (values, error) in scores.items()],
+            )
+
+    def scores(self, eval_id: str) -> dict[tuple[str, str], tuple[dict | None, str | None]]:
+        rows = self._db.execute("SELECT * FROM scores WHERE eval_id=?", (eval_id,)).fetchall()
+        return {
+            (row["group_kind"], row["group_name"]): (
+                None if row["values_json"] is None else json.loads(row["values_json"]), row["error"]
+            )
+            for row in rows
+        }
+
+
+def _version(row: sqlite3.Row) -> VersionRow:
+    return VersionRow(row["kind"], row["name"], row["version"], row["sha256"], json.loads(row["ref"]),
+                      json.loads(row["declared"]), row["created_at"], row["removed_at"])
+
+
+def _eval(row: sqlite3.Row) -> EvalRow:
+    return EvalRow(row["id"], row["created_at"], row["status"], row["policy"], row["policy_version"],
+                   row["benchmark"], row["benchmark_version"], json.loads(row["arguments"]),
+                   json.loads(row["manifest"]), row["wall_s"], row["setup_cpu_s"],
+                   row["finished_at"])

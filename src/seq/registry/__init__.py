@@ -1,0 +1,1 @@
+"""Registry plane: benchmarks and policies registered as versions, where the version is the content."""

@@ -1,0 +1,172 @@
+"""`seq deploy FILE[:Class]`: register the benchmarks and policies a file defines, as versions."""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import importlib
+import inspect
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from seq.authoring.benchmark import NOT_YET_HONOURED
+from seq.authoring.benchmark import SPEC_ATTRIBUTE as BENCHMARK_SPEC
+from seq.authoring.benchmark import BenchmarkSpec
+from seq.authoring.policy import PolicySpec
+from seq.errors import SeqInputError
+from seq.record.store import Store, VersionRow, seq_home
+from seq.registry.builtins import BUILTINS
+from seq.registry.loader import import_file, load_class, module_name_for
+
+
+@dataclass(frozen=True)
+class Deployed:
+    """One registered version and whether this deploy created it, with notes for the user."""
+
+    kind: str
+    version: VersionRow
+    created: bool
+    notes: tuple[str, ...] = ()
+
+    def __str__(self) -> str:
+        return self.version.label
+
+
+def kind_and_spec(cls: type) -> tuple[str, BenchmarkSpec | PolicySpec] | None:
+    spec = cls.__dict__.get(BENCHMARK_SPEC)
+    if isinstance(spec, BenchmarkSpec):
+        return "benchmark", spec
+    if isinstance(spec, PolicySpec):
+        return "policy", spec
+    return None
+
+
+def _sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _import_user_file(path: Path, data: bytes) -> tuple[Any, Path, str]:
+    try:
+        compile(data, str(path), "exec")
+    except SyntaxError as error:
+        raise SeqInputError(f"{path}:{error.lineno}: syntax error: {error.msg}.") from None
+    sha = _sha256(data)
+    stored = seq_home() / "code" / f"{sha}.py"
+    if not stored.exists():
+        stored.parent.mkdir(parents=True, exist_ok=True)
+        stored.write_bytes(data)
+    try:
+        module = import_file(stored, module_name_for(sha), str(path.parent.resolve()))
+    except SeqInputError as error:
+        raise SeqInputError(f"{path}: {error}") from None
+    except Exception as error:  # the user's module failed at import: say what, without a traceback
+        raise SeqInputError(f"{path}: importing it raised {type(error).__name__}: {error}") from None
+    return module, stored, sha
+
+
+def _notes(spec: BenchmarkSpec | PolicySpec) -> tuple[str, ...]:
+    if not isinstance(spec, BenchmarkSpec):
+        return ()
+    unhonoured = [key for key in NOT_YET_HONOURED if key in spec.declared]
+    if not unhonoured:
+        return ()
+    return (
+        f"{', '.join(k + '=' for k in unhonoured)} stored with {spec.name}'s version but not yet honoured "
+        "locally: it runs in this Python environment, on this machine's cores, with no volume, secret "
+        "or recording.",
+    )
+
+
+def deploy(target: str | Path, store: Store | None = None) -> list[Deployed]:
+    """Register every `@seq.benchmark` and `@seq.policy` class in a file (or `FILE:Class` only).
+
+    The version is the content: the same file is the same version, a changed one the next number,
+    and numbers are never reused, also after `seq benchmark rm`.
+    """
+    text = str(target)
+    path_text, _, class_name = text.partition(":") if not Path(text).exists() else (text, "", "")
+    path = Path(path_text)
+    if not path.is_file():
+        raise SeqInputError(f"{path}: no such file to deploy.")
+    data = path.read_bytes()
+    module, stored, sha = _import_user_file(path, data)
+    found = {
+        name: value
+        for name, value in vars(module).items()
+        if inspect.isclass(value) and value.__module__ == module.__name__ and kind_and_spec(value)
+    }
+    if class_name:
+        if class_name not in found:
+            close = difflib.get_close_matches(class_name, list(found), n=1)
+            hint = f" Did you mean {close[0]!r}?" if close else f" It defines: {', '.join(found) or 'none'}."
+            raise SeqInputError(f"{path}: no @seq.benchmark or @seq.policy class named {class_name!r}.{hint}")
+        found = {class_name: found[class_name]}
+    if not found:
+        raise SeqInputError(f"{path}: defines no class decorated with @seq.benchmark or @seq.policy.")
+    store = store or Store()
+    deployed = []
+    for qualname, cls in found.items():
+        kind, spec = kind_and_spec(cls)  # type: ignore[misc]
+        if spec.name in BUILTINS[kind]:
+            raise SeqInputError(f"{path}: {spec.name!r} is the name of a built-in {kind}; choose another name.")
+        ref = {"path": str(stored), "sha256": sha, "qualname": qualname, "origin_dir": str(path.parent.resolve()),
+               "file": str(path)}
+        row, created = store.register_version(kind, spec.name, sha, ref, spec.describe())
+        deployed.append(Deployed(kind, row, created, _notes(spec)))
+    return deployed
+
+
+def register_builtin(kind: str, name: str, store: Store) -> VersionRow:
+    """The version of a built-in benchmark or policy: its module's content, registered on first use."""
+    module_name, qualname = BUILTINS[kind][name]
+    module = importlib.import_module(module_name)
+    source = Path(inspect.getfile(module)).read_bytes()
+    cls = getattr(module, qualname)
+    _, spec = kind_and_spec(cls)  # type: ignore[misc]
+    ref = {"module": module_name, "qualname": qualname}
+    row, _ = store.register_version(kind, name, _sha256(source), ref, spec.describe())
+    return row
+
+
+def resolve(kind: str, target: Any, store: Store) -> VersionRow:
+    """The version an eval runs: a name (latest version), `name@vN`, a built-in name, or a class."""
+    if inspect.isclass(target):
+        return _register_class(kind, target, store)
+    text = str(target)
+    name, _, version_text = text.partition("@")
+    if name in BUILTINS[kind] and not version_text:
+        return register_builtin(kind, name, store)
+    if version_text:
+        if not (version_text.startswith("v") and version_text[1:].isdigit()):
+            raise SeqInputError(f"{kind} {text!r}: a version is written NAME@vN, such as {name}@v1.")
+        row = store.version(kind, name, int(version_text[1:]))
+        if row is None or row.removed_at is not None:
+            raise SeqInputError(f"{kind} {text!r}: no such version is registered.")
+        return row
+    rows = store.versions(kind, name)
+    if rows:
+        return rows[-1]
+    known = sorted(set(BUILTINS[kind]) | {row.name for row in store.versions(kind)})
+    close = difflib.get_close_matches(name, known, n=1)
+    hint = f" Did you mean {close[0]!r}?" if close else f" Known: {', '.join(known)}."
+    raise SeqInputError(f"unknown {kind} {name!r}.{hint}")
+
+
+def _register_class(kind: str, cls: type, store: Store) -> VersionRow:
+    found = kind_and_spec(cls)
+    if found is None or found[0] != kind:
+        raise SeqInputError(f"{cls.__name__} is not decorated with @seq.{kind}.")
+    for name, (module_name, qualname) in BUILTINS[kind].items():
+        if cls.__module__ == module_name and cls.__qualname__ == qualname:
+            return register_builtin(kind, name, store)
+    source = inspect.getsourcefile(cls)
+    if source is None:
+        raise SeqInputError(f"{cls.__name__}: its source file cannot be found; define it in a .py file.")
+    (deployed,) = deploy(f"{source}:{cls.__qualname__}", store)
+    return deployed.version
+
+
+def load_version(row: VersionRow) -> type:
+    return load_class(row.ref)

@@ -1,0 +1,47 @@
+"""Load a registered class from its reference: a module path (built-ins) or a stored file."""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import sys
+from pathlib import Path
+from typing import Any
+
+from seq.errors import SeqInputError
+
+
+def module_name_for(sha256: str) -> str:
+    return f"seq_user_{sha256[:16]}"
+
+
+def import_file(path: Path, module_name: str, search_dir: str | None = None) -> Any:
+    """Import a Python file as `module_name`; `search_dir` (the file's original folder) goes on
+    `sys.path` so the file can import its neighbours."""
+    if module_name in sys.modules:
+        return sys.modules[module_name]
+    if search_dir and search_dir not in sys.path:
+        sys.path.insert(0, search_dir)
+    spec = importlib.util.spec_from_file_location(module_name, path)
+    if spec is None or spec.loader is None:
+        raise SeqInputError(f"{path}: cannot be imported as a Python module.")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[module_name] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        del sys.modules[module_name]
+        raise
+    return module
+
+
+def load_class(ref: dict[str, Any]) -> type:
+    """The class a version's `ref` points to (`{"module", "qualname"}` or `{"path", "sha256", "qualname"}`)."""
+    if "module" in ref:
+        module = importlib.import_module(ref["module"])
+    else:
+        module = import_file(Path(ref["path"]), module_name_for(ref["sha256"]), ref.get("origin_dir"))
+    target: Any = module
+    for part in ref["qualname"].split("."):
+        target = getattr(target, part)
+    return target

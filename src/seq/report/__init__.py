@@ -1,0 +1,1 @@
+"""Report plane: reads the record only, computes intervals, renders one report object many ways."""

@@ -1,0 +1,181 @@
+"""The report of an eval: one object, built from the record, rendered as terminal, Markdown, JSON or CSV."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from seq.engine.scoring import groups
+from seq.errors import SeqInputError
+from seq.record.episode import ERROR, TIMED_OUT, EpisodeResult
+from seq.record.store import COMPLETED, Store
+from seq.stats import SMALL_N, metric_interval
+
+BUILT_IN_METRICS = ("steps", "return", "duration_s")
+
+
+@dataclass(frozen=True)
+class MetricRow:
+    """One metric of one group: its value, 95% interval, n and the interval's method.
+
+    `source` is `mean` (the mean over episodes) or `score` (a value the benchmark's `@seq.score`
+    returned, which replaces the mean and has no interval).
+    """
+
+    name: str
+    value: float
+    low: float | None
+    high: float | None
+    n: int
+    method: str
+    source: str = "mean"
+
+    @property
+    def small_n(self) -> bool:
+        return self.source == "mean" and self.n < SMALL_N
+
+
+@dataclass(frozen=True)
+class GroupRow:
+    kind: str  # overall | suite | task
+    name: str
+    episodes: int
+    errors: int
+    timed_out: int
+    metrics: list[MetricRow]
+
+
+@dataclass(frozen=True)
+class Problem:
+    """An episode that errored or timed out, or a score hook that raised."""
+
+    where: str
+    status: str
+    message: str
+
+
+@dataclass
+class Report:
+    """Everything `seq eval report` shows. Every view renders this object and nothing else."""
+
+    eval_id: str
+    status: str
+    policy: str
+    benchmark: str
+    done: int
+    total: int
+    groups: list[GroupRow]
+    problems: list[Problem]
+    cost: dict[str, float]
+    manifest: dict[str, Any]
+    arguments: dict[str, Any]
+    episodes: list[EpisodeResult] = field(repr=False, default_factory=list)
+
+    @property
+    def partial(self) -> bool:
+        return self.status != COMPLETED or self.done < self.total
+
+    @property
+    def title(self) -> str:
+        return f"{self.benchmark} + {self.policy}"
+
+    def group(self, kind: str, name: str) -> GroupRow:
+        for row in self.groups:
+            if row.kind == kind and row.name == name:
+                return row
+        raise KeyError((kind, name))
+
+    def metric(self, name: str, kind: str = "overall", group: str = "all") -> MetricRow:
+        for row in self.group(kind, group).metrics:
+            if row.name == name:
+                return row
+        raise KeyError(name)
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["partial"] = self.partial
+        data["episodes"] = [asdict(e) for e in self.episodes]
+        for group in data["groups"]:
+            for metric in group["metrics"]:
+                metric["small_n"] = metric["source"] == "mean" and metric["n"] < SMALL_N
+        return data
+
+    def to_json(self, indent: int | None = 2) -> str:
+        return json.dumps(self.to_dict(), indent=indent, default=str)
+
+    def to_markdown(self) -> str:
+        from seq.report.views import render_markdown
+
+        return render_markdown(self)
+
+    def to_csv(self, path: str | Path) -> Path:
+        from seq.report.views import write_csv
+
+        return write_csv(self, Path(path))
+
+    def print(self, console: Any = None) -> None:
+        from seq.report.views import print_report
+
+        print_report(self, console)
+
+
+def _metric_names(results: list[EpisodeResult]) -> list[str]:
+    names: dict[str, None] = {}
+    for result in results:
+        for key in result.metrics:
+            if key not in BUILT_IN_METRICS:
+                names.setdefault(key)
+    return list(names) + list(BUILT_IN_METRICS)
+
+
+def _group_row(kind: str, name: str, members: list[EpisodeResult], names: list[str],
+               scored: dict[str, float] | None) -> GroupRow:
+    counted = [r for r in members if r.status != ERROR]
+    metrics = []
+    for metric in names:
+        values = [r.metrics[metric] for r in counted if metric in r.metrics]
+        if scored and metric in scored:
+            metrics.append(MetricRow(metric, scored[metric], None, None, len(counted), "score hook", "score"))
+        elif values:
+            interval = metric_interval(values)
+            metrics.append(MetricRow(metric, interval.mean, interval.low, interval.high, interval.n, interval.method))
+    for key, value in (scored or {}).items():
+        if key not in names:
+            metrics.append(MetricRow(key, value, None, None, len(counted), "score hook", "score"))
+    return GroupRow(kind, name, len(members), sum(r.status == ERROR for r in members),
+                    sum(r.status == TIMED_OUT for r in members), metrics)
+
+
+def build_report(eval_id: str, store: Store | None = None) -> Report:
+    """Read an eval's record and compute its report (intervals, groups, errors, cost, manifest)."""
+    store = store or Store()
+    row = store.get_eval(eval_id)
+    if row is None:
+        raise SeqInputError(f"no eval has id {eval_id!r} (seq eval ls lists them).")
+    results = store.episodes(eval_id)
+    names = _metric_names(results)
+    scores = store.scores(eval_id)
+    problems = []
+    table = []
+    for (kind, name), members in groups(results).items():
+        values, error = scores.get((kind, name), (None, None))
+        if error:
+            problems.append(Problem(f"@seq.score for {kind} {name}", "score_error", error))
+        table.append(_group_row(kind, name, members, names, values))
+    for result in results:
+        if result.status in (ERROR, TIMED_OUT):
+            message = result.error or f"stopped after {result.duration_s:.1f} s and {result.steps} steps"
+            problems.append(Problem(f"{result.item_id}", result.status, message))
+    cost = {
+        "wall_s": row.wall_s,
+        "core_s": sum(r.cpu_s for r in results) + row.setup_cpu_s,
+        "episode_s": sum(r.duration_s for r in results),
+    }
+    return Report(
+        eval_id=row.id, status=row.status, policy=f"{row.policy}@v{row.policy_version}",
+        benchmark=f"{row.benchmark}@v{row.benchmark_version}", done=len(results),
+        total=store.count_items(eval_id), groups=table, problems=problems, cost=cost,
+        manifest=row.manifest, arguments=row.arguments, episodes=results,
+    )

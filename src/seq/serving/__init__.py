@@ -1,0 +1,1 @@
+"""Serving plane: how the episode loop reaches a policy (inline in the worker, or behind a socket)."""

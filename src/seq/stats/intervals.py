@@ -1,0 +1,85 @@
+"""Confidence intervals for one group of episodes.
+
+- A 0/1 metric (success): the Wilson score interval,
+  p̂ ± z·sqrt(p̂(1−p̂)/n + z²/4n²) recentred at (p̂ + z²/2n)/(1 + z²/n), divided by (1 + z²/n)
+  (Wilson 1927; Brown, Cai & DasGupta 2001), via `scipy.stats.binomtest(...).proportion_ci`.
+- Any other metric: the bias-corrected and accelerated (BCa) bootstrap of the mean (Efron 1987),
+  via `scipy.stats.bootstrap`, with a fixed random state so a report is reproducible; where BCa is
+  degenerate (all values equal, or too few distinct ones) the percentile bootstrap is used instead.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+SMALL_N = 10
+BOOTSTRAP_RESAMPLES = 2000
+BOOTSTRAP_SEED = 0
+
+
+@dataclass(frozen=True)
+class Interval:
+    """A mean with its confidence interval, the method that gave it, and n."""
+
+    mean: float
+    low: float | None
+    high: float | None
+    n: int
+    method: str
+    level: float = 0.95
+
+    @property
+    def small_n(self) -> bool:
+        """True where n is below 10: the interval is wide and its coverage approximate."""
+        return self.n < SMALL_N
+
+
+def is_binary(values: Sequence[float]) -> bool:
+    """A metric is 0/1 when every value is exactly 0 or 1."""
+    return len(values) > 0 and all(v in (0.0, 1.0) for v in values)
+
+
+def wilson_interval(successes: int, n: int, level: float = 0.95) -> Interval:
+    """Wilson score interval for a proportion of `successes` out of `n`."""
+    if n <= 0:
+        return Interval(math.nan, None, None, 0, "wilson", level)
+    from scipy import stats  # imported on first use: scipy.stats costs a second at start-up
+
+    ci = stats.binomtest(int(successes), int(n)).proportion_ci(confidence_level=level, method="wilson")
+    return Interval(successes / n, float(ci.low), float(ci.high), n, "wilson", level)
+
+
+def bootstrap_interval(values: Sequence[float], level: float = 0.95) -> Interval:
+    """BCa bootstrap interval of the mean; the percentile bootstrap where BCa is degenerate."""
+    data = np.asarray(values, dtype=float)
+    n = len(data)
+    if n == 0:
+        return Interval(math.nan, None, None, 0, "bootstrap-bca", level)
+    mean = float(data.mean())
+    if n == 1:
+        return Interval(mean, None, None, 1, "none (n=1)", level)
+    if np.all(data == data[0]):
+        return Interval(mean, mean, mean, n, "bootstrap-percentile", level)
+    from scipy import stats
+
+    for method in ("BCa", "percentile"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            result = stats.bootstrap((data,), np.mean, confidence_level=level, method=method,
+                                     n_resamples=BOOTSTRAP_RESAMPLES, random_state=BOOTSTRAP_SEED)
+        low, high = float(result.confidence_interval.low), float(result.confidence_interval.high)
+        if math.isfinite(low) and math.isfinite(high):
+            return Interval(mean, low, high, n, "bootstrap-" + method.lower(), level)
+    return Interval(mean, None, None, n, "bootstrap-percentile", level)
+
+
+def metric_interval(values: Sequence[float], level: float = 0.95) -> Interval:
+    """Wilson for a 0/1 metric, bootstrap otherwise."""
+    if is_binary(values):
+        return wilson_interval(int(sum(values)), len(values), level)
+    return bootstrap_interval(values, level)
