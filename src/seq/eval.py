@@ -45,7 +45,9 @@ def run(
             from seq.errors import SeqInputError
 
             raise SeqInputError("seq.eval.run needs a policy and a benchmark= (or resume=EVAL_ID).")
-        request = EvalRequest(policy, benchmark, envs, suites, tasks, seeds, max_steps, trials, dict(params or {}))
+        request = EvalRequest(
+            policy, benchmark, envs, suites, tasks, seeds, max_steps, trials, dict(params or {})
+        )
         row = start_eval(request, store)
     if on_start is not None:
         on_start(row)
@@ -63,14 +65,23 @@ def status(eval_id: str, store: Store | None = None) -> Report:
     return build_report(eval_id, store)
 
 
-def ls(benchmark: str | None = None, limit: int | None = None, store: Store | None = None) -> list[dict[str, Any]]:
+def ls(
+    benchmark: str | None = None, limit: int | None = None, store: Store | None = None
+) -> list[dict[str, Any]]:
     """Evals, newest first: id, status, policy, benchmark, episodes done of the total."""
     store = store or Store()
     rows = []
     for row in store.evals(benchmark=benchmark, limit=limit):
-        rows.append({
-            "id": row.id, "status": row.status, "policy": f"{row.policy}@v{row.policy_version}",
-            "benchmark": f"{row.benchmark}@v{row.benchmark_version}", "created_at": row.created_at,
-            "done": len(store.episodes(row.id)), "total": store.count_items(row.id), "wall_s": row.wall_s,
-        })
+        rows.append(
+            {
+                "id": row.id,
+                "status": row.status,
+                "policy": f"{row.policy}@v{row.policy_version}",
+                "benchmark": f"{row.benchmark}@v{row.benchmark_version}",
+                "created_at": row.created_at,
+                "done": len(store.episodes(row.id)),
+                "total": store.count_items(row.id),
+                "wall_s": row.wall_s,
+            }
+        )
     return rows

@@ -59,8 +59,9 @@ class BenchmarkSpec:
             "name": self.name,
             "max_steps": self.max_steps,
             "suites": {name: len(conds) for name, conds in self.suites.items()},
-            "setup_parameters": {p.name: {"type": p.type, "default": p.default}
-                                 for p in self.setup_parameters.values()},
+            "setup_parameters": {
+                p.name: {"type": p.type, "default": p.default} for p in self.setup_parameters.values()
+            },
             "declared": self.declared,
         }
 
@@ -80,7 +81,9 @@ def _suites(conditions: Any, where: str) -> dict[str, list[Condition]]:
     if isinstance(conditions, Mapping):
         suites = {}
         for suite, conds in conditions.items():
-            suites[str(suite)] = [c if c.suite else _with_suite(c, str(suite)) for c in _as_list(conds, where)]
+            suites[str(suite)] = [
+                c if c.suite else _with_suite(c, str(suite)) for c in _as_list(conds, where)
+            ]
         if not suites:
             raise SeqInputError(f"{where}: conditions= is an empty mapping; name at least one suite.")
         return suites
@@ -117,10 +120,13 @@ def benchmark(
     **unknown: Any,
 ) -> Callable[[type], type]:
     """Declare a benchmark class. `conditions` is a list, or a dict of named suites (the first is
-    the default, `--suite` picks others); `max_steps` is the cost backstop when `check` never
+    the default, `--suite` picks others; a condition that names its own suite keeps it for the
+    report's groups); `max_steps` is the cost backstop when `check` never
     says done. `render`, `image`, `gpu`, `cpu`, `memory`, `assets` and `secrets` are stored with
     the version (see `seq deploy`'s notes for what is honoured locally).
     """
+    if isinstance(name, type):  # used bare, as @seq.benchmark
+        return benchmark()(name)  # type: ignore[return-value]
     if "default_adapter" in unknown:
         raise SeqInputError(
             "@seq.benchmark: default_adapter= is refused; an eval names its adapter with --adapter."
@@ -147,8 +153,9 @@ def benchmark(
             raise SeqInputError(f"{where}: @seq.reset must be `def {hooks['reset']}(self, seed, variant)`.")
         declared = {
             key: describe(value)
-            for key, value in dict(render=render, image=image, gpu=gpu, cpu=cpu, memory=memory,
-                                   assets=assets, secrets=secrets).items()
+            for key, value in dict(
+                render=render, image=image, gpu=gpu, cpu=cpu, memory=memory, assets=assets, secrets=secrets
+            ).items()
             if value is not None
         }
         spec = BenchmarkSpec(

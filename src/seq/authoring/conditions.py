@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import numbers
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -42,12 +43,19 @@ class Condition:
     extra: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
+        if isinstance(self.seed, numbers.Integral) and not isinstance(self.seed, (bool, int)):
+            object.__setattr__(self, "seed", int(self.seed))  # numpy integers, as from np.arange
         if not isinstance(self.task, str) or not self.task:
             raise SeqInputError(f"seq.Condition: task must be a non-empty string, got {self.task!r}.")
         if isinstance(self.seed, bool) or not isinstance(self.seed, int):
-            raise SeqInputError(f"seq.Condition(task={self.task!r}): seed must be an integer, got {self.seed!r}.")
+            raise SeqInputError(
+                f"seq.Condition(task={self.task!r}): seed must be an integer, got {self.seed!r}."
+            )
         check_max_steps(self.max_steps, f"seq.Condition(task={self.task!r})")
         check_timeout(self.timeout_s, f"seq.Condition(task={self.task!r})")
+
+    def __hash__(self) -> int:
+        return hash((self.key, self.max_steps, self.timeout_s, self.suite))
 
     def __getattr__(self, name: str) -> Any:
         # variant.<key> reads keys passed through `variants=` dicts.
@@ -108,7 +116,9 @@ def conditions(
     suite_of = dict(suite_of or {})
     unknown = sorted(set(suite_of) - set(tasks))
     if unknown:
-        raise SeqInputError(f"seq.conditions: suite_of names tasks that are not in tasks: {', '.join(unknown)}.")
+        raise SeqInputError(
+            f"seq.conditions: suite_of names tasks that are not in tasks: {', '.join(unknown)}."
+        )
     variant_list = list(variants) if variants is not None else [None]
     out = []
     for task, variant, seed in itertools.product(tasks, variant_list, list(seeds)):

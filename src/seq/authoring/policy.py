@@ -39,6 +39,9 @@ def policy(name: str | None = None) -> Callable[[type], type]:
     dict whose `actions` is either; keyword parameters it declares can be set per eval.
     """
 
+    if isinstance(name, type):  # used bare, as @seq.policy
+        return policy()(name)  # type: ignore[return-value]
+
     def decorate(cls: type) -> type:
         from seq.authoring.benchmark import _kebab
 
@@ -54,7 +57,9 @@ def policy(name: str | None = None) -> Callable[[type], type]:
         infer_fn = getattr(cls, hooks["infer"])
         names = list(inspect.signature(infer_fn).parameters)
         if names[:2] != ["self", "obs"]:
-            raise SeqInputError(f"{where}: @seq.infer must be `def {hooks['infer']}(self, obs, *, seed=None, ...)`.")
+            raise SeqInputError(
+                f"{where}: @seq.infer must be `def {hooks['infer']}(self, obs, *, seed=None, ...)`."
+            )
         spec = PolicySpec(
             name=name or _kebab(cls.__name__),
             hooks=hooks,

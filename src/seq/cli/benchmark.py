@@ -48,4 +48,6 @@ def evals_command(
 def rm_command(name: str = typer.Argument(..., help="The benchmark's name.")) -> None:
     """Remove a deployed benchmark; its evals keep their reports and its version numbers stay used."""
     count = remove_benchmark(name)
-    Console().print(f"removed {name} ({count} version(s)); evals that ran it keep their reports", highlight=False)
+    Console().print(
+        f"removed {name} ({count} version(s)); evals that ran it keep their reports", highlight=False
+    )

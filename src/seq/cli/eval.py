@@ -22,7 +22,9 @@ from seq.report.views import report_renderable
 app = typer.Typer(help="Run evals and read their reports.", no_args_is_help=True)
 
 
-def _emit(report: Report, console: Console, as_json: bool, markdown: Path | None, csv_path: Path | None) -> None:
+def _emit(
+    report: Report, console: Console, as_json: bool, markdown: Path | None, csv_path: Path | None
+) -> None:
     if as_json:
         print(report.to_json())
     else:
@@ -38,7 +40,9 @@ def _emit(report: Report, console: Console, as_json: bool, markdown: Path | None
 
 @app.command("run")
 def run_command(
-    policy: str = typer.Argument(None, help="A policy name, NAME@vN, or a built-in (metaworld-expert, random …)."),
+    policy: str = typer.Argument(
+        None, help="A policy name, NAME@vN, or a built-in (metaworld-expert, random …)."
+    ),
     benchmark: str = typer.Option(None, "--benchmark", "-b", help="A benchmark name or NAME@vN."),
     envs: int = typer.Option(None, "--envs", help="Worker processes, one env each [default: the cores]."),
     suite: list[str] = typer.Option(None, "--suite", help="A suite of the benchmark [default: its first]."),
@@ -46,7 +50,9 @@ def run_command(
     seeds: list[str] = typer.Option(None, "--seeds", help="Seeds, such as 0,1,2 or 0-9."),
     max_steps: int = typer.Option(None, "--max-steps", help="Step limit of every episode."),
     trials: int = typer.Option(1, "--trials", help="Episodes per condition."),
-    param: list[str] = typer.Option(None, "--param", help="NAME=VALUE for a declared parameter (repeatable)."),
+    param: list[str] = typer.Option(
+        None, "--param", help="NAME=VALUE for a declared parameter (repeatable)."
+    ),
     resume: str = typer.Option(None, "--resume", help="Run only the unfinished episodes of this eval."),
     as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
     markdown: Path = typer.Option(None, "--markdown", help="Also write the report as Markdown."),
@@ -62,9 +68,19 @@ def run_command(
     with EvalProgress(console, store) as progress:
         try:
             report = api.run(
-                policy, benchmark=benchmark, envs=envs, suites=split_list(suite), tasks=split_list(tasks),
-                seeds=parse_seeds(seeds), max_steps=max_steps, trials=trials, params=parse_params(param),
-                resume=resume, on_start=progress.on_start, on_result=progress.on_result, store=store,
+                policy,
+                benchmark=benchmark,
+                envs=envs,
+                suites=split_list(suite),
+                tasks=split_list(tasks),
+                seeds=parse_seeds(seeds),
+                max_steps=max_steps,
+                trials=trials,
+                params=parse_params(param),
+                resume=resume,
+                on_start=progress.on_start,
+                on_result=progress.on_result,
+                store=store,
             )
         except EvalCanceled as canceled:
             report = api.report(str(canceled), store)
@@ -94,8 +110,18 @@ def status_command(
     store = Store()
     report = api.status(eval_id, store)
     if as_json:
-        print(json.dumps({"id": report.eval_id, "status": report.status, "done": report.done,
-                          "total": report.total, "groups": report.to_dict()["groups"][:1]}, indent=2))
+        print(
+            json.dumps(
+                {
+                    "id": report.eval_id,
+                    "status": report.status,
+                    "done": report.done,
+                    "total": report.total,
+                    "groups": report.to_dict()["groups"][:1],
+                },
+                indent=2,
+            )
+        )
         return
     if not watch:
         Console().print(report_renderable(report, compact=True))
@@ -127,6 +153,12 @@ def print_eval_table(rows: list[dict]) -> None:
         table.add_column(column)
     for row in rows:
         created = time.strftime("%Y-%m-%d %H:%M", time.localtime(row["created_at"]))
-        table.add_row(row["id"], row["status"], row["benchmark"], row["policy"], f"{row['done']}/{row['total']}",
-                      created)
+        table.add_row(
+            row["id"],
+            row["status"],
+            row["benchmark"],
+            row["policy"],
+            f"{row['done']}/{row['total']}",
+            created,
+        )
     Console().print(table)

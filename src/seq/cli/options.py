@@ -26,7 +26,9 @@ def parse_seeds(values: list[str] | None) -> list[int] | None:
             else:
                 seeds.append(int(part))
         except ValueError:
-            raise SeqInputError(f"--seeds {part}: expected integers like 0,1,2 or a range like 0-4.") from None
+            raise SeqInputError(
+                f"--seeds {part}: expected integers like 0,1,2 or a range like 0-4."
+            ) from None
     return seeds
 
 

@@ -17,9 +17,15 @@ class EvalProgress:
     def __init__(self, console: Console, store: Store) -> None:
         self.console = console
         self.store = store
-        self.progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                                 TextColumn("{task.fields[rate]}"), TimeElapsedColumn(), console=console,
-                                 transient=True)
+        self.progress = Progress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("{task.fields[rate]}"),
+            TimeElapsedColumn(),
+            console=console,
+            transient=True,
+        )
         self.task: Any = None
         self.successes = self.counted = self.errors = 0
 
@@ -31,13 +37,16 @@ class EvalProgress:
         self.progress.__exit__(*exc)
 
     def on_start(self, row: EvalRow) -> None:
-        self.console.print(f"eval {row.id}: {row.benchmark}@v{row.benchmark_version} + "
-                           f"{row.policy}@v{row.policy_version}", highlight=False)
+        self.console.print(
+            f"eval {row.id}: {row.benchmark}@v{row.benchmark_version} + {row.policy}@v{row.policy_version}",
+            highlight=False,
+        )
         total = self.store.count_items(row.id)
         for result in self.store.episodes(row.id):
             self._count(result)
-        self.task = self.progress.add_task(row.id, total=total, completed=self.counted + self.errors,
-                                           rate=self._rate())
+        self.task = self.progress.add_task(
+            row.id, total=total, completed=self.counted + self.errors, rate=self._rate()
+        )
 
     def _count(self, result: EpisodeResult) -> None:
         if result.status == ERROR:
@@ -47,7 +56,9 @@ class EvalProgress:
         self.successes += result.metrics.get("success", 0.0) >= 1.0
 
     def _rate(self) -> str:
-        rate = f"success {self.successes / self.counted:.0%} of {self.counted}" if self.counted else "success —"
+        rate = (
+            f"success {self.successes / self.counted:.0%} of {self.counted}" if self.counted else "success —"
+        )
         return rate + (f", {self.errors} error(s)" if self.errors else "")
 
     def on_result(self, result: EpisodeResult) -> None:

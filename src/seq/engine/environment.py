@@ -8,8 +8,24 @@ from importlib import metadata
 from typing import Any
 
 # Distributions whose versions decide what a simulated episode computes.
-TRACKED = ("seq", "numpy", "scipy", "mujoco", "metaworld", "gymnasium", "gym", "dm-control", "robosuite",
-           "gymnasium-robotics", "gym-pusht", "gym-aloha", "mani-skill", "sapien", "torch", "jax")
+TRACKED = (
+    "seq",
+    "numpy",
+    "scipy",
+    "mujoco",
+    "metaworld",
+    "gymnasium",
+    "gym",
+    "dm-control",
+    "robosuite",
+    "gymnasium-robotics",
+    "gym-pusht",
+    "gym-aloha",
+    "mani-skill",
+    "sapien",
+    "torch",
+    "jax",
+)
 
 
 def describe_environment() -> dict[str, Any]:

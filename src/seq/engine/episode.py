@@ -36,13 +36,17 @@ def _observation(reset_output: Any) -> Any:
 
 def _metrics(step: Any) -> dict[str, float]:
     if not isinstance(step, Step):
-        raise TypeError(f"@seq.check returned {type(step).__name__}; expected seq.Step(done=..., metrics={{...}}).")
+        raise TypeError(
+            f"@seq.check returned {type(step).__name__}; expected seq.Step(done=..., metrics={{...}})."
+        )
     metrics = {}
     for key, value in step.metrics.items():
         try:
             metrics[str(key)] = float(value)
         except (TypeError, ValueError):
-            raise TypeError(f"@seq.check returned metric {key!r} = {value!r}, which is not a number.") from None
+            raise TypeError(
+                f"@seq.check returned metric {key!r} = {value!r}, which is not a number."
+            ) from None
     return metrics
 
 
@@ -67,8 +71,14 @@ class EpisodeRunner:
 
     def run(self, item: WorkItem) -> EpisodeResult:
         condition = item.condition
-        result = EpisodeResult(item_id=item.item_id, task=condition.task, seed=condition.seed, trial=item.trial,
-                               suite=condition.suite, variation=condition.variation)
+        result = EpisodeResult(
+            item_id=item.item_id,
+            task=condition.task,
+            seed=condition.seed,
+            trial=item.trial,
+            suite=condition.suite,
+            variation=condition.variation,
+        )
         max_steps = condition.max_steps or self.spec.max_steps
         deadline = None if condition.timeout_s is None else condition.timeout_s
         start, cpu_start = time.perf_counter(), time.process_time()
@@ -94,7 +104,8 @@ class EpisodeRunner:
                     used = len(chunk) if self.steps_per_query is None else self.steps_per_query
                     if used > len(chunk):
                         raise ValueError(
-                            f"steps_per_query={used} is longer than the policy's chunk of {len(chunk)} actions."
+                            f"steps_per_query={used} is longer than the policy's chunk "
+                            f"of {len(chunk)} actions."
                         )
                     position = 0
                     result.queries += 1
@@ -119,7 +130,10 @@ class EpisodeRunner:
         result.duration_s = time.perf_counter() - start
         result.cpu_s = time.process_time() - cpu_start
         if result.status != ERROR:
-            result.metrics = {**metrics, "steps": float(result.steps), "return": total_reward,
-                              "duration_s": result.duration_s}
+            result.metrics = {
+                **metrics,
+                "steps": float(result.steps),
+                "return": total_reward,
+                "duration_s": result.duration_s,
+            }
         return result
-

@@ -20,7 +20,8 @@ def _pick_suites(spec: BenchmarkSpec, suites: Sequence[str] | None) -> list[Cond
             close = difflib.get_close_matches(name, list(spec.suites), n=1)
             hint = f" Did you mean {close[0]!r}?" if close else ""
             raise SeqInputError(
-                f"--suite {name}: benchmark {spec.name!r} has no such suite (it has: {', '.join(spec.suites)}).{hint}"
+                f"--suite {name}: benchmark {spec.name!r} has no such suite "
+                f"(it has: {', '.join(spec.suites)}).{hint}"
             )
         for condition in spec.suites[name]:
             if condition.key not in seen:
@@ -57,15 +58,18 @@ def plan(
                 raise SeqInputError(f"--tasks {task}: benchmark {spec.name!r} has no such task.{hint}")
         conditions = [c for c in conditions if c.task in set(tasks)]
     if seeds is not None:
-        seeds = list(seeds)
+        seeds = list(dict.fromkeys(int(seed) for seed in seeds))
         if not seeds:
             raise SeqInputError("--seeds is empty; give at least one seed.")
         templates: dict[tuple, Condition] = {}
         for condition in conditions:
-            templates.setdefault((condition.task, condition.variation, tuple(sorted(condition.extra.items()))),
-                                 condition)
+            templates.setdefault(
+                (condition.task, condition.variation, tuple(sorted(condition.extra.items()))), condition
+            )
         conditions = [
-            Condition(**{**template.to_dict(), "seed": seed}) for template in templates.values() for seed in seeds
+            Condition(**{**template.to_dict(), "seed": seed})
+            for template in templates.values()
+            for seed in seeds
         ]
     if max_steps is not None:
         conditions = [Condition(**{**c.to_dict(), "max_steps": max_steps}) for c in conditions]

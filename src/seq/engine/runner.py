@@ -53,7 +53,11 @@ def _resolve_params(policy_row: VersionRow, benchmark_row: VersionRow, params: M
     benchmark_spec = spec_of(load_version(benchmark_row))
     values = resolve_parameters(
         params,
-        {"policy": policy_spec.parameters, "benchmark": benchmark_spec.setup_parameters, "eval": EVAL_PARAMETERS},
+        {
+            "policy": policy_spec.parameters,
+            "benchmark": benchmark_spec.setup_parameters,
+            "eval": EVAL_PARAMETERS,
+        },
     )
     steps_per_query = values["eval"]["steps_per_query"]
     if steps_per_query is not None and steps_per_query < 1:
@@ -75,19 +79,34 @@ def start_eval(request: EvalRequest, store: Store) -> EvalRow:
     policy_row = resolve("policy", request.policy, store)
     _check_envs(request.envs)
     spec = spec_of(load_version(benchmark_row))
-    items = plan(spec, suites=request.suites, tasks=request.tasks, seeds=request.seeds,
-                 max_steps=request.max_steps, trials=request.trials)
+    items = plan(
+        spec,
+        suites=request.suites,
+        tasks=request.tasks,
+        seeds=request.seeds,
+        max_steps=request.max_steps,
+        trials=request.trials,
+    )
     values = _resolve_params(policy_row, benchmark_row, request.params)
     eval_id = "ev-" + uuid.uuid4().hex[:10]
     arguments = {
-        "policy": policy_row.label, "benchmark": benchmark_row.label, "envs": request.envs,
-        "suites": list(request.suites or [spec.default_suite]), "tasks": list(request.tasks or []) or None,
-        "seeds": None if request.seeds is None else list(request.seeds), "max_steps": request.max_steps,
-        "trials": request.trials, "params": dict(request.params),
+        "policy": policy_row.label,
+        "benchmark": benchmark_row.label,
+        "envs": request.envs,
+        "suites": list(request.suites or [spec.default_suite]),
+        "tasks": list(request.tasks or []) or None,
+        "seeds": None if request.seeds is None else list(request.seeds),
+        "max_steps": request.max_steps,
+        "trials": request.trials,
+        "params": dict(request.params),
     }
     manifest = {
         "seq": {"version": __version__, "git_sha": git_sha()},
-        "benchmark": {"name": benchmark_row.name, "version": benchmark_row.version, "sha256": benchmark_row.sha256},
+        "benchmark": {
+            "name": benchmark_row.name,
+            "version": benchmark_row.version,
+            "sha256": benchmark_row.sha256,
+        },
         "policy": {"name": policy_row.name, "version": policy_row.version, "sha256": policy_row.sha256},
         "seeds": sorted({item.condition.seed for item in items}),
         "parameters": values,
@@ -113,8 +132,13 @@ def execute_eval(
     benchmark_row = store.version("benchmark", eval_row.benchmark, eval_row.benchmark_version)
     assert policy_row is not None and benchmark_row is not None
     values = eval_row.manifest["parameters"]
-    config = WorkerConfig(benchmark_row.ref, policy_row.ref, values["benchmark"], values["policy"],
-                          values["eval"]["steps_per_query"])
+    config = WorkerConfig(
+        benchmark_row.ref,
+        policy_row.ref,
+        values["benchmark"],
+        values["policy"],
+        values["eval"]["steps_per_query"],
+    )
     items = store.items(eval_row.id, unfinished_only=True)
     workers = _check_envs(envs if envs is not None else eval_row.arguments.get("envs"))
     store.set_eval_status(eval_row.id, RUNNING)

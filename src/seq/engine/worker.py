@@ -74,8 +74,13 @@ def build_runner(config: WorkerConfig, closer: _EnvCloser | None = None) -> Epis
     policy_hooks = policy_spec_of(policy_cls).hooks
     if "load" in policy_hooks:
         getattr(policy, policy_hooks["load"])(None)
-    return EpisodeRunner(benchmark, spec, InlinePolicy(policy, config.policy_parameters),
-                         config.steps_per_query, on_env=closer.add if closer else None)
+    return EpisodeRunner(
+        benchmark,
+        spec,
+        InlinePolicy(policy, config.policy_parameters),
+        config.steps_per_query,
+        on_env=closer.add if closer else None,
+    )
 
 
 def worker_main(connection: Connection, config: WorkerConfig) -> None:
@@ -88,7 +93,9 @@ def worker_main(connection: Connection, config: WorkerConfig) -> None:
     except Exception:
         setup_error = "the worker's setup failed, so no episode could run:\n" + traceback.format_exc()
     try:
-        connection.send(("ready", {"environment": describe_environment(), "setup_cpu_s": time.process_time()}))
+        connection.send(
+            ("ready", {"environment": describe_environment(), "setup_cpu_s": time.process_time()})
+        )
         while True:
             try:
                 item: WorkItem = connection.recv()
@@ -96,8 +103,17 @@ def worker_main(connection: Connection, config: WorkerConfig) -> None:
                 break
             if runner is None:
                 condition = item.condition
-                result = EpisodeResult(item.item_id, condition.task, condition.seed, item.trial, condition.suite,
-                                       condition.variation, status=ERROR, ended_by="error", error=setup_error)
+                result = EpisodeResult(
+                    item.item_id,
+                    condition.task,
+                    condition.seed,
+                    item.trial,
+                    condition.suite,
+                    condition.variation,
+                    status=ERROR,
+                    ended_by="error",
+                    error=setup_error,
+                )
             else:
                 result = runner.run(item)
             connection.send(("done", result))

@@ -193,12 +193,24 @@ class Store:
             db.execute(
                 "INSERT INTO evals (id, created_at, status, policy, policy_version, benchmark, "
                 "benchmark_version, arguments, manifest) VALUES (?,?,?,?,?,?,?,?,?)",
-                (eval_id, time.time(), RUNNING, policy.name, policy.version, benchmark.name,
-                 benchmark.version, json.dumps(arguments), json.dumps(manifest)),
+                (
+                    eval_id,
+                    time.time(),
+                    RUNNING,
+                    policy.name,
+                    policy.version,
+                    benchmark.name,
+                    benchmark.version,
+                    json.dumps(arguments),
+                    json.dumps(manifest),
+                ),
             )
             db.executemany(
                 "INSERT INTO items VALUES (?,?,?,?,?)",
-                [(eval_id, it.item_id, it.ordinal, json.dumps(it.condition.to_dict()), it.trial) for it in items],
+                [
+                    (eval_id, it.item_id, it.ordinal, json.dumps(it.condition.to_dict()), it.trial)
+                    for it in items
+                ],
             )
 
     def get_eval(self, eval_id: str) -> EvalRow | None:
@@ -239,10 +251,17 @@ class Store:
     def items(self, eval_id: str, unfinished_only: bool = False) -> list[WorkItem]:
         query = "SELECT * FROM items i WHERE eval_id=?"
         if unfinished_only:
-            query += " AND NOT EXISTS (SELECT 1 FROM episodes e WHERE e.eval_id=i.eval_id AND e.item_id=i.item_id)"
+            query += (
+                " AND NOT EXISTS (SELECT 1 FROM episodes e WHERE e.eval_id=i.eval_id AND e.item_id=i.item_id)"
+            )
         rows = self._db.execute(query + " ORDER BY ordinal", (eval_id,)).fetchall()
         return [
-            WorkItem(row["item_id"], row["ordinal"], Condition.from_dict(json.loads(row["condition"])), row["trial"])
+            WorkItem(
+                row["item_id"],
+                row["ordinal"],
+                Condition.from_dict(json.loads(row["condition"])),
+                row["trial"],
+            )
             for row in rows
         ]
 
@@ -253,8 +272,20 @@ class Store:
         """Commit one finished episode; a second row for the same item is refused by the key."""
         self._db.execute(
             "INSERT INTO episodes VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
-            (eval_id, result.item_id, result.status, json.dumps(result.metrics), result.steps, result.seed,
-             result.duration_s, result.cpu_s, result.queries, result.ended_by, result.error, time.time()),
+            (
+                eval_id,
+                result.item_id,
+                result.status,
+                json.dumps(result.metrics),
+                result.steps,
+                result.seed,
+                result.duration_s,
+                result.cpu_s,
+                result.queries,
+                result.ended_by,
+                result.error,
+                time.time(),
+            ),
         )
 
     def episodes(self, eval_id: str) -> list[EpisodeResult]:
@@ -268,40 +299,73 @@ class Store:
             condition = json.loads(row["condition"])
             results.append(
                 EpisodeResult(
-                    item_id=row["item_id"], task=condition["task"], seed=row["seed"], trial=row["trial"],
-                    suite=condition.get("suite"), variation=condition.get("variation"), status=row["status"],
-                    metrics=json.loads(row["metrics"]), steps=row["steps"], duration_s=row["duration_s"],
-                    cpu_s=row["cpu_s"], queries=row["queries"], ended_by=row["ended_by"], error=row["error"],
+                    item_id=row["item_id"],
+                    task=condition["task"],
+                    seed=row["seed"],
+                    trial=row["trial"],
+                    suite=condition.get("suite"),
+                    variation=condition.get("variation"),
+                    status=row["status"],
+                    metrics=json.loads(row["metrics"]),
+                    steps=row["steps"],
+                    duration_s=row["duration_s"],
+                    cpu_s=row["cpu_s"],
+                    queries=row["queries"],
+                    ended_by=row["ended_by"],
+                    error=row["error"],
                 )
             )
         return results
 
-    def write_scores(self, eval_id: str, scores: dict[tuple[str, str], tuple[dict | None, str | None]]) -> None:
+    def write_scores(
+        self, eval_id: str, scores: dict[tuple[str, str], tuple[dict | None, str | None]]
+    ) -> None:
         with self.transaction() as db:
             db.execute("DELETE FROM scores WHERE eval_id=?", (eval_id,))
             db.executemany(
                 "INSERT INTO scores VALUES (?,?,?,?,?)",
-                [(eval_id, kind, name, None if values is None else json.dumps(values), error)
-                 for (kind, name), (values, error) in scores.items()],
+                [
+                    (eval_id, kind, name, None if values is None else json.dumps(values), error)
+                    for (kind, name), (values, error) in scores.items()
+                ],
             )
 
     def scores(self, eval_id: str) -> dict[tuple[str, str], tuple[dict | None, str | None]]:
         rows = self._db.execute("SELECT * FROM scores WHERE eval_id=?", (eval_id,)).fetchall()
         return {
             (row["group_kind"], row["group_name"]): (
-                None if row["values_json"] is None else json.loads(row["values_json"]), row["error"]
+                None if row["values_json"] is None else json.loads(row["values_json"]),
+                row["error"],
             )
             for row in rows
         }
 
 
 def _version(row: sqlite3.Row) -> VersionRow:
-    return VersionRow(row["kind"], row["name"], row["version"], row["sha256"], json.loads(row["ref"]),
-                      json.loads(row["declared"]), row["created_at"], row["removed_at"])
+    return VersionRow(
+        row["kind"],
+        row["name"],
+        row["version"],
+        row["sha256"],
+        json.loads(row["ref"]),
+        json.loads(row["declared"]),
+        row["created_at"],
+        row["removed_at"],
+    )
 
 
 def _eval(row: sqlite3.Row) -> EvalRow:
-    return EvalRow(row["id"], row["created_at"], row["status"], row["policy"], row["policy_version"],
-                   row["benchmark"], row["benchmark_version"], json.loads(row["arguments"]),
-                   json.loads(row["manifest"]), row["wall_s"], row["setup_cpu_s"],
-                   row["finished_at"])
+    return EvalRow(
+        row["id"],
+        row["created_at"],
+        row["status"],
+        row["policy"],
+        row["policy_version"],
+        row["benchmark"],
+        row["benchmark_version"],
+        json.loads(row["arguments"]),
+        json.loads(row["manifest"]),
+        row["wall_s"],
+        row["setup_cpu_s"],
+        row["finished_at"],
+    )

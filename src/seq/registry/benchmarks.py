@@ -17,12 +17,15 @@ def benchmarks(store: Store | None = None) -> list[dict[str, Any]]:
     for name in sorted(set(BUILTIN_BENCHMARKS) | set(latest_version)):
         version = latest_version.get(name)
         evals = store.evals(benchmark=name, limit=1)
-        rows.append({
-            "name": name, "version": version.version if version else None,
-            "builtin": name in BUILTIN_BENCHMARKS,
-            "latest_eval": evals[0].id if evals else None,
-            "latest_eval_status": evals[0].status if evals else None,
-        })
+        rows.append(
+            {
+                "name": name,
+                "version": version.version if version else None,
+                "builtin": name in BUILTIN_BENCHMARKS,
+                "latest_eval": evals[0].id if evals else None,
+                "latest_eval_status": evals[0].status if evals else None,
+            }
+        )
     return rows
 
 

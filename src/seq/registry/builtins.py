@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 BUILTIN_BENCHMARKS: dict[str, tuple[str, str]] = {
-    "metaworld": ("seq.benchmarks.metaworld", "MetaWorld"),
+    "metaworld": ("seq.shelf.metaworld", "MetaWorld"),
 }
 
 BUILTIN_POLICIES: dict[str, tuple[str, str]] = {
-    "metaworld-expert": ("seq.policies.metaworld", "MetaWorldExpert"),
-    "noisy-expert": ("seq.policies.metaworld", "NoisyExpert"),
-    "random": ("seq.policies.random", "RandomPolicy"),
+    "metaworld-expert": ("seq.shelf.metaworld", "MetaWorldExpert"),
+    "noisy-expert": ("seq.shelf.metaworld", "NoisyExpert"),
+    "random": ("seq.shelf.random", "RandomPolicy"),
 }
 
 BUILTINS = {"benchmark": BUILTIN_BENCHMARKS, "policy": BUILTIN_POLICIES}

@@ -6,14 +6,12 @@ import difflib
 import hashlib
 import importlib
 import inspect
-import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from seq.authoring.benchmark import NOT_YET_HONOURED
+from seq.authoring.benchmark import NOT_YET_HONOURED, BenchmarkSpec
 from seq.authoring.benchmark import SPEC_ATTRIBUTE as BENCHMARK_SPEC
-from seq.authoring.benchmark import BenchmarkSpec
 from seq.authoring.policy import PolicySpec
 from seq.errors import SeqInputError
 from seq.record.store import Store, VersionRow, seq_home
@@ -110,9 +108,16 @@ def deploy(target: str | Path, store: Store | None = None) -> list[Deployed]:
     for qualname, cls in found.items():
         kind, spec = kind_and_spec(cls)  # type: ignore[misc]
         if spec.name in BUILTINS[kind]:
-            raise SeqInputError(f"{path}: {spec.name!r} is the name of a built-in {kind}; choose another name.")
-        ref = {"path": str(stored), "sha256": sha, "qualname": qualname, "origin_dir": str(path.parent.resolve()),
-               "file": str(path)}
+            raise SeqInputError(
+                f"{path}: {spec.name!r} is the name of a built-in {kind}; choose another name."
+            )
+        ref = {
+            "path": str(stored),
+            "sha256": sha,
+            "qualname": qualname,
+            "origin_dir": str(path.parent.resolve()),
+            "file": str(path),
+        }
         row, created = store.register_version(kind, spec.name, sha, ref, spec.describe())
         deployed.append(Deployed(kind, row, created, _notes(spec)))
     return deployed

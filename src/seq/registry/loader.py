@@ -36,7 +36,7 @@ def import_file(path: Path, module_name: str, search_dir: str | None = None) -> 
 
 
 def load_class(ref: dict[str, Any]) -> type:
-    """The class a version's `ref` points to (`{"module", "qualname"}` or `{"path", "sha256", "qualname"}`)."""
+    """The class a version's `ref` points to: `{module, qualname}` or `{path, sha256, qualname}`."""
     if "module" in ref:
         module = importlib.import_module(ref["module"])
     else:

@@ -130,8 +130,9 @@ def _metric_names(results: list[EpisodeResult]) -> list[str]:
     return list(names) + list(BUILT_IN_METRICS)
 
 
-def _group_row(kind: str, name: str, members: list[EpisodeResult], names: list[str],
-               scored: dict[str, float] | None) -> GroupRow:
+def _group_row(
+    kind: str, name: str, members: list[EpisodeResult], names: list[str], scored: dict[str, float] | None
+) -> GroupRow:
     counted = [r for r in members if r.status != ERROR]
     metrics = []
     for metric in names:
@@ -140,12 +141,20 @@ def _group_row(kind: str, name: str, members: list[EpisodeResult], names: list[s
             metrics.append(MetricRow(metric, scored[metric], None, None, len(counted), "score hook", "score"))
         elif values:
             interval = metric_interval(values)
-            metrics.append(MetricRow(metric, interval.mean, interval.low, interval.high, interval.n, interval.method))
+            metrics.append(
+                MetricRow(metric, interval.mean, interval.low, interval.high, interval.n, interval.method)
+            )
     for key, value in (scored or {}).items():
         if key not in names:
             metrics.append(MetricRow(key, value, None, None, len(counted), "score hook", "score"))
-    return GroupRow(kind, name, len(members), sum(r.status == ERROR for r in members),
-                    sum(r.status == TIMED_OUT for r in members), metrics)
+    return GroupRow(
+        kind,
+        name,
+        len(members),
+        sum(r.status == ERROR for r in members),
+        sum(r.status == TIMED_OUT for r in members),
+        metrics,
+    )
 
 
 def build_report(eval_id: str, store: Store | None = None) -> Report:
@@ -174,8 +183,16 @@ def build_report(eval_id: str, store: Store | None = None) -> Report:
         "episode_s": sum(r.duration_s for r in results),
     }
     return Report(
-        eval_id=row.id, status=row.status, policy=f"{row.policy}@v{row.policy_version}",
-        benchmark=f"{row.benchmark}@v{row.benchmark_version}", done=len(results),
-        total=store.count_items(eval_id), groups=table, problems=problems, cost=cost,
-        manifest=row.manifest, arguments=row.arguments, episodes=results,
+        eval_id=row.id,
+        status=row.status,
+        policy=f"{row.policy}@v{row.policy_version}",
+        benchmark=f"{row.benchmark}@v{row.benchmark_version}",
+        done=len(results),
+        total=store.count_items(eval_id),
+        groups=table,
+        problems=problems,
+        cost=cost,
+        manifest=row.manifest,
+        arguments=row.arguments,
+        episodes=results,
     )

@@ -60,8 +60,10 @@ def _methods(report: Report) -> list[str]:
     for group in report.groups:
         for metric in group.metrics:
             used.setdefault(metric.name, set()).add(metric.method)
-    return [f"{name}: {', '.join(METHOD_NAMES.get(m, m) for m in sorted(methods))}"
-            for name, methods in used.items()]
+    return [
+        f"{name}: {', '.join(METHOD_NAMES.get(m, m) for m in sorted(methods))}"
+        for name, methods in used.items()
+    ]
 
 
 def _headline(report: Report) -> str:
@@ -72,8 +74,10 @@ def _headline(report: Report) -> str:
 def _partial_line(report: Report) -> str | None:
     if not report.partial:
         return None
-    return (f"PARTIAL: these results cover {report.done} of {report.total} episodes "
-            f"(the eval is {report.status}).")
+    return (
+        f"PARTIAL: these results cover {report.done} of {report.total} episodes "
+        f"(the eval is {report.status})."
+    )
 
 
 def _cost_line(report: Report) -> str:
@@ -132,10 +136,17 @@ def report_renderable(report: Report, compact: bool = False) -> Any:
         parts.append(table)
     parts.append(Text("95% intervals — " + "; ".join(_methods(report)) + f". ⚠ marks n < {SMALL_N}."))
     if report.problems:
-        counts = {status: sum(p.status == status for p in report.problems)
-                  for status in ("error", "timed_out", "score_error")}
-        parts.append(Text(f"{counts['error']} episode error(s), {counts['timed_out']} timeout(s), "
-                          f"{counts['score_error']} score error(s)", style="red"))
+        counts = {
+            status: sum(p.status == status for p in report.problems)
+            for status in ("error", "timed_out", "score_error")
+        }
+        parts.append(
+            Text(
+                f"{counts['error']} episode error(s), {counts['timed_out']} timeout(s), "
+                f"{counts['score_error']} score error(s)",
+                style="red",
+            )
+        )
         if not compact:
             for problem in report.problems:
                 parts.append(Text.assemble((problem.status, "red"), " ", problem.where))
@@ -147,8 +158,12 @@ def report_renderable(report: Report, compact: bool = False) -> Any:
 
 
 def render_markdown(report: Report) -> str:
-    lines = [f"# {report.title}", "", f"Eval `{report.eval_id}`: {report.status}, "
-             f"{report.done}/{report.total} episodes.", ""]
+    lines = [
+        f"# {report.title}",
+        "",
+        f"Eval `{report.eval_id}`: {report.status}, {report.done}/{report.total} episodes.",
+        "",
+    ]
     partial = _partial_line(report)
     if partial:
         lines += [f"> **{partial}**", ""]
@@ -157,15 +172,26 @@ def render_markdown(report: Report) -> str:
         rows = [g for g in report.groups if g.kind == kind]
         if not rows:
             continue
-        lines += [f"## {title}", "", "| group | n | " + " | ".join(names) + " |",
-                  "|---|---:|" + "---:|" * len(names)]
+        lines += [
+            f"## {title}",
+            "",
+            "| group | n | " + " | ".join(names) + " |",
+            "|---|---:|" + "---:|" * len(names),
+        ]
         lines += [f"| {g.name} | {_n_cell(g)} | " + " | ".join(_cells(g, names)) + " |" for g in rows]
         lines.append("")
     lines += ["95% intervals — " + "; ".join(_methods(report)) + f". ⚠ marks n < {SMALL_N}.", ""]
     if report.problems:
         lines += ["## Errors and timeouts", ""]
         for problem in report.problems:
-            lines += [f"### {problem.status}: {problem.where}", "", "```", problem.message.rstrip(), "```", ""]
+            lines += [
+                f"### {problem.status}: {problem.where}",
+                "",
+                "```",
+                problem.message.rstrip(),
+                "```",
+                "",
+            ]
     lines += ["## Cost", "", _cost_line(report), "", "## Reproducibility manifest", ""]
     lines += [f"- {line}" for line in _manifest_lines(report)]
     lines.append(f"- recorded {time.strftime('%Y-%m-%d %H:%M:%S')}")
@@ -178,19 +204,43 @@ def write_csv(report: Report, path: Path) -> Path:
     for episode in report.episodes:
         for key in episode.metrics:
             metric_names.setdefault(key)
-    fields = ["eval_id", "item_id", "task", "suite", "variation", "seed", "trial", "status", "ended_by",
-              "steps", "queries", "duration_s", *[m for m in metric_names if m not in ("steps", "duration_s")],
-              "error"]
+    fields = [
+        "eval_id",
+        "item_id",
+        "task",
+        "suite",
+        "variation",
+        "seed",
+        "trial",
+        "status",
+        "ended_by",
+        "steps",
+        "queries",
+        "duration_s",
+        *[m for m in metric_names if m not in ("steps", "duration_s")],
+        "error",
+    ]
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("w", newline="") as handle:
         writer = csv.DictWriter(handle, fieldnames=fields)
         writer.writeheader()
         for e in report.episodes:
-            writer.writerow({
-                "eval_id": report.eval_id, "item_id": e.item_id, "task": e.task, "suite": e.suite,
-                "variation": e.variation, "seed": e.seed, "trial": e.trial, "status": e.status,
-                "ended_by": e.ended_by, "steps": e.steps, "queries": e.queries, "duration_s": e.duration_s,
-                **{k: v for k, v in e.metrics.items() if k not in ("steps", "duration_s")},
-                "error": (e.error or "").strip().splitlines()[-1] if e.error else "",
-            })
+            writer.writerow(
+                {
+                    "eval_id": report.eval_id,
+                    "item_id": e.item_id,
+                    "task": e.task,
+                    "suite": e.suite,
+                    "variation": e.variation,
+                    "seed": e.seed,
+                    "trial": e.trial,
+                    "status": e.status,
+                    "ended_by": e.ended_by,
+                    "steps": e.steps,
+                    "queries": e.queries,
+                    "duration_s": e.duration_s,
+                    **{k: v for k, v in e.metrics.items() if k not in ("steps", "duration_s")},
+                    "error": (e.error or "").strip().splitlines()[-1] if e.error else "",
+                }
+            )
     return path

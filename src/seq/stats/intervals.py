@@ -70,8 +70,14 @@ def bootstrap_interval(values: Sequence[float], level: float = 0.95) -> Interval
     for method in ("BCa", "percentile"):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            result = stats.bootstrap((data,), np.mean, confidence_level=level, method=method,
-                                     n_resamples=BOOTSTRAP_RESAMPLES, random_state=BOOTSTRAP_SEED)
+            result = stats.bootstrap(
+                (data,),
+                np.mean,
+                confidence_level=level,
+                method=method,
+                n_resamples=BOOTSTRAP_RESAMPLES,
+                random_state=BOOTSTRAP_SEED,
+            )
         low, high = float(result.confidence_interval.low), float(result.confidence_interval.high)
         if math.isfinite(low) and math.isfinite(high):
             return Interval(mean, low, high, n, "bootstrap-" + method.lower(), level)

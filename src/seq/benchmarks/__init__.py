@@ -1,1 +1,0 @@
-"""Built-in benchmarks, usable by name (each simulator is an optional extra)."""

@@ -1,1 +1,0 @@
-"""Built-in policies, usable by name."""

@@ -1,0 +1,186 @@
+"""MetaWorld v3 (`pip install 'seq[metaworld]'`): the `metaworld` benchmark, suites `mt10` (default)
+and `mt50`, and the policies `metaworld-expert` and `noisy-expert`.
+
+Each condition is a task and a seed. The seed picks one of the task's 50 MetaWorld goal
+configurations (`metaworld.MT1(task, seed=0).train_tasks[seed % 50]`, the set MT10/MT50 train on)
+and seeds `env.reset`; success is the env's own `info["success"]`, and an episode is done at the
+first success or at `max_steps` (500, MetaWorld's own horizon).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+import seq
+
+MT10 = [
+    "reach-v3",
+    "push-v3",
+    "pick-place-v3",
+    "door-open-v3",
+    "drawer-open-v3",
+    "drawer-close-v3",
+    "button-press-topdown-v3",
+    "peg-insert-side-v3",
+    "window-open-v3",
+    "window-close-v3",
+]
+MT50 = [
+    "assembly-v3",
+    "basketball-v3",
+    "bin-picking-v3",
+    "box-close-v3",
+    "button-press-topdown-v3",
+    "button-press-topdown-wall-v3",
+    "button-press-v3",
+    "button-press-wall-v3",
+    "coffee-button-v3",
+    "coffee-pull-v3",
+    "coffee-push-v3",
+    "dial-turn-v3",
+    "disassemble-v3",
+    "door-close-v3",
+    "door-lock-v3",
+    "door-open-v3",
+    "door-unlock-v3",
+    "hand-insert-v3",
+    "drawer-close-v3",
+    "drawer-open-v3",
+    "faucet-open-v3",
+    "faucet-close-v3",
+    "hammer-v3",
+    "handle-press-side-v3",
+    "handle-press-v3",
+    "handle-pull-side-v3",
+    "handle-pull-v3",
+    "lever-pull-v3",
+    "pick-place-wall-v3",
+    "pick-out-of-hole-v3",
+    "pick-place-v3",
+    "plate-slide-v3",
+    "plate-slide-side-v3",
+    "plate-slide-back-v3",
+    "plate-slide-back-side-v3",
+    "peg-insert-side-v3",
+    "peg-unplug-side-v3",
+    "soccer-v3",
+    "stick-push-v3",
+    "stick-pull-v3",
+    "push-v3",
+    "push-wall-v3",
+    "push-back-v3",
+    "reach-v3",
+    "reach-wall-v3",
+    "shelf-place-v3",
+    "sweep-into-v3",
+    "sweep-v3",
+    "window-open-v3",
+    "window-close-v3",
+]
+SEEDS = range(5)
+GOALS_SEED = 0
+
+
+def make_env(task: str, seed: int, cache: dict[str, Any] | None = None, max_steps: int = 500) -> Any:
+    """A MetaWorld env for `task` set to goal configuration `seed % 50`, with its last step's info.
+
+    MetaWorld truncates (and refuses further steps) at `max_path_length`, set to `max_steps` here.
+
+    `cache` keeps one env and goal set per task, so a worker builds each task once.
+    """
+    import gymnasium
+    import metaworld
+
+    class LastInfo(gymnasium.Wrapper):
+        """Keeps the last step's info, so `check` can read `info["success"]` from the env."""
+
+        info: dict[str, Any] = {}
+
+        def step(self, action: Any) -> Any:
+            output = self.env.step(action)
+            self.info = output[-1]
+            return output
+
+    cache = {} if cache is None else cache
+    if task not in cache:
+        if task not in metaworld.MT1.ENV_NAMES:
+            raise ValueError(f"{task!r} is not a MetaWorld v3 task.")
+        goals = metaworld.MT1(task, seed=GOALS_SEED)
+        cache[task] = (LastInfo(goals.train_classes[task]()), goals.train_tasks)
+    env, goals = cache[task]
+    env.unwrapped.set_task(goals[seed % len(goals)])
+    env.unwrapped.max_path_length = max_steps
+    env.info = {}
+    return env
+
+
+@seq.benchmark(
+    name="metaworld",
+    conditions={
+        "mt10": seq.conditions(tasks=MT10, seeds=SEEDS),
+        "mt50": seq.conditions(tasks=MT50, seeds=SEEDS),
+    },
+    max_steps=500,
+)
+class MetaWorld(seq.Benchmark):
+    @seq.setup
+    def setup(self) -> None:
+        self.envs: dict[str, Any] = {}
+
+    @seq.reset
+    def reset(self, seed: int, variant: seq.Condition) -> Any:
+        return make_env(variant.task, seed, self.envs, variant.max_steps or 500)
+
+    @seq.check
+    def check(self, env: Any) -> seq.Step:
+        success = float(env.info.get("success", 0.0))
+        return seq.Step(done=success >= 1.0, metrics={"success": success})
+
+
+class _Experts:
+    """One scripted expert per task name, built on first use."""
+
+    def __init__(self) -> None:
+        self._by_task: dict[str, Any] = {}
+
+    def action(self, obs: Any, task: str | None) -> np.ndarray:
+        if task not in self._by_task:
+            from metaworld.policies import ENV_POLICY_MAP
+
+            if task not in ENV_POLICY_MAP:
+                raise ValueError(f"MetaWorld has no scripted expert for task {task!r}.")
+            self._by_task[task] = ENV_POLICY_MAP[task]()
+        return np.asarray(self._by_task[task].get_action(obs), dtype=np.float32)
+
+
+@seq.policy(name="metaworld-expert")
+class MetaWorldExpert(seq.Policy):
+    """MetaWorld's scripted expert for the task named by the instruction."""
+
+    @seq.load
+    def load(self, weights_dir: Any) -> None:
+        self.experts = _Experts()
+
+    @seq.infer
+    def infer(self, obs: Any, *, seed: int | None = None, instruction: str | None = None) -> np.ndarray:
+        return self.experts.action(obs, instruction)
+
+
+@seq.policy(name="noisy-expert")
+class NoisyExpert(seq.Policy):
+    """The scripted expert plus Gaussian action noise of standard deviation `noise`, drawn from the
+    act's seed (so a rerun replays exactly); raise `noise` to lower the success rate on purpose."""
+
+    @seq.load
+    def load(self, weights_dir: Any) -> None:
+        self.experts = _Experts()
+
+    @seq.infer
+    def infer(
+        self, obs: Any, *, seed: int | None = None, instruction: str | None = None, noise: float = 0.5
+    ) -> np.ndarray:
+        action = self.experts.action(obs, instruction)
+        jitter = np.random.default_rng(seed).normal(0.0, noise, size=action.shape)
+        return np.clip(action + jitter, -1.0, 1.0).astype(np.float32)

@@ -1,0 +1,66 @@
+"""resolve_parameters: route --param values to the side that declares them."""
+
+from __future__ import annotations
+
+import pytest
+
+from seq import SeqInputError
+from seq.authoring.params import Parameter, resolve_parameters
+
+SIDES = {
+    "policy": {"noise": Parameter("noise", "float", 0.1), "steps": Parameter("steps", "int", 4)},
+    "benchmark": {"fast": Parameter("fast", "bool", False), "scale": Parameter("scale", "float", 1.0)},
+}
+
+
+def test_defaults_when_nothing_given():
+    assert resolve_parameters({}, SIDES) == {
+        "policy": {"noise": 0.1, "steps": 4},
+        "benchmark": {"fast": False, "scale": 1.0},
+    }
+
+
+def test_bare_and_qualified_keys_routed_and_coerced():
+    values = resolve_parameters({"noise": "0.5", "benchmark.fast": "yes", "policy.steps": "8"}, SIDES)
+    assert values == {"policy": {"noise": 0.5, "steps": 8}, "benchmark": {"fast": True, "scale": 1.0}}
+    assert type(values["policy"]["steps"]) is int
+
+
+@pytest.mark.parametrize("text,expected", [("true", True), ("ON", True), ("0", False), ("no", False)])
+def test_bool_strings(text, expected):
+    assert resolve_parameters({"fast": text}, SIDES)["benchmark"]["fast"] is expected
+
+
+def test_int_given_to_float_becomes_float():
+    value = resolve_parameters({"scale": 2}, SIDES)["benchmark"]["scale"]
+    assert value == 2.0 and type(value) is float
+
+
+def test_unknown_name_lists_what_can_be_set():
+    with pytest.raises(SeqInputError, match="temperature") as info:
+        resolve_parameters({"temperature": "1"}, SIDES)
+    for name in ("policy.noise", "policy.steps", "benchmark.fast", "benchmark.scale"):
+        assert name in str(info.value)
+
+
+def test_name_on_wrong_side_refused():
+    with pytest.raises(SeqInputError, match="no side declares"):
+        resolve_parameters({"benchmark.noise": "1"}, SIDES)
+
+
+@pytest.mark.parametrize(
+    "key,value", [("steps", "many"), ("steps", 2.5), ("fast", "maybe"), ("fast", 1), ("noise", "x")]
+)
+def test_wrong_type_refused(key, value):
+    with pytest.raises(SeqInputError, match=f"'{key}' expects"):
+        resolve_parameters({key: value}, SIDES)
+
+
+def test_ambiguous_bare_name_refused():
+    sides = {
+        "policy": {"seed_offset": Parameter("seed_offset", "int", 0)},
+        "benchmark": {"seed_offset": Parameter("seed_offset", "int", 1)},
+    }
+    with pytest.raises(SeqInputError, match="policy and benchmark"):
+        resolve_parameters({"seed_offset": "3"}, sides)
+    assert resolve_parameters({"benchmark.seed_offset": "3"}, sides)["benchmark"] == {"seed_offset": 3}

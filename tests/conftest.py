@@ -1,0 +1,128 @@
+"""Shared fixtures: a fresh SEQ_HOME per test, and a small pure-Python benchmark and policy."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+TOY = textwrap.dedent('''
+    """A point on a line that must reach its task's goal: a tiny, real, deterministic env."""
+    import os
+    import time
+
+    import numpy as np
+
+    import seq
+
+    GOALS = {"near": 0.5, "far": 2.0, "slow": 1.0, "boom-reset": 1.0, "crash": 1.0, "hang": 1.0}
+
+
+    class LineEnv:
+        """Gymnasium-style: reset(seed) -> (obs, info); step(a) -> 5-tuple."""
+
+        def __init__(self, goal, delay=0.0, old_api=False):
+            self.goal, self.delay, self.old_api = goal, delay, old_api
+            self.action_space = None
+
+        def reset(self, seed=None):
+            rng = np.random.default_rng(seed)
+            self.x = float(rng.uniform(-1.0, 0.0))
+            obs = np.array([self.x, self.goal])
+            return obs if self.old_api else (obs, {})
+
+        def step(self, action):
+            if self.delay:
+                time.sleep(self.delay)
+            self.x += float(np.clip(np.asarray(action).reshape(-1)[0], -0.1, 0.1))
+            distance = abs(self.x - self.goal)
+            obs = np.array([self.x, self.goal])
+            if self.old_api:
+                return obs, -distance, False, {}
+            return obs, -distance, False, False, {}
+
+
+    @seq.benchmark(
+        name="line",
+        conditions=seq.conditions(
+            tasks=["near", "far"], seeds=range(3), suite_of={"near": "easy", "far": "hard"}
+        ),
+        max_steps=60,
+    )
+    class Line(seq.Benchmark):
+        @seq.setup
+        def setup(self, delay: float = 0.0, old_api: bool = False):
+            self.delay, self.old_api = delay, old_api
+
+        @seq.reset
+        def reset(self, seed, variant):
+            if variant.task == "boom-reset":
+                raise RuntimeError("this task cannot be built")
+            delay = 0.3 if variant.task == "hang" else self.delay
+            return LineEnv(GOALS[variant.task], delay, self.old_api)
+
+        @seq.check
+        def check(self, env):
+            distance = abs(env.x - env.goal)
+            success = float(distance < 0.05)
+            return seq.Step(done=bool(success), metrics={"success": success, "distance": distance})
+
+        @seq.score
+        def score(self, results):
+            wins = [r for r in results if r.metrics["success"]]
+            return {"fast_success": sum(r.steps <= 12 for r in wins) / len(results)}
+
+
+    @seq.benchmark(
+        name="line-errors",
+        conditions=[seq.Condition(task="near", seed=0), seq.Condition(task="boom-reset", seed=0),
+                    seq.Condition(task="boom-reset", seed=1), seq.Condition(task="crash", seed=0),
+                    seq.Condition(task="hang", seed=0, timeout_s=0.5), seq.Condition(task="far", seed=1)],
+        max_steps=60,
+    )
+    class LineErrors(Line):
+        pass
+
+
+    @seq.policy(name="line-controller")
+    class LineController(seq.Policy):
+        """Moves toward the goal, with optional seeded noise; `chunk` > 1 returns an action chunk."""
+
+        @seq.infer
+        def infer(self, obs, *, seed=None, instruction=None, noise: float = 0.0, chunk: int = 1):
+            if instruction == "crash":
+                os._exit(7)
+            step = np.clip(obs[1] - obs[0], -0.1, 0.1)
+            rng = np.random.default_rng(seed)
+            actions = [[step + rng.normal(0.0, noise)] for _ in range(chunk)]
+            return np.array(actions) if chunk > 1 else np.array(actions[0])
+''')
+
+
+@pytest.fixture(autouse=True)
+def seq_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    home = tmp_path / "seq-home"
+    monkeypatch.setenv("SEQ_HOME", str(home))
+    return home
+
+
+@pytest.fixture
+def toy_file(tmp_path: Path) -> Path:
+    path = tmp_path / "line_bench.py"
+    path.write_text(TOY)
+    return path
+
+
+def run_cli(*args: str, env: dict | None = None, timeout: float = 300) -> subprocess.CompletedProcess:
+    """Run the `seq` command line in a subprocess, as a user would."""
+    return subprocess.run(
+        [sys.executable, "-c", "from seq.cli import main; main()", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={**os.environ, **(env or {})},
+    )

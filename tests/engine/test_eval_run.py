@@ -1,0 +1,115 @@
+"""The local engine end to end, through `seq.eval.run`, on the pure-Python line benchmark."""
+
+from __future__ import annotations
+
+import seq
+
+
+def _metrics_without_time(report: seq.Report) -> list[tuple]:
+    return [
+        (e.item_id, e.status, {k: v for k, v in e.metrics.items() if k != "duration_s"}, e.steps, e.queries)
+        for e in report.episodes
+    ]
+
+
+def test_eval_runs_every_condition_and_reports_groups(toy_file):
+    report = seq.eval.run("line-controller", benchmark=seq.deploy(toy_file)[0].version.label, envs=2)
+    assert report.status == "completed" and not report.partial
+    assert (report.done, report.total) == (6, 6)
+    success = report.metric("success")
+    assert success.value == 1.0 and success.method == "wilson" and success.n == 6
+    assert 0.5 < success.low < 1.0 and success.high == 1.0
+    assert success.small_n
+    kinds = [(g.kind, g.name) for g in report.groups]
+    assert kinds == [
+        ("overall", "all"),
+        ("suite", "easy"),
+        ("suite", "hard"),
+        ("task", "near"),
+        ("task", "far"),
+    ]
+    assert report.metric("distance").method.startswith("bootstrap")
+    for episode in report.episodes:
+        assert set(episode.metrics) >= {"success", "distance", "steps", "return", "duration_s"}
+        assert episode.ended_by == "check"
+
+
+def test_score_hook_adds_a_key_per_group(toy_file):
+    seq.deploy(toy_file)
+    report = seq.eval.run("line-controller", benchmark="line", envs=1)
+    fast = report.metric("fast_success", "task", "near")
+    assert fast.source == "score" and fast.low is None
+    near_steps = [e.steps for e in report.episodes if e.task == "near"]
+    assert fast.value == sum(s <= 12 for s in near_steps) / 3
+    assert report.metric("fast_success", "suite", "hard").value == 0.0  # far needs > 12 steps
+
+
+def test_same_eval_twice_gives_identical_episodes(toy_file):
+    seq.deploy(toy_file)
+    first = seq.eval.run("line-controller", benchmark="line", envs=2, params={"noise": "0.05"})
+    second = seq.eval.run("line-controller", benchmark="line", envs=1, params={"noise": "0.05"})
+    assert first.eval_id != second.eval_id
+    assert _metrics_without_time(first) == _metrics_without_time(second)
+    assert first.manifest["parameters"]["policy"] == {"noise": 0.05, "chunk": 1}
+
+
+def test_errors_crashes_and_timeouts_are_recorded_and_the_eval_goes_on(toy_file):
+    seq.deploy(toy_file)
+    report = seq.eval.run("line-controller", benchmark="line-errors", envs=2)
+    by_task = {}
+    for episode in report.episodes:
+        by_task.setdefault(episode.task, []).append(episode)
+    assert report.status == "completed" and report.done == 6
+    assert [e.status for e in by_task["boom-reset"]] == ["error", "error"]
+    assert "RuntimeError: this task cannot be built" in by_task["boom-reset"][0].error
+    assert "Traceback" in by_task["boom-reset"][0].error
+    assert by_task["crash"][0].status == "error" and "exit code 7" in by_task["crash"][0].error
+    assert by_task["hang"][0].status == "timed_out" and by_task["hang"][0].ended_by == "timeout"
+    assert by_task["near"][0].status == "ok" and by_task["far"][0].status == "ok"
+    statuses = sorted(p.status for p in report.problems)
+    assert statuses == ["error", "error", "error", "timed_out"]
+    # errors are left out of the metrics, a timeout counts as an episode that did not succeed
+    assert report.metric("success").n == 3
+
+
+def test_action_chunks_run_steps_per_query_actions_per_query(toy_file):
+    seq.deploy(toy_file)
+    whole = seq.eval.run(
+        "line-controller", benchmark="line", tasks=["far"], seeds=[0], envs=1, params={"chunk": "4"}
+    )
+    (episode,) = whole.episodes
+    assert episode.queries == -(-episode.steps // 4)
+    partial = seq.eval.run(
+        "line-controller",
+        benchmark="line",
+        tasks=["far"],
+        seeds=[0],
+        envs=1,
+        params={"chunk": "4", "eval.steps_per_query": "2"},
+    )
+    (episode,) = partial.episodes
+    assert episode.queries == -(-episode.steps // 2)
+
+
+def test_old_gym_api_and_max_steps_override(toy_file):
+    seq.deploy(toy_file)
+    report = seq.eval.run(
+        "line-controller",
+        benchmark="line",
+        tasks=["far"],
+        seeds=[1],
+        envs=1,
+        max_steps=5,
+        params={"old_api": "true"},
+    )
+    (episode,) = report.episodes
+    assert episode.status == "ok" and episode.steps == 5 and episode.ended_by == "max_steps"
+    assert episode.metrics["success"] == 0.0
+
+
+def test_python_classes_run_without_deploy(toy_file):
+    from seq.registry.loader import import_file
+
+    module = import_file(toy_file, "line_bench_direct")
+    report = seq.eval.run(module.LineController, benchmark=module.Line, tasks=["near"], seeds=[0], envs=1)
+    assert report.done == 1 and report.benchmark == "line@v1"

@@ -1,0 +1,78 @@
+"""The built-in MetaWorld benchmark and policies, and a user benchmark over MetaWorld (short runs)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from conftest import run_cli
+
+import seq
+
+pytest.importorskip("metaworld")
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "metaworld_custom.py"
+
+
+def test_expert_solves_mt10_tasks_and_noise_lowers_success():
+    expert = seq.eval.run(
+        "metaworld-expert", benchmark="metaworld", tasks=["reach-v3", "push-v3"], seeds=[0, 1], envs=2
+    )
+    assert expert.metric("success").value == 1.0
+    assert {e.ended_by for e in expert.episodes} == {"check"}
+    noisy = seq.eval.run(
+        "noisy-expert",
+        benchmark="metaworld",
+        tasks=["push-v3"],
+        seeds=[0, 1],
+        envs=2,
+        max_steps=60,
+        params={"noise": "1.0"},
+    )
+    assert noisy.metric("success").value < 1.0
+    assert noisy.manifest["parameters"]["policy"] == {"noise": 1.0}
+    assert noisy.manifest["environment"]["packages"]["metaworld"] == "3.1.1"
+
+
+def test_random_policy_uses_the_action_space_and_replays_exactly():
+    first = seq.eval.run("random", benchmark="metaworld", tasks=["reach-v3"], seeds=[3], max_steps=20, envs=1)
+    second = seq.eval.run(
+        "random", benchmark="metaworld", tasks=["reach-v3"], seeds=[3], max_steps=20, envs=1
+    )
+    (a,), (b,) = first.episodes, second.episodes
+    assert a.status == "ok" and a.steps == 20 and a.ended_by in {"max_steps", "env"}
+    assert a.metrics["return"] == b.metrics["return"]
+
+
+def test_mt50_suite_is_selectable():
+    from seq.authoring.benchmark import spec_of
+    from seq.shelf.metaworld import MetaWorld
+
+    spec = spec_of(MetaWorld)
+    assert list(spec.suites) == ["mt10", "mt50"]
+    assert len({c.task for c in spec.suites["mt50"]}) == 50
+    assert all(c.suite == "mt10" for c in spec.suites["mt10"])
+
+
+def test_a_user_benchmark_in_the_documented_style_deploys_and_runs():
+    deployed = run_cli("deploy", str(EXAMPLE))
+    assert deployed.returncode == 0, deployed.stderr
+    assert "metaworld-custom@v1" in deployed.stdout
+    result = run_cli(
+        "eval", "run", "metaworld-expert", "--benchmark", "metaworld-custom", "--envs", "2", "--json"
+    )
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    groups = {(g["kind"], g["name"]): {m["name"]: m for m in g["metrics"]} for g in report["groups"]}
+    assert {name for kind, name in groups if kind == "suite"} == {"reaching", "pushing", "articulated"}
+    assert {name for kind, name in groups if kind == "task"} == {
+        "reach-v3",
+        "push-v3",
+        "drawer-close-v3",
+        "window-open-v3",
+    }
+    for metrics in groups.values():
+        assert metrics["fast_success"]["source"] == "score"
+        assert metrics["success"]["method"] == "wilson"
+    assert groups[("overall", "all")]["success"]["value"] >= 0.75
