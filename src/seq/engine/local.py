@@ -1,24 +1,33 @@
 """The local backend: N worker processes on this machine, each running one env at a time.
 
-Work items are handed out one at a time to whichever worker is free; a worker that dies is
-replaced and its episode recorded as an error. Workers are started with `spawn`, so nothing the
-parent imported (a simulator, a rendering context, a thread) leaks into them.
+Work items are handed out one at a time to whichever worker is free, preferring a task the worker
+has already run (a benchmark that builds one env per task then builds each task once per worker,
+not once per worker per task); a worker that dies is replaced and its episode recorded as an
+error. Each worker is a fresh `python -m seq.engine` joined to the runner by a socket
+pair: nothing the runner imported (a simulator, a rendering context, a thread, the `__main__` of
+a notebook or a piped script) leaks into it.
 """
 
 from __future__ import annotations
 
-import multiprocessing
+import os
+import socket
+import subprocess
+import sys
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from multiprocessing.connection import Connection, wait
 from typing import Any
 
-from seq.engine.worker import WorkerConfig, worker_main
+from seq.engine.worker import WorkerConfig
 from seq.record.episode import ERROR, EpisodeResult
 from seq.record.store import WorkItem
 
 MAX_STARTUP_DEATHS = 3
+# One env per core: a worker's numeric libraries get one thread each unless the user says otherwise,
+# so that N workers do not start N × cores threads that fight over the same cores.
+SINGLE_THREADED = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 
 
 class WorkersFailed(RuntimeError):
@@ -27,10 +36,36 @@ class WorkersFailed(RuntimeError):
 
 @dataclass
 class _Worker:
-    process: Any
+    process: subprocess.Popen
     connection: Connection
     item: WorkItem | None = None
     ready: bool = False
+    tasks: set[str] = field(default_factory=set)
+
+
+class _Queue:
+    """Pending work items grouped by task, in plan order within each task."""
+
+    def __init__(self, items: list[WorkItem]) -> None:
+        self._by_task: dict[str, deque[WorkItem]] = {}
+        for item in items:
+            self._by_task.setdefault(item.condition.task, deque()).append(item)
+
+    def __bool__(self) -> bool:
+        return bool(self._by_task)
+
+    def take(self, worker: _Worker, claimed: set[str]) -> WorkItem | None:
+        """The next item for `worker`: a task it knows, else one nobody has started, else the largest."""
+        if not self._by_task:
+            return None
+        known = [task for task in self._by_task if task in worker.tasks]
+        fresh = [task for task in self._by_task if task not in claimed]
+        task = (known or fresh or [max(self._by_task, key=lambda t: len(self._by_task[t]))])[0]
+        queue = self._by_task[task]
+        item = queue.popleft()
+        if not queue:
+            del self._by_task[task]
+        return item
 
 
 def _lost(item: WorkItem, exitcode: int | None) -> EpisodeResult:
@@ -54,14 +89,18 @@ class LocalBackend:
     def __init__(self, config: WorkerConfig, envs: int) -> None:
         self.config = config
         self.envs = envs
-        self._context = multiprocessing.get_context("spawn")
 
     def _start(self) -> _Worker:
-        parent, child = self._context.Pipe()
-        process = self._context.Process(target=worker_main, args=(child, self.config), daemon=True)
-        process.start()
-        child.close()
-        return _Worker(process, parent)
+        ours, theirs = socket.socketpair()
+        process = subprocess.Popen(
+            [sys.executable, "-m", "seq.engine", str(theirs.fileno())],
+            pass_fds=[theirs.fileno()],
+            env={**SINGLE_THREADED, **os.environ},
+        )
+        theirs.close()
+        connection = Connection(ours.detach())
+        connection.send(self.config)
+        return _Worker(process, connection)
 
     def run(
         self,
@@ -70,17 +109,19 @@ class LocalBackend:
         on_ready: Callable[[dict[str, Any]], None] | None = None,
     ) -> None:
         """Run every item, calling `on_result` as each episode finishes (in the calling thread)."""
-        pending = deque(items)
+        pending = _Queue(items)
         workers = [self._start() for _ in range(min(self.envs, len(items)))]
         retired: list[_Worker] = []
         startup_deaths = 0
 
         def feed(worker: _Worker) -> None:
-            worker.item = pending.popleft() if pending else None
+            claimed = set().union(*(w.tasks for w in workers + retired))
+            worker.item = pending.take(worker, claimed)
             if worker.item is not None:
+                worker.tasks.add(worker.item.condition.task)
                 worker.connection.send(worker.item)
 
-        def handle(worker: _Worker, message: tuple[str, Any], give_more: bool = True) -> None:
+        def handle(worker: _Worker, message: tuple[str, Any]) -> None:
             kind, payload = message
             if kind == "ready":
                 worker.ready = True
@@ -89,45 +130,37 @@ class LocalBackend:
             else:
                 worker.item = None
                 on_result(payload)
-            if give_more:
-                feed(worker)
+            feed(worker)
 
         def bury(worker: _Worker) -> None:
+            """The worker's socket closed: it exited or died. Record its episode, replace it."""
             nonlocal startup_deaths
-            try:
-                while worker.connection.poll():
-                    handle(worker, worker.connection.recv(), give_more=False)
-            except (EOFError, OSError):
-                pass
-            worker.process.join(timeout=5)
+            exitcode = worker.process.wait()
+            worker.connection.close()
             workers.remove(worker)
             if worker.item is not None:
-                on_result(_lost(worker.item, worker.process.exitcode))
+                on_result(_lost(worker.item, exitcode))
             elif not worker.ready:
                 startup_deaths += 1
                 if startup_deaths >= MAX_STARTUP_DEATHS:
                     raise WorkersFailed(
-                        f"worker processes exit before they are ready (exit code {worker.process.exitcode});"
-                        " no episode can run."
+                        f"worker processes exit before they are ready (exit code {exitcode}); "
+                        "no episode can run."
                     )
             if pending:
                 workers.append(self._start())
 
         try:
             while any(w.item is not None or not w.ready for w in workers):
-                owner = {id(w.connection): w for w in workers} | {id(w.process.sentinel): w for w in workers}
-                ready = wait([w.connection for w in workers] + [w.process.sentinel for w in workers])
-                for obj in ready:
-                    worker = owner[id(obj)]
-                    if worker not in workers:
+                owner = {id(w.connection): w for w in workers}
+                for connection in wait([w.connection for w in workers]):
+                    worker = owner[id(connection)]
+                    try:
+                        message = worker.connection.recv()
+                    except (EOFError, OSError):
+                        bury(worker)
                         continue
-                    if obj is worker.connection:
-                        try:
-                            handle(worker, worker.connection.recv())
-                            continue
-                        except (EOFError, OSError):
-                            pass
-                    bury(worker)
+                    handle(worker, message)
                 for worker in [w for w in workers if w.ready and w.item is None]:
                     worker.connection.close()  # nothing left for it: the worker exits on EOF
                     workers.remove(worker)
@@ -136,7 +169,8 @@ class LocalBackend:
             for worker in workers:
                 worker.process.kill()
             for worker in workers + retired:
-                worker.process.join(timeout=10)
-                if worker.process.is_alive():
+                try:
+                    worker.process.wait(timeout=10)
+                except subprocess.TimeoutExpired:
                     worker.process.kill()
-                    worker.process.join()
+                    worker.process.wait()

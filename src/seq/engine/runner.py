@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import importlib
 import os
+import threading
 import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
@@ -157,6 +159,10 @@ def execute_eval(
             environment_seen = True
 
     started = time.perf_counter()
+    if workers < default_envs():
+        # scipy.stats takes a second to import: do it on the spare core while the workers run
+        # (where no core is spare, doing it now would only slow the workers down).
+        threading.Thread(target=importlib.import_module, args=("scipy.stats",), daemon=True).start()
     status = COMPLETED
     try:
         if items:

@@ -1,7 +1,8 @@
 """A worker process: runs the benchmark's setup once, then episodes one at a time.
 
-It talks to its parent over a pipe: it sends `("ready", environment)` once set up, then one
-`("done", EpisodeResult)` per work item it is given, and exits when the pipe closes (so a
+It is started as `python -m seq.engine FD` and talks to the runner over that socket: it
+receives its `WorkerConfig` first, then sends `("ready", environment)` once set up, then one
+`("done", EpisodeResult)` per work item it is given, and exits when the socket closes (so a
 runner killed with SIGKILL leaves no worker behind).
 """
 
@@ -83,8 +84,13 @@ def build_runner(config: WorkerConfig, closer: _EnvCloser | None = None) -> Epis
     )
 
 
-def worker_main(connection: Connection, config: WorkerConfig) -> None:
+def worker_main(connection: Connection) -> None:
+    """Serve work items from the runner until it closes the connection."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides what Ctrl-C cancels
+    try:
+        config: WorkerConfig = connection.recv()
+    except (EOFError, OSError):
+        return
     closer = _EnvCloser()
     setup_error = None
     runner = None
