@@ -71,7 +71,7 @@ def test_sigkill_then_resume_gives_the_uninterrupted_rows(toy_file, seq_home):
     os.killpg(process.pid, signal.SIGKILL)
     process.wait()
     (row,) = seq.eval.ls()
-    assert row["status"] == "running" and 2 <= row["done"] < 6
+    assert row["status"] == "interrupted" and 2 <= row["done"] < 6
 
     resumed = run_cli("eval", "run", "--resume", row["id"], "--envs", "2")
     assert resumed.returncode == 0, resumed.stderr

@@ -14,6 +14,7 @@ import os
 import socket
 import subprocess
 import sys
+import threading
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -166,11 +167,8 @@ class LocalBackend:
                     workers.remove(worker)
                     retired.append(worker)
         finally:
-            for worker in workers:
+            for worker in workers:  # still busy: the eval was interrupted
                 worker.process.kill()
-            for worker in workers + retired:
-                try:
-                    worker.process.wait(timeout=10)
-                except subprocess.TimeoutExpired:
-                    worker.process.kill()
-                    worker.process.wait()
+                worker.process.wait()
+            # Workers told to stop are closing their envs; reap them without holding up the report.
+            threading.Thread(target=lambda: [w.process.wait() for w in retired], daemon=True).start()

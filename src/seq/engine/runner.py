@@ -175,8 +175,7 @@ def execute_eval(
     finally:
         store.set_eval_status(eval_row.id, status, add_wall_s=time.perf_counter() - started)
         if status != FAILED:
-            benchmark_cls = load_version(benchmark_row)
-            store.write_scores(eval_row.id, score_groups(benchmark_cls, store.episodes(eval_row.id)))
+            store.write_scores(eval_row.id, score_groups(load_version(benchmark_row), store, eval_row.id))
     if status == CANCELED:
         raise EvalCanceled(eval_row.id)
     return status

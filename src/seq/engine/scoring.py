@@ -7,6 +7,7 @@ from collections.abc import Iterable
 
 from seq.authoring.benchmark import spec_of
 from seq.record.episode import EpisodeResult
+from seq.record.store import Store
 
 OVERALL = ("overall", "all")
 
@@ -24,12 +25,13 @@ def groups(results: Iterable[EpisodeResult]) -> dict[tuple[str, str], list[Episo
 
 
 def score_groups(
-    benchmark_cls: type, results: list[EpisodeResult]
+    benchmark_cls: type, store: Store, eval_id: str
 ) -> dict[tuple[str, str], tuple[dict[str, float] | None, str | None]]:
     """Each group's score values (or the error its score hook raised), over episodes that did not error."""
     spec = spec_of(benchmark_cls)
     if "score" not in spec.hooks:
         return {}
+    results = store.episodes(eval_id)
     score = getattr(benchmark_cls(), spec.hooks["score"])
     scored: dict[tuple[str, str], tuple[dict[str, float] | None, str | None]] = {}
     for key, members in groups(r for r in results if r.ok).items():

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import sqlite3
 import time
 from collections.abc import Iterable, Iterator
@@ -33,7 +34,8 @@ CREATE TABLE IF NOT EXISTS evals (
     policy TEXT NOT NULL, policy_version INTEGER NOT NULL,
     benchmark TEXT NOT NULL, benchmark_version INTEGER NOT NULL,
     arguments TEXT NOT NULL, manifest TEXT NOT NULL,
-    wall_s REAL NOT NULL DEFAULT 0, setup_cpu_s REAL NOT NULL DEFAULT 0, finished_at REAL
+    wall_s REAL NOT NULL DEFAULT 0, setup_cpu_s REAL NOT NULL DEFAULT 0, finished_at REAL,
+    runner TEXT
 );
 CREATE TABLE IF NOT EXISTS items (
     eval_id TEXT NOT NULL, item_id TEXT NOT NULL, ordinal INTEGER NOT NULL,
@@ -55,6 +57,7 @@ CREATE TABLE IF NOT EXISTS scores (
 """
 
 RUNNING, COMPLETED, CANCELED, FAILED = "running", "completed", "canceled", "failed"
+INTERRUPTED = "interrupted"  # recorded as running, but its runner process is gone (killed)
 
 
 def seq_home() -> Path:
@@ -231,10 +234,12 @@ class Store:
         return [row[0] for row in self._db.execute("SELECT id FROM evals")]
 
     def set_eval_status(self, eval_id: str, status: str, add_wall_s: float = 0.0) -> None:
+        """Set an eval's status; `running` also records this process as its runner."""
         finished = None if status == RUNNING else time.time()
+        runner = f"{socket.gethostname()}:{os.getpid()}" if status == RUNNING else None
         self._db.execute(
-            "UPDATE evals SET status=?, wall_s=wall_s+?, finished_at=? WHERE id=?",
-            (status, add_wall_s, finished, eval_id),
+            "UPDATE evals SET status=?, wall_s=wall_s+?, finished_at=?, runner=? WHERE id=?",
+            (status, add_wall_s, finished, runner, eval_id),
         )
 
     def add_setup_cpu(self, eval_id: str, cpu_s: float) -> None:
@@ -354,11 +359,31 @@ def _version(row: sqlite3.Row) -> VersionRow:
     )
 
 
+def _runner_alive(runner: str | None) -> bool:
+    """Whether the process recorded as an eval's runner still exists (on another host: assume so)."""
+    if not runner:
+        return False
+    host, _, pid = runner.rpartition(":")
+    if host != socket.gethostname():
+        return True
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, ValueError):
+        return True
+    return True
+
+
+def _live_status(status: str, runner: str | None) -> str:
+    return INTERRUPTED if status == RUNNING and not _runner_alive(runner) else status
+
+
 def _eval(row: sqlite3.Row) -> EvalRow:
     return EvalRow(
         row["id"],
         row["created_at"],
-        row["status"],
+        _live_status(row["status"], row["runner"]),
         row["policy"],
         row["policy_version"],
         row["benchmark"],

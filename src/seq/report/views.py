@@ -74,9 +74,10 @@ def _headline(report: Report) -> str:
 def _partial_line(report: Report) -> str | None:
     if not report.partial:
         return None
+    resume = f"; seq eval run --resume {report.eval_id} runs the rest" if report.status != "running" else ""
     return (
         f"PARTIAL: these results cover {report.done} of {report.total} episodes "
-        f"(the eval is {report.status})."
+        f"(the eval is {report.status}{resume})."
     )
 
 
