@@ -10,8 +10,10 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from seq.engine.runner import EvalRequest, execute_eval, resume_eval, start_eval
+from seq.errors import SeqInputError
 from seq.record.episode import EpisodeResult
 from seq.record.store import EvalRow, Store
+from seq.registry.loader import importing_user_file
 from seq.report.report import Report, build_report
 
 
@@ -37,13 +39,17 @@ def run(
     from its file). `resume=EVAL_ID` runs only that eval's work items that have no finished episode.
     Ctrl-C raises `seq.EvalCanceled` after recording what ran.
     """
+    importing = importing_user_file()
+    if importing is not None:
+        raise SeqInputError(
+            f"{importing} starts an eval when it is imported; put the seq.eval.run call under "
+            '`if __name__ == "__main__":` so that seq can load its classes.'
+        )
     store = store or Store()
     if resume is not None:
         row = resume_eval(resume, store)
     else:
         if policy is None or benchmark is None:
-            from seq.errors import SeqInputError
-
             raise SeqInputError("seq.eval.run needs a policy and a benchmark= (or resume=EVAL_ID).")
         request = EvalRequest(
             policy, benchmark, envs, suites, tasks, seeds, max_steps, trials, dict(params or {})

@@ -113,3 +113,42 @@ def test_python_classes_run_without_deploy(toy_file):
     module = import_file(toy_file, "line_bench_direct")
     report = seq.eval.run(module.LineController, benchmark=module.Line, tasks=["near"], seeds=[0], envs=1)
     assert report.done == 1 and report.benchmark == "line@v1"
+
+
+def test_a_script_that_runs_an_eval_at_import_is_told_to_use_a_main_guard(toy_file, tmp_path):
+    script = tmp_path / "unguarded.py"
+    script.write_text(
+        toy_file.read_text()
+        + "\nreport = seq.eval.run(LineController, benchmark=Line, tasks=['near'], envs=1)\n"
+    )
+    result = run_cli_script(script)
+    assert result.returncode == 1
+    assert "put the seq.eval.run call under" in result.stderr and "__main__" in result.stderr
+
+    guarded = tmp_path / "guarded.py"
+    guarded.write_text(
+        toy_file.read_text()
+        + "\nif __name__ == '__main__':\n"
+        + "    report = seq.eval.run(LineController, benchmark=Line, tasks=['near'], seeds=[0], envs=1)\n"
+        + "    print('done', report.done)\n"
+    )
+    result = run_cli_script(guarded)
+    assert result.returncode == 0, result.stderr
+    assert "done 1" in result.stdout
+
+
+def run_cli_script(path):
+    import subprocess
+    import sys
+
+    return subprocess.run([sys.executable, str(path)], capture_output=True, text=True, timeout=120)
+
+
+def test_importing_seq_imports_no_simulator():
+    import subprocess
+    import sys
+
+    heavy = "{'mujoco', 'metaworld', 'gymnasium', 'scipy'}"
+    code = f"import sys, seq; print(sorted(m for m in sys.modules if m.split('.')[0] in {heavy}))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"

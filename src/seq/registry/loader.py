@@ -10,6 +10,13 @@ from typing import Any
 
 from seq.errors import SeqInputError
 
+_importing: list[Path] = []  # user files being imported right now (innermost last)
+
+
+def importing_user_file() -> Path | None:
+    """The user file whose top-level code is running now, if any."""
+    return _importing[-1] if _importing else None
+
 
 def module_name_for(sha256: str) -> str:
     return f"seq_user_{sha256[:16]}"
@@ -27,11 +34,14 @@ def import_file(path: Path, module_name: str, search_dir: str | None = None) -> 
         raise SeqInputError(f"{path}: cannot be imported as a Python module.")
     module = importlib.util.module_from_spec(spec)
     sys.modules[module_name] = module
+    _importing.append(path)
     try:
         spec.loader.exec_module(module)
     except BaseException:
         del sys.modules[module_name]
         raise
+    finally:
+        _importing.pop()
     return module
 
 

@@ -128,7 +128,7 @@ def report_renderable(report: Report, compact: bool = False) -> Any:
         if not rows:
             continue
         table = Table(title=KIND_TITLES[kind], title_justify="left", header_style="bold")
-        table.add_column(kind if kind != "overall" else "group")
+        table.add_column(kind if kind != "overall" else "group", no_wrap=True)
         table.add_column("n", justify="right")
         for name in names:
             table.add_column(name, justify="right")

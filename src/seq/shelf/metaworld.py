@@ -9,6 +9,7 @@ first success or at `max_steps` (500, MetaWorld's own horizon).
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
@@ -148,6 +149,9 @@ class _Experts:
     def action(self, obs: Any, task: str | None) -> np.ndarray:
         if task not in self._by_task:
             from metaworld.policies import ENV_POLICY_MAP
+
+            # Every expert warns that its gains exceed the action bounds; the env clips, as intended.
+            warnings.filterwarnings("ignore", message=r"Constant\(s\) may be too high", category=UserWarning)
 
             if task not in ENV_POLICY_MAP:
                 raise ValueError(f"MetaWorld has no scripted expert for task {task!r}.")
