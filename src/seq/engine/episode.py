@@ -71,14 +71,7 @@ class EpisodeRunner:
 
     def run(self, item: WorkItem) -> EpisodeResult:
         condition = item.condition
-        result = EpisodeResult(
-            item_id=item.item_id,
-            task=condition.task,
-            seed=condition.seed,
-            trial=item.trial,
-            suite=condition.suite,
-            variation=condition.variation,
-        )
+        result = item.result()
         max_steps = condition.max_steps or self.spec.max_steps
         deadline = None if condition.timeout_s is None else condition.timeout_s
         start, cpu_start = time.perf_counter(), time.process_time()

@@ -70,14 +70,7 @@ class _Queue:
 
 
 def _lost(item: WorkItem, exitcode: int | None) -> EpisodeResult:
-    condition = item.condition
-    return EpisodeResult(
-        item.item_id,
-        condition.task,
-        condition.seed,
-        item.trial,
-        condition.suite,
-        condition.variation,
+    return item.result(
         status=ERROR,
         ended_by="error",
         error=f"the worker process died (exit code {exitcode}) while running this episode; it was replaced.",

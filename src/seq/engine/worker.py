@@ -20,7 +20,7 @@ from seq.authoring.benchmark import spec_of
 from seq.authoring.policy import policy_spec_of
 from seq.engine.environment import describe_environment
 from seq.engine.episode import EpisodeRunner
-from seq.record.episode import ERROR, EpisodeResult
+from seq.record.episode import ERROR
 from seq.record.store import WorkItem
 from seq.registry.loader import load_class
 from seq.serving.inline import InlinePolicy
@@ -108,18 +108,7 @@ def worker_main(connection: Connection) -> None:
             except (EOFError, OSError):
                 break
             if runner is None:
-                condition = item.condition
-                result = EpisodeResult(
-                    item.item_id,
-                    condition.task,
-                    condition.seed,
-                    item.trial,
-                    condition.suite,
-                    condition.variation,
-                    status=ERROR,
-                    ended_by="error",
-                    error=setup_error,
-                )
+                result = item.result(status=ERROR, ended_by="error", error=setup_error)
             else:
                 result = runner.run(item)
             connection.send(("done", result))

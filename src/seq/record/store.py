@@ -106,6 +106,11 @@ class WorkItem:
     condition: Condition
     trial: int
 
+    def result(self, **fields: Any) -> EpisodeResult:
+        """An `EpisodeResult` for this item, with the given fields set."""
+        c = self.condition
+        return EpisodeResult(self.item_id, c.task, c.seed, self.trial, c.suite, c.variation, **fields)
+
 
 class Store:
     """Typed access to the record database."""
