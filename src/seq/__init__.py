@@ -15,6 +15,7 @@ from seq.authoring.conditions import Condition, conditions
 from seq.authoring.declarations import Image, Record, Secret, Volume
 from seq.authoring.hooks import check, infer, load, reset, score, setup
 from seq.authoring.policy import Policy, policy
+from seq.engine.arms import Arm
 from seq.errors import EvalCanceled, SeqInputError
 from seq.record.episode import EpisodeResult
 from seq.record.store import Store
@@ -23,6 +24,7 @@ from seq.registry.deploy import deploy
 from seq.report.report import Report
 
 __all__ = [
+    "Arm",
     "Benchmark",
     "Condition",
     "EpisodeResult",

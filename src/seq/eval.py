@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from seq.engine.arms import Arm, build_arms
 from seq.engine.runner import EvalRequest, execute_eval, resume_eval, start_eval
 from seq.errors import SeqInputError
 from seq.record.episode import EpisodeResult
@@ -28,6 +29,11 @@ def run(
     max_steps: int | None = None,
     trials: int = 1,
     params: Mapping[str, Any] | None = None,
+    vs: Any = None,
+    vs_params: Mapping[str, Any] | None = None,
+    sweep: Mapping[str, Sequence[Any]] | None = None,
+    arms: Sequence[Arm] | None = None,
+    threshold: float = 0.05,
     resume: str | None = None,
     on_start: Callable[[EvalRow], None] | None = None,
     on_result: Callable[[EpisodeResult], None] | None = None,
@@ -36,8 +42,11 @@ def run(
     """Evaluate `policy` on `benchmark` and return the report.
 
     Either may be a registered name, `name@vN`, a built-in name or a decorated class (registered
-    from its file). `resume=EVAL_ID` runs only that eval's work items that have no finished episode.
-    Ctrl-C raises `seq.EvalCanceled` after recording what ran.
+    from its file). `params` sets declared parameters (`noise=0.3`, `policy.noise`, `benchmark.x`,
+    `eval.steps_per_query`). Several arms run on the same episodes and are compared pair by pair:
+    `vs=` (with `vs_params=`) adds a second policy, `sweep={"policy.noise": [0.0, 0.5]}` one arm per
+    value, or give `arms=[seq.Arm(...), ...]`. `resume=EVAL_ID` runs only that eval's work items
+    that have no finished episode. Ctrl-C raises `seq.EvalCanceled` after recording what ran.
     """
     importing = importing_user_file()
     if importing is not None:
@@ -49,11 +58,10 @@ def run(
     if resume is not None:
         row = resume_eval(resume, store)
     else:
-        if policy is None or benchmark is None:
+        if (policy is None and not arms) or benchmark is None:
             raise SeqInputError("seq.eval.run needs a policy and a benchmark= (or resume=EVAL_ID).")
-        request = EvalRequest(
-            policy, benchmark, envs, suites, tasks, seeds, max_steps, trials, dict(params or {})
-        )
+        built = build_arms(policy, params, vs=vs, vs_params=vs_params, sweep=sweep, arms=arms)
+        request = EvalRequest(built, benchmark, envs, suites, tasks, seeds, max_steps, trials, threshold)
         row = start_eval(request, store)
     if on_start is not None:
         on_start(row)

@@ -38,11 +38,22 @@ def test_trials_multiply_and_suffix_ids():
     items = plan(_spec(), trials=3)
     assert len(items) == 12
     assert len({it.item_id for it in items}) == 12
-    assert [(it.item_id, it.trial) for it in items[:3]] == [
+    # trial-major: every prefix of the plan covers the conditions evenly
+    assert [(it.item_id, it.trial) for it in items[:5]] == [
         ("reach|seed=0|trial=0", 0),
+        ("reach|seed=1|trial=0", 0),
+        ("push|seed=0|trial=0", 0),
+        ("push|seed=1|trial=0", 0),
         ("reach|seed=0|trial=1", 1),
-        ("reach|seed=0|trial=2", 2),
     ]
+
+
+def test_arms_pair_up_by_condition_and_trial():
+    items = plan(_spec(), trials=2, arms=["A", "B"])
+    assert len(items) == 16
+    assert [it.item_id for it in items[:2]] == ["A/reach|seed=0|trial=0", "B/reach|seed=0|trial=0"]
+    assert items[0].pair_key == items[1].pair_key == "reach|seed=0|trial=0"
+    assert {it.arm for it in items} == {"A", "B"}
 
 
 def test_bad_trials_refused():

@@ -12,7 +12,7 @@ from rich.live import Live
 from rich.table import Table
 
 import seq.eval as api
-from seq.cli.options import parse_params, parse_seeds, split_list
+from seq.cli.options import parse_params, parse_seeds, parse_sweep, split_list
 from seq.cli.progress import EvalProgress
 from seq.errors import EvalCanceled
 from seq.record.store import RUNNING, Store
@@ -53,6 +53,10 @@ def run_command(
     param: list[str] = typer.Option(
         None, "--param", help="NAME=VALUE for a declared parameter (repeatable)."
     ),
+    vs: str = typer.Option(None, "--vs", help="A second policy, run on the same episodes and compared."),
+    vs_param: list[str] = typer.Option(None, "--vs-param", help="NAME=VALUE for the --vs policy."),
+    sweep: list[str] = typer.Option(None, "--sweep", help="NAME=V1,V2,… : one arm per value (repeatable)."),
+    threshold: float = typer.Option(0.05, "--threshold", help="Equivalence margin of the comparisons."),
     resume: str = typer.Option(None, "--resume", help="Run only the unfinished episodes of this eval."),
     as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
     markdown: Path = typer.Option(None, "--markdown", help="Also write the report as Markdown."),
@@ -77,6 +81,10 @@ def run_command(
                 max_steps=max_steps,
                 trials=trials,
                 params=parse_params(param),
+                vs=vs,
+                vs_params=parse_params(vs_param, "--vs-param"),
+                sweep=parse_sweep(sweep),
+                threshold=threshold,
                 resume=resume,
                 on_start=progress.on_start,
                 on_result=progress.on_result,

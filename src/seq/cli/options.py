@@ -32,7 +32,7 @@ def parse_seeds(values: list[str] | None) -> list[int] | None:
     return seeds
 
 
-def parse_params(values: list[str] | None) -> dict[str, str]:
+def parse_params(values: list[str] | None, option: str = "--param") -> dict[str, str]:
     """`--param noise=0.3 --param eval.steps_per_query=5` → `{"noise": "0.3", ...}`."""
     params: dict[str, str] = {}
     for value in values or []:
@@ -41,3 +41,16 @@ def parse_params(values: list[str] | None) -> dict[str, str]:
             raise SeqInputError(f"--param {value}: expected NAME=VALUE, such as noise=0.3.")
         params[key.strip()] = raw
     return params
+
+
+def parse_sweep(values: list[str] | None) -> dict[str, list[str]] | None:
+    """`--sweep policy.noise=0.0,0.5,1.0` → `{"policy.noise": ["0.0", "0.5", "1.0"]}`."""
+    if not values:
+        return None
+    sweep: dict[str, list[str]] = {}
+    for key, raw in parse_params(values, "--sweep").items():
+        parts = [part.strip() for part in raw.split(",") if part.strip()]
+        if not parts:
+            raise SeqInputError(f"--sweep {key}=: expected values, such as {key}=0.0,0.5,1.0.")
+        sweep[key] = parts
+    return sweep

@@ -49,6 +49,9 @@ class _Queue:
 
     def __init__(self, items: list[WorkItem]) -> None:
         self._by_task: dict[str, deque[WorkItem]] = {}
+        self.extend(items)
+
+    def extend(self, items: list[WorkItem]) -> None:
         for item in items:
             self._by_task.setdefault(item.condition.task, deque()).append(item)
 
@@ -101,10 +104,18 @@ class LocalBackend:
         items: list[WorkItem],
         on_result: Callable[[EpisodeResult], None],
         on_ready: Callable[[dict[str, Any]], None] | None = None,
+        rounds: list[list[WorkItem]] | None = None,
+        after_round: Callable[[], bool] | None = None,
     ) -> None:
-        """Run every item, calling `on_result` as each episode finishes (in the calling thread)."""
+        """Run every item, calling `on_result` as each episode finishes (in the calling thread).
+
+        With `rounds`, the items of each further round are handed out only once every item before
+        them has finished and `after_round()` has returned False (True stops the run there).
+        """
+        later = deque(rounds or [])
         pending = _Queue(items)
-        workers = [self._start() for _ in range(min(self.envs, len(items)))]
+        total = len(items) + sum(len(r) for r in later)
+        workers = [self._start() for _ in range(min(self.envs, total))]
         retired: list[_Worker] = []
         startup_deaths = 0
 
@@ -141,11 +152,18 @@ class LocalBackend:
                         f"worker processes exit before they are ready (exit code {exitcode}); "
                         "no episode can run."
                     )
-            if pending:
+            if pending or later:
                 workers.append(self._start())
 
         try:
-            while any(w.item is not None or not w.ready for w in workers):
+            while True:
+                if not pending and all(w.item is None and w.ready for w in workers):
+                    if later and not (after_round is not None and after_round()):
+                        pending.extend(later.popleft())
+                        for worker in workers:
+                            feed(worker)
+                        continue
+                    break
                 owner = {id(w.connection): w for w in workers}
                 for connection in wait([w.connection for w in workers]):
                     worker = owner[id(connection)]
@@ -155,7 +173,7 @@ class LocalBackend:
                         bury(worker)
                         continue
                     handle(worker, message)
-                for worker in [w for w in workers if w.ready and w.item is None]:
+                for worker in [w for w in workers if w.ready and w.item is None and not later]:
                     worker.connection.close()  # nothing left for it: the worker exits on EOF
                     workers.remove(worker)
                     retired.append(worker)

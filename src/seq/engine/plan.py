@@ -1,4 +1,4 @@
-"""Expand a benchmark's conditions × trials into work items with stable ids."""
+"""Expand a benchmark's conditions × trials × arms into work items with stable ids."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from seq.authoring.benchmark import BenchmarkSpec
 from seq.authoring.conditions import Condition, check_max_steps
 from seq.errors import SeqInputError
-from seq.record.store import WorkItem
+from seq.record.store import WorkItem, item_id
 
 
 def _pick_suites(spec: BenchmarkSpec, suites: Sequence[str] | None) -> list[Condition]:
@@ -38,12 +38,14 @@ def plan(
     seeds: Sequence[int] | None = None,
     max_steps: int | None = None,
     trials: int = 1,
+    arms: Sequence[str] = (),
 ) -> list[WorkItem]:
     """The work items of an eval, in a stable order.
 
     `tasks` and `seeds` narrow the benchmark's conditions (`seeds` may also name seeds the
     benchmark does not list: each task's conditions are then repeated with those seeds);
-    `max_steps` overrides every condition's own limit.
+    `max_steps` overrides every condition's own limit. With several `arms`, each condition and
+    trial is one item per arm (the arms' episodes pair up by condition, seed and trial).
     """
     check_max_steps(max_steps, "--max-steps")
     if isinstance(trials, bool) or not isinstance(trials, int) or trials < 1:
@@ -73,9 +75,14 @@ def plan(
         ]
     if max_steps is not None:
         conditions = [Condition(**{**c.to_dict(), "max_steps": max_steps}) for c in conditions]
+    arms = list(arms) or [""]
     items = []
-    for condition in conditions:
-        for trial in range(trials):
-            item_id = condition.key + (f"|trial={trial}" if trials > 1 else "")
-            items.append(WorkItem(item_id, len(items), condition, trial))
+    for trial in range(trials):  # trial-major, so that any prefix covers every condition evenly
+        for condition in conditions:
+            for arm in arms:
+                items.append(
+                    WorkItem(
+                        item_id(condition, trial, trials, arm, len(arms)), len(items), condition, trial, arm
+                    )
+                )
     return items

@@ -8,17 +8,18 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from seq._version import __version__, git_sha
 from seq.authoring.benchmark import spec_of
 from seq.authoring.params import Parameter, resolve_parameters
 from seq.authoring.policy import policy_spec_of
+from seq.engine.arms import Arm
 from seq.engine.local import LocalBackend, WorkersFailed
 from seq.engine.plan import plan
 from seq.engine.scoring import score_groups
-from seq.engine.worker import WorkerConfig
+from seq.engine.worker import ArmConfig, WorkerConfig
 from seq.errors import EvalCanceled, SeqInputError
 from seq.record.episode import EpisodeResult
 from seq.record.store import CANCELED, COMPLETED, FAILED, RUNNING, EvalRow, Store, VersionRow
@@ -37,9 +38,9 @@ def default_envs() -> int:
 
 @dataclass
 class EvalRequest:
-    """The arguments of an eval, as `seq eval run` takes them."""
+    """The arguments of an eval, as `seq eval run` takes them (see `seq.eval.run`)."""
 
-    policy: Any
+    arms: list[Arm]
     benchmark: Any
     envs: int | None = None
     suites: Sequence[str] | None = None
@@ -47,7 +48,7 @@ class EvalRequest:
     seeds: Sequence[int] | None = None
     max_steps: int | None = None
     trials: int = 1
-    params: Mapping[str, Any] = field(default_factory=dict)
+    threshold: float = 0.05
 
 
 def _resolve_params(policy_row: VersionRow, benchmark_row: VersionRow, params: Mapping[str, Any]) -> dict:
@@ -78,9 +79,23 @@ def _check_envs(envs: int | None) -> int:
 def start_eval(request: EvalRequest, store: Store) -> EvalRow:
     """Validate the request, plan the work items and store the eval before any episode runs."""
     benchmark_row = resolve("benchmark", request.benchmark, store)
-    policy_row = resolve("policy", request.policy, store)
     _check_envs(request.envs)
     spec = spec_of(load_version(benchmark_row))
+    arms = []
+    for arm in request.arms:
+        policy_row = resolve("policy", arm.policy, store)
+        values = _resolve_params(policy_row, benchmark_row, arm.params)
+        arms.append(
+            {
+                "name": arm.name or "",
+                "policy": policy_row.label,
+                "policy_name": policy_row.name,
+                "policy_version": policy_row.version,
+                "policy_sha256": policy_row.sha256,
+                "params": {k: str(v) for k, v in arm.params.items()},
+                "parameters": values,
+            }
+        )
     items = plan(
         spec,
         suites=request.suites,
@@ -88,11 +103,13 @@ def start_eval(request: EvalRequest, store: Store) -> EvalRow:
         seeds=request.seeds,
         max_steps=request.max_steps,
         trials=request.trials,
+        arms=[arm["name"] for arm in arms] if len(arms) > 1 else (),
     )
-    values = _resolve_params(policy_row, benchmark_row, request.params)
+    first = store.version("policy", arms[0]["policy_name"], arms[0]["policy_version"])
+    assert first is not None
     eval_id = "ev-" + uuid.uuid4().hex[:10]
     arguments = {
-        "policy": policy_row.label,
+        "arms": [{"name": a["name"], "policy": a["policy"], "params": a["params"]} for a in arms],
         "benchmark": benchmark_row.label,
         "envs": request.envs,
         "suites": list(request.suites or [spec.default_suite]),
@@ -100,7 +117,7 @@ def start_eval(request: EvalRequest, store: Store) -> EvalRow:
         "seeds": None if request.seeds is None else list(request.seeds),
         "max_steps": request.max_steps,
         "trials": request.trials,
-        "params": dict(request.params),
+        "threshold": request.threshold,
     }
     manifest = {
         "seq": {"version": __version__, "git_sha": git_sha()},
@@ -109,14 +126,30 @@ def start_eval(request: EvalRequest, store: Store) -> EvalRow:
             "version": benchmark_row.version,
             "sha256": benchmark_row.sha256,
         },
-        "policy": {"name": policy_row.name, "version": policy_row.version, "sha256": policy_row.sha256},
+        "policy": {"name": first.name, "version": first.version, "sha256": first.sha256},
+        "arms": arms,
         "seeds": sorted({item.condition.seed for item in items}),
-        "parameters": values,
+        "parameters": arms[0]["parameters"],
         "default_max_steps": spec.max_steps,
         "declared": spec.describe()["declared"],
     }
-    store.create_eval(eval_id, policy_row, benchmark_row, arguments, manifest, items)
+    store.create_eval(eval_id, first, benchmark_row, arguments, manifest, items)
     return store.get_eval(eval_id)  # type: ignore[return-value]
+
+
+def worker_config(eval_row: EvalRow, store: Store) -> WorkerConfig:
+    """What the eval's workers load: the benchmark's class and each arm's policy and parameters."""
+    benchmark_row = store.version("benchmark", eval_row.benchmark, eval_row.benchmark_version)
+    assert benchmark_row is not None
+    arms = {}
+    for arm in eval_row.manifest["arms"]:
+        policy_row = store.version("policy", arm["policy_name"], arm["policy_version"])
+        assert policy_row is not None
+        values = arm["parameters"]
+        arms[arm["name"]] = ArmConfig(
+            policy_row.ref, values["benchmark"], values["policy"], values["eval"]["steps_per_query"]
+        )
+    return WorkerConfig(benchmark_row.ref, arms)
 
 
 def execute_eval(
@@ -130,17 +163,9 @@ def execute_eval(
     Returns the final status. Ctrl-C stops the workers, keeps what ran, marks the eval
     `canceled` and raises `EvalCanceled`.
     """
-    policy_row = store.version("policy", eval_row.policy, eval_row.policy_version)
     benchmark_row = store.version("benchmark", eval_row.benchmark, eval_row.benchmark_version)
-    assert policy_row is not None and benchmark_row is not None
-    values = eval_row.manifest["parameters"]
-    config = WorkerConfig(
-        benchmark_row.ref,
-        policy_row.ref,
-        values["benchmark"],
-        values["policy"],
-        values["eval"]["steps_per_query"],
-    )
+    assert benchmark_row is not None
+    config = worker_config(eval_row, store)
     items = store.items(eval_row.id, unfinished_only=True)
     workers = _check_envs(envs if envs is not None else eval_row.arguments.get("envs"))
     store.set_eval_status(eval_row.id, RUNNING)

@@ -7,33 +7,35 @@ from collections.abc import Iterable
 
 from seq.authoring.benchmark import spec_of
 from seq.record.episode import EpisodeResult
-from seq.record.store import Store
-
-OVERALL = ("overall", "all")
+from seq.record.store import GroupKey, Store
 
 
-def groups(results: Iterable[EpisodeResult]) -> dict[tuple[str, str], list[EpisodeResult]]:
-    """The report's groups, in order: overall, then each suite, then each task."""
+def groups(results: Iterable[EpisodeResult]) -> dict[GroupKey, list[EpisodeResult]]:
+    """The report's groups, keyed (arm, kind, name): for each arm in order, all its episodes
+    (`overall`), then each suite's, then each task's."""
     results = list(results)
-    out: dict[tuple[str, str], list[EpisodeResult]] = {OVERALL: results}
-    for result in results:
-        if result.suite is not None:
-            out.setdefault(("suite", result.suite), []).append(result)
-    for result in results:
-        out.setdefault(("task", result.task), []).append(result)
+    out: dict[GroupKey, list[EpisodeResult]] = {}
+    for arm in dict.fromkeys(r.arm for r in results):
+        mine = [r for r in results if r.arm == arm]
+        out[(arm, "overall", "all")] = mine
+        for result in mine:
+            if result.suite is not None:
+                out.setdefault((arm, "suite", result.suite), []).append(result)
+        for result in mine:
+            out.setdefault((arm, "task", result.task), []).append(result)
     return out
 
 
 def score_groups(
     benchmark_cls: type, store: Store, eval_id: str
-) -> dict[tuple[str, str], tuple[dict[str, float] | None, str | None]]:
+) -> dict[GroupKey, tuple[dict[str, float] | None, str | None]]:
     """Each group's score values (or the error its score hook raised), over episodes that did not error."""
     spec = spec_of(benchmark_cls)
     if "score" not in spec.hooks:
         return {}
     results = store.episodes(eval_id)
     score = getattr(benchmark_cls(), spec.hooks["score"])
-    scored: dict[tuple[str, str], tuple[dict[str, float] | None, str | None]] = {}
+    scored: dict[GroupKey, tuple[dict[str, float] | None, str | None]] = {}
     for key, members in groups(r for r in results if r.ok).items():
         try:
             values = score(members)

@@ -1,4 +1,4 @@
-"""A worker process: runs the benchmark's setup once, then episodes one at a time.
+"""A worker process: runs the benchmark's setup once (per arm's setup parameters), then episodes.
 
 It is started as `python -m seq.engine FD` and talks to the runner over that socket: it
 receives its `WorkerConfig` first, then sends `("ready", environment)` once set up, then one
@@ -8,6 +8,7 @@ runner killed with SIGKILL leaves no worker behind).
 
 from __future__ import annotations
 
+import json
 import signal
 import time
 import traceback
@@ -27,14 +28,21 @@ from seq.serving.inline import InlinePolicy
 
 
 @dataclass(frozen=True)
-class WorkerConfig:
-    """What every worker of an eval needs: which classes to load and with which parameters."""
+class ArmConfig:
+    """One arm as a worker runs it: the policy class, its parameters and the benchmark's."""
 
-    benchmark_ref: dict[str, Any]
     policy_ref: dict[str, Any]
     setup_parameters: dict[str, Any] = field(default_factory=dict)
     policy_parameters: dict[str, Any] = field(default_factory=dict)
     steps_per_query: int | None = None
+
+
+@dataclass(frozen=True)
+class WorkerConfig:
+    """What every worker of an eval needs: the benchmark class and each arm."""
+
+    benchmark_ref: dict[str, Any]
+    arms: dict[str, ArmConfig]
 
 
 class _EnvCloser:
@@ -63,25 +71,35 @@ class _EnvCloser:
                     pass
 
 
-def build_runner(config: WorkerConfig, closer: _EnvCloser | None = None) -> EpisodeRunner:
-    """Load the classes, run `@seq.setup` and `@seq.load`, and return a ready episode runner."""
+def build_runners(config: WorkerConfig, closer: _EnvCloser | None = None) -> dict[str, EpisodeRunner | str]:
+    """Each arm's episode runner, after `@seq.setup` (once per distinct set of setup parameters)
+    and `@seq.load`; an arm whose setup or load raised maps to that traceback instead."""
     benchmark_cls = load_class(config.benchmark_ref)
-    policy_cls = load_class(config.policy_ref)
     spec = spec_of(benchmark_cls)
-    benchmark = benchmark_cls()
-    if "setup" in spec.hooks:
-        getattr(benchmark, spec.hooks["setup"])(**config.setup_parameters)
-    policy = policy_cls()
-    policy_hooks = policy_spec_of(policy_cls).hooks
-    if "load" in policy_hooks:
-        getattr(policy, policy_hooks["load"])(None)
-    return EpisodeRunner(
-        benchmark,
-        spec,
-        InlinePolicy(policy, config.policy_parameters),
-        config.steps_per_query,
-        on_env=closer.add if closer else None,
-    )
+    benchmarks: dict[str, Any] = {}
+    runners: dict[str, EpisodeRunner | str] = {}
+    for name, arm in config.arms.items():
+        try:
+            key = json.dumps(arm.setup_parameters, sort_keys=True)
+            if key not in benchmarks:
+                benchmarks[key] = benchmark_cls()
+                if "setup" in spec.hooks:
+                    getattr(benchmarks[key], spec.hooks["setup"])(**arm.setup_parameters)
+            policy_cls = load_class(arm.policy_ref)
+            policy = policy_cls()
+            policy_hooks = policy_spec_of(policy_cls).hooks
+            if "load" in policy_hooks:
+                getattr(policy, policy_hooks["load"])(None)
+            runners[name] = EpisodeRunner(
+                benchmarks[key],
+                spec,
+                InlinePolicy(policy, arm.policy_parameters),
+                arm.steps_per_query,
+                on_env=closer.add if closer else None,
+            )
+        except Exception:
+            runners[name] = "the worker's setup failed, so no episode could run:\n" + traceback.format_exc()
+    return runners
 
 
 def worker_main(connection: Connection) -> None:
@@ -92,12 +110,11 @@ def worker_main(connection: Connection) -> None:
     except (EOFError, OSError):
         return
     closer = _EnvCloser()
-    setup_error = None
-    runner = None
     try:
-        runner = build_runner(config, closer)
-    except Exception:
-        setup_error = "the worker's setup failed, so no episode could run:\n" + traceback.format_exc()
+        runners = build_runners(config, closer)
+    except Exception:  # the benchmark class itself cannot be loaded
+        error = "the worker's setup failed, so no episode could run:\n" + traceback.format_exc()
+        runners = {name: error for name in config.arms}
     try:
         connection.send(
             ("ready", {"environment": describe_environment(), "setup_cpu_s": time.process_time()})
@@ -107,8 +124,9 @@ def worker_main(connection: Connection) -> None:
                 item: WorkItem = connection.recv()
             except (EOFError, OSError):
                 break
-            if runner is None:
-                result = item.result(status=ERROR, ended_by="error", error=setup_error)
+            runner = runners[item.arm]
+            if isinstance(runner, str):
+                result = item.result(status=ERROR, ended_by="error", error=runner)
             else:
                 result = runner.run(item)
             connection.send(("done", result))

@@ -14,8 +14,9 @@ class EpisodeResult:
     """One finished episode: its condition, how it ended and the metrics of its last check.
 
     `metrics` always holds `steps`, `return` and `duration_s` next to the benchmark's own keys.
-    `status` is `ok`, `timed_out` (past the condition's `timeout_s`) or `error` (`error` holds the
-    traceback). `ended_by` says what stopped it: `check`, `env`, `max_steps`, `timeout` or `error`.
+    `arm` names the policy arm that ran it (empty for an eval of one policy). `status` is `ok`,
+    `timed_out` (past the condition's `timeout_s`) or `error` (`error` holds the traceback).
+    `ended_by` says what stopped it: `check`, `env`, `max_steps`, `timeout` or `error`.
     """
 
     item_id: str
@@ -24,6 +25,7 @@ class EpisodeResult:
     trial: int = 0
     suite: str | None = None
     variation: str | None = None
+    arm: str = ""
     status: str = OK
     metrics: dict[str, float] = field(default_factory=dict)
     steps: int = 0
@@ -36,3 +38,8 @@ class EpisodeResult:
     @property
     def ok(self) -> bool:
         return self.status != ERROR
+
+    @property
+    def pair_key(self) -> str:
+        """The item id without the arm: what pairs this episode with another arm's."""
+        return self.item_id[len(self.arm) + 1 :] if self.arm else self.item_id

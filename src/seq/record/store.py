@@ -39,7 +39,7 @@ CREATE TABLE IF NOT EXISTS evals (
 );
 CREATE TABLE IF NOT EXISTS items (
     eval_id TEXT NOT NULL, item_id TEXT NOT NULL, ordinal INTEGER NOT NULL,
-    condition TEXT NOT NULL, trial INTEGER NOT NULL,
+    condition TEXT NOT NULL, trial INTEGER NOT NULL, arm TEXT NOT NULL DEFAULT '',
     PRIMARY KEY (eval_id, item_id)
 );
 CREATE TABLE IF NOT EXISTS episodes (
@@ -50,12 +50,13 @@ CREATE TABLE IF NOT EXISTS episodes (
     PRIMARY KEY (eval_id, item_id)
 );
 CREATE TABLE IF NOT EXISTS scores (
-    eval_id TEXT NOT NULL, group_kind TEXT NOT NULL, group_name TEXT NOT NULL,
+    eval_id TEXT NOT NULL, arm TEXT NOT NULL, group_kind TEXT NOT NULL, group_name TEXT NOT NULL,
     values_json TEXT, error TEXT,
-    PRIMARY KEY (eval_id, group_kind, group_name)
+    PRIMARY KEY (eval_id, arm, group_kind, group_name)
 );
 """
 
+GroupKey = tuple[str, str, str]  # (arm, group kind, group name)
 RUNNING, COMPLETED, CANCELED, FAILED = "running", "completed", "canceled", "failed"
 INTERRUPTED = "interrupted"  # recorded as running, but its runner process is gone (killed)
 
@@ -99,17 +100,38 @@ class EvalRow:
 
 @dataclass(frozen=True)
 class WorkItem:
-    """One episode to run: a condition and a trial number, with a stable id."""
+    """One episode to run: a condition, a trial number and an arm, with a stable id.
+
+    `pair_key` is the id without the arm: the episodes of two arms with the same pair key ran the
+    same condition, seed and trial, and so pair up in comparisons.
+    """
 
     item_id: str
     ordinal: int
     condition: Condition
     trial: int
+    arm: str = ""
+
+    @property
+    def pair_key(self) -> str:
+        return pair_key(self.item_id, self.arm)
 
     def result(self, **fields: Any) -> EpisodeResult:
         """An `EpisodeResult` for this item, with the given fields set."""
         c = self.condition
-        return EpisodeResult(self.item_id, c.task, c.seed, self.trial, c.suite, c.variation, **fields)
+        return EpisodeResult(
+            self.item_id, c.task, c.seed, self.trial, c.suite, c.variation, arm=self.arm, **fields
+        )
+
+
+def item_id(condition: Condition, trial: int, trials: int, arm: str, arms: int) -> str:
+    """`[arm/]task|…|seed=S[|trial=T]`: readable, stable, unique within an eval."""
+    key = condition.key + (f"|trial={trial}" if trials > 1 else "")
+    return f"{arm}/{key}" if arms > 1 else key
+
+
+def pair_key(item: str, arm: str) -> str:
+    return item[len(arm) + 1 :] if arm and item.startswith(arm + "/") else item
 
 
 class Store:
@@ -214,9 +236,9 @@ class Store:
                 ),
             )
             db.executemany(
-                "INSERT INTO items VALUES (?,?,?,?,?)",
+                "INSERT INTO items VALUES (?,?,?,?,?,?)",
                 [
-                    (eval_id, it.item_id, it.ordinal, json.dumps(it.condition.to_dict()), it.trial)
+                    (eval_id, it.item_id, it.ordinal, json.dumps(it.condition.to_dict()), it.trial, it.arm)
                     for it in items
                 ],
             )
@@ -271,6 +293,7 @@ class Store:
                 row["ordinal"],
                 Condition.from_dict(json.loads(row["condition"])),
                 row["trial"],
+                row["arm"],
             )
             for row in rows
         ]
@@ -300,7 +323,7 @@ class Store:
 
     def episodes(self, eval_id: str) -> list[EpisodeResult]:
         rows = self._db.execute(
-            "SELECT e.*, i.condition, i.trial, i.ordinal FROM episodes e JOIN items i "
+            "SELECT e.*, i.condition, i.trial, i.ordinal, i.arm FROM episodes e JOIN items i "
             "ON e.eval_id=i.eval_id AND e.item_id=i.item_id WHERE e.eval_id=? ORDER BY i.ordinal",
             (eval_id,),
         ).fetchall()
@@ -315,6 +338,7 @@ class Store:
                     trial=row["trial"],
                     suite=condition.get("suite"),
                     variation=condition.get("variation"),
+                    arm=row["arm"],
                     status=row["status"],
                     metrics=json.loads(row["metrics"]),
                     steps=row["steps"],
@@ -327,23 +351,22 @@ class Store:
             )
         return results
 
-    def write_scores(
-        self, eval_id: str, scores: dict[tuple[str, str], tuple[dict | None, str | None]]
-    ) -> None:
+    def write_scores(self, eval_id: str, scores: dict[GroupKey, tuple[dict | None, str | None]]) -> None:
+        """Replace an eval's score-hook results, keyed by (arm, group kind, group name)."""
         with self.transaction() as db:
             db.execute("DELETE FROM scores WHERE eval_id=?", (eval_id,))
             db.executemany(
-                "INSERT INTO scores VALUES (?,?,?,?,?)",
+                "INSERT INTO scores VALUES (?,?,?,?,?,?)",
                 [
-                    (eval_id, kind, name, None if values is None else json.dumps(values), error)
-                    for (kind, name), (values, error) in scores.items()
+                    (eval_id, arm, kind, name, None if values is None else json.dumps(values), error)
+                    for (arm, kind, name), (values, error) in scores.items()
                 ],
             )
 
-    def scores(self, eval_id: str) -> dict[tuple[str, str], tuple[dict | None, str | None]]:
+    def scores(self, eval_id: str) -> dict[GroupKey, tuple[dict | None, str | None]]:
         rows = self._db.execute("SELECT * FROM scores WHERE eval_id=?", (eval_id,)).fetchall()
         return {
-            (row["group_kind"], row["group_name"]): (
+            (row["arm"], row["group_kind"], row["group_name"]): (
                 None if row["values_json"] is None else json.loads(row["values_json"]),
                 row["error"],
             )

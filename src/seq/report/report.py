@@ -45,6 +45,18 @@ class GroupRow:
     errors: int
     timed_out: int
     metrics: list[MetricRow]
+    arm: str = ""
+
+
+@dataclass(frozen=True)
+class ComparisonRow:
+    """One arm against the first arm, for one metric of one group, over their paired episodes."""
+
+    arm: str
+    baseline: str
+    kind: str
+    name: str
+    comparison: Any  # seq.stats.Comparison
 
 
 @dataclass(frozen=True)
@@ -72,6 +84,8 @@ class Report:
     manifest: dict[str, Any]
     arguments: dict[str, Any]
     episodes: list[EpisodeResult] = field(repr=False, default_factory=list)
+    arms: list[str] = field(default_factory=list)
+    comparisons: list[ComparisonRow] = field(default_factory=list)
 
     @property
     def partial(self) -> bool:
@@ -79,19 +93,34 @@ class Report:
 
     @property
     def title(self) -> str:
-        return f"{self.benchmark} + {self.policy}"
+        policies = [arm["policy"] for arm in self.manifest.get("arms", [])] or [self.policy]
+        return f"{self.benchmark} + {' vs '.join(dict.fromkeys(policies))}"
 
-    def group(self, kind: str, name: str) -> GroupRow:
+    def group(self, kind: str, name: str, arm: str | None = None) -> GroupRow:
+        """A group's row; `arm` defaults to the first arm."""
+        arm = self.arms[0] if arm is None and self.arms else arm or ""
         for row in self.groups:
-            if row.kind == kind and row.name == name:
+            if row.kind == kind and row.name == name and row.arm == arm:
                 return row
-        raise KeyError((kind, name))
+        raise KeyError((arm, kind, name))
 
-    def metric(self, name: str, kind: str = "overall", group: str = "all") -> MetricRow:
-        for row in self.group(kind, group).metrics:
+    def metric(
+        self, name: str, kind: str = "overall", group: str = "all", arm: str | None = None
+    ) -> MetricRow:
+        for row in self.group(kind, group, arm).metrics:
             if row.name == name:
                 return row
         raise KeyError(name)
+
+    def comparison(
+        self, metric: str = "success", arm: str | None = None, kind: str = "overall", group: str = "all"
+    ) -> Any:
+        """The paired comparison of `arm` (default: the second) against the first arm."""
+        arm = arm if arm is not None else self.arms[1]
+        for row in self.comparisons:
+            if (row.arm, row.kind, row.name, row.comparison.metric) == (arm, kind, group, metric):
+                return row.comparison
+        raise KeyError((arm, kind, group, metric))
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
@@ -131,8 +160,9 @@ def _metric_names(results: list[EpisodeResult]) -> list[str]:
 
 
 def _group_row(
-    kind: str, name: str, members: list[EpisodeResult], names: list[str], scored: dict[str, float] | None
+    key: tuple[str, str, str], members: list[EpisodeResult], names: list[str], scored: dict[str, float] | None
 ) -> GroupRow:
+    arm, kind, name = key
     counted = [r for r in members if r.status != ERROR]
     metrics = []
     for metric in names:
@@ -154,7 +184,43 @@ def _group_row(
         sum(r.status == ERROR for r in members),
         sum(r.status == TIMED_OUT for r in members),
         metrics,
+        arm,
     )
+
+
+def _comparisons(
+    table: dict[tuple[str, str, str], list[EpisodeResult]],
+    arms: list[str],
+    names: list[str],
+    threshold: float,
+) -> list[ComparisonRow]:
+    """Each arm after the first against the first, per group and metric, over the pairs where
+    neither episode errored."""
+    from seq.stats import compare_paired
+
+    rows = []
+    baseline = arms[0]
+    for arm in arms[1:]:
+        for (owner, kind, name), members in table.items():
+            if owner != arm or (baseline, kind, name) not in table:
+                continue
+            theirs = {r.pair_key: r for r in table[(baseline, kind, name)] if r.ok}
+            pairs = [(theirs[r.pair_key], r) for r in members if r.ok and r.pair_key in theirs]
+            for metric in names:
+                both = [
+                    (a.metrics[metric], b.metrics[metric])
+                    for a, b in pairs
+                    if metric in a.metrics and metric in b.metrics
+                ]
+                if not both:
+                    continue
+                a_values, b_values = zip(*both, strict=True)
+                rows.append(
+                    ComparisonRow(
+                        arm, baseline, kind, name, compare_paired(a_values, b_values, metric, threshold)
+                    )
+                )
+    return rows
 
 
 def build_report(eval_id: str, store: Store | None = None) -> Report:
@@ -168,11 +234,18 @@ def build_report(eval_id: str, store: Store | None = None) -> Report:
     scores = store.scores(eval_id)
     problems = []
     table = []
-    for (kind, name), members in groups(results).items():
-        values, error = scores.get((kind, name), (None, None))
+    grouped = groups(results)
+    for key, members in grouped.items():
+        values, error = scores.get(key, (None, None))
         if error:
-            problems.append(Problem(f"@seq.score for {kind} {name}", "score_error", error))
-        table.append(_group_row(kind, name, members, names, values))
+            arm, kind, name = key
+            where = f"@seq.score for {kind} {name}" + (f" of arm {arm}" if arm else "")
+            problems.append(Problem(where, "score_error", error))
+        table.append(_group_row(key, members, names, values))
+    arms = [arm["name"] for arm in row.manifest.get("arms", [])] or [""]
+    comparisons = (
+        _comparisons(grouped, arms, names, row.arguments.get("threshold", 0.05)) if len(arms) > 1 else []
+    )
     for result in results:
         if result.status in (ERROR, TIMED_OUT):
             message = result.error or f"stopped after {result.duration_s:.1f} s and {result.steps} steps"
@@ -195,4 +268,6 @@ def build_report(eval_id: str, store: Store | None = None) -> Report:
         manifest=row.manifest,
         arguments=row.arguments,
         episodes=results,
+        arms=arms,
+        comparisons=comparisons,
     )

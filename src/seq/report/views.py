@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import csv
-import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -55,6 +55,87 @@ def _n_cell(group: GroupRow) -> str:
     return f"{counted}" + (" ⚠" if counted < SMALL_N else "")
 
 
+@dataclass(frozen=True)
+class TableView:
+    """A titled table of text cells: what the terminal and Markdown views both draw."""
+
+    title: str
+    headers: list[str]
+    rows: list[list[str]]
+
+
+def group_tables(report: Report, kinds: list[str]) -> list[TableView]:
+    """One table per group kind (overall, per suite, per task), with an arm column when the eval has
+    several arms."""
+    names = _metric_names(report)
+    several = len(report.arms) > 1
+    tables = []
+    for kind in kinds:
+        rows = [g for g in report.groups if g.kind == kind]
+        if rows:
+            label = kind if kind != "overall" else "group"
+            headers = (["arm"] if several else []) + [label, "n", *names]
+            cells = [([g.arm] if several else []) + [g.name, _n_cell(g), *_cells(g, names)] for g in rows]
+            tables.append(TableView(KIND_TITLES[kind], headers, cells))
+    return tables
+
+
+def comparison_table(report: Report, every_task_metric: bool) -> TableView | None:
+    """Each arm against the first, over paired episodes: rates, the paired table, the difference
+    with its interval, the test and the verdict. Per task, only the first metric unless asked."""
+    if not report.comparisons:
+        return None
+    first_metric = report.comparisons[0].comparison.metric
+    headers = [
+        "arm",
+        "group",
+        "metric",
+        "pairs",
+        "rate A",
+        "rate B",
+        "both/A only/B only/neither",
+        "B − A [95%]",
+        "p",
+        "verdict",
+    ]
+    rows = []
+    for row in report.comparisons:
+        c = row.comparison
+        if row.kind == "task" and not every_task_metric and c.metric != first_metric:
+            continue
+        table = c.table
+        counts = f"{table.both}/{table.only_a}/{table.only_b}/{table.neither}" if table else "—"
+        difference = c.difference
+        rows.append(
+            [
+                row.arm,
+                f"{row.kind} {row.name}" if row.kind != "overall" else "all",
+                c.metric,
+                f"{c.n}" + (" ⚠" if c.n < SMALL_N else ""),
+                _interval_text(c.rate_a.mean, c.rate_a.low, c.rate_a.high),
+                _interval_text(c.rate_b.mean, c.rate_b.low, c.rate_b.high),
+                counts,
+                _interval_text(difference.difference, difference.low, difference.high),
+                "—" if c.p_value is None else f"{c.p_value:.3g}",
+                c.verdict,
+            ]
+        )
+    baseline = report.comparisons[0].baseline
+    verdicts = {row.comparison.verdict_interval for row in report.comparisons}
+    threshold = report.comparisons[0].comparison.threshold
+    title = (
+        f"Paired comparisons against arm {baseline} (A): differences by "
+        f"{', '.join(sorted(verdicts))}; 'within threshold' means the whole interval lies in ±{threshold}"
+    )
+    return TableView(title, headers, rows)
+
+
+def _interval_text(value: float, low: float | None, high: float | None) -> str:
+    if low is None or high is None:
+        return _number(value)
+    return f"{_number(value)} [{_number(low)}, {_number(high)}]"
+
+
 def _methods(report: Report) -> list[str]:
     used: dict[str, set[str]] = {}
     for group in report.groups:
@@ -98,6 +179,11 @@ def _manifest_lines(report: Report) -> list[str]:
         f"seq {seq_info.get('version')} (git {seq_info.get('git_sha') or 'n/a'})",
         f"benchmark {bench.get('name')}@v{bench.get('version')} sha256 {str(bench.get('sha256'))[:16]}…",
         f"policy {policy.get('name')}@v{policy.get('version')} sha256 {str(policy.get('sha256'))[:16]}…",
+        *[
+            f"arm {arm['name']}: {arm['policy']} with {arm['parameters']['policy']}"
+            for arm in manifest.get("arms", [])
+            if len(manifest["arms"]) > 1
+        ],
         f"seeds: {seed_text}",
         f"parameters: {manifest.get('parameters')}",
         f"python {environment.get('python', '?')} on {environment.get('platform', '?')}",
@@ -122,18 +208,15 @@ def report_renderable(report: Report, compact: bool = False) -> Any:
     partial = _partial_line(report)
     if partial:
         parts.append(Text(partial, style="yellow"))
-    names = _metric_names(report)
-    for kind in ["overall"] if compact else list(KIND_TITLES):
-        rows = [g for g in report.groups if g.kind == kind]
-        if not rows:
-            continue
-        table = Table(title=KIND_TITLES[kind], title_justify="left", header_style="bold")
-        table.add_column(kind if kind != "overall" else "group", no_wrap=True)
-        table.add_column("n", justify="right")
-        for name in names:
-            table.add_column(name, justify="right")
-        for group in rows:
-            table.add_row(group.name, _n_cell(group), *_cells(group, names))
+    tables = group_tables(report, ["overall"] if compact else list(KIND_TITLES))
+    comparisons = comparison_table(report, every_task_metric=False)
+    for view in tables + ([comparisons] if comparisons and not compact else []):
+        table = Table(title=view.title, title_justify="left", header_style="bold")
+        for index, header in enumerate(view.headers):
+            numeric = header not in ("arm", "group", "suite", "task", "metric", "verdict")
+            table.add_column(header, justify="right" if numeric else "left", no_wrap=index == 0)
+        for cells in view.rows:
+            table.add_row(*cells)
         parts.append(table)
     parts.append(Text("95% intervals — " + "; ".join(_methods(report)) + f". ⚠ marks n < {SMALL_N}."))
     if report.problems:
@@ -168,18 +251,16 @@ def render_markdown(report: Report) -> str:
     partial = _partial_line(report)
     if partial:
         lines += [f"> **{partial}**", ""]
-    names = _metric_names(report)
-    for kind, title in KIND_TITLES.items():
-        rows = [g for g in report.groups if g.kind == kind]
-        if not rows:
-            continue
+    views = group_tables(report, list(KIND_TITLES))
+    comparisons = comparison_table(report, every_task_metric=True)
+    for view in views + ([comparisons] if comparisons else []):
         lines += [
-            f"## {title}",
+            f"## {view.title}",
             "",
-            "| group | n | " + " | ".join(names) + " |",
-            "|---|---:|" + "---:|" * len(names),
+            "| " + " | ".join(view.headers) + " |",
+            "|" + "---|" * len(view.headers),
         ]
-        lines += [f"| {g.name} | {_n_cell(g)} | " + " | ".join(_cells(g, names)) + " |" for g in rows]
+        lines += ["| " + " | ".join(cells) + " |" for cells in view.rows]
         lines.append("")
     lines += ["95% intervals — " + "; ".join(_methods(report)) + f". ⚠ marks n < {SMALL_N}.", ""]
     if report.problems:
@@ -195,7 +276,6 @@ def render_markdown(report: Report) -> str:
             ]
     lines += ["## Cost", "", _cost_line(report), "", "## Reproducibility manifest", ""]
     lines += [f"- {line}" for line in _manifest_lines(report)]
-    lines.append(f"- recorded {time.strftime('%Y-%m-%d %H:%M:%S')}")
     return "\n".join(lines) + "\n"
 
 
@@ -207,6 +287,7 @@ def write_csv(report: Report, path: Path) -> Path:
             metric_names.setdefault(key)
     fields = [
         "eval_id",
+        "arm",
         "item_id",
         "task",
         "suite",
@@ -229,6 +310,7 @@ def write_csv(report: Report, path: Path) -> Path:
             writer.writerow(
                 {
                     "eval_id": report.eval_id,
+                    "arm": e.arm,
                     "item_id": e.item_id,
                     "task": e.task,
                     "suite": e.suite,
