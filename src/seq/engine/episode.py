@@ -16,12 +16,13 @@ from __future__ import annotations
 
 import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
 from seq.authoring.benchmark import Benchmark, BenchmarkSpec, Step
+from seq.engine.observer import EpisodeObserver
 from seq.engine.seeding import act_seed
 from seq.record.episode import ERROR, TIMED_OUT, EpisodeResult
 from seq.record.store import WorkItem
@@ -60,6 +61,7 @@ class EpisodeRunner:
         policy: PolicyHandle,
         steps_per_query: int | None = None,
         on_env: Callable[[Any], None] | None = None,
+        observers: Sequence[EpisodeObserver] = (),
     ) -> None:
         self.benchmark = benchmark
         self.spec = spec
@@ -68,6 +70,15 @@ class EpisodeRunner:
         self._reset = getattr(benchmark, spec.hooks["reset"])
         self._check = getattr(benchmark, spec.hooks["check"])
         self._on_env = on_env
+        self.observers = list(observers)
+
+    def _notify(self, watching: list[EpisodeObserver], errors: list[str], method: str, *args: Any) -> None:
+        for observer in list(watching):
+            try:
+                getattr(observer, method)(*args)
+            except Exception:
+                watching.remove(observer)
+                errors.append(f"{type(observer).__name__}.{method}: {traceback.format_exc()}")
 
     def run(self, item: WorkItem) -> EpisodeResult:
         condition = item.condition
@@ -77,11 +88,14 @@ class EpisodeRunner:
         start, cpu_start = time.perf_counter(), time.process_time()
         total_reward = 0.0
         metrics: dict[str, float] = {}
+        watching, observer_errors = list(self.observers), []
         try:
             env = self._reset(condition.seed, condition)
             if self._on_env is not None:
                 self._on_env(env)
             obs = _observation(env.reset(seed=condition.seed))
+            if watching:
+                self._notify(watching, observer_errors, "begin", item, env, obs)
             self.policy.begin_episode(getattr(env, "action_space", None))
             instruction = self.benchmark.instruction(condition)
             chunk: np.ndarray | None = None
@@ -102,11 +116,14 @@ class EpisodeRunner:
                         )
                     position = 0
                     result.queries += 1
-                output = env.step(chunk[position])
+                action = chunk[position]
+                output = env.step(action)
                 position += 1
                 result.steps += 1
                 obs, reward = output[0], output[1]
                 total_reward += float(reward)
+                if watching:
+                    self._notify(watching, observer_errors, "step", env, obs, action, float(reward), seed)
                 env_done = bool(output[2] or output[3]) if len(output) == 5 else bool(output[2])
                 step = self._check(env)
                 metrics = _metrics(step)
@@ -122,6 +139,13 @@ class EpisodeRunner:
             result.error = traceback.format_exc()
         result.duration_s = time.perf_counter() - start
         result.cpu_s = time.process_time() - cpu_start
+        for observer in self.observers:
+            try:
+                result.artifacts.update(observer.end(result))
+            except Exception:
+                observer_errors.append(f"{type(observer).__name__}.end: {traceback.format_exc()}")
+        if observer_errors:
+            result.artifacts["observer_errors"] = "\n".join(observer_errors)
         if result.status != ERROR:
             result.metrics = {
                 **metrics,

@@ -8,7 +8,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from seq._version import __version__, git_sha
@@ -49,6 +49,7 @@ class EvalRequest:
     max_steps: int | None = None
     trials: int = 1
     threshold: float = 0.05
+    observers: list[dict[str, Any]] = field(default_factory=list)
 
 
 def _resolve_params(policy_row: VersionRow, benchmark_row: VersionRow, params: Mapping[str, Any]) -> dict:
@@ -118,6 +119,7 @@ def start_eval(request: EvalRequest, store: Store) -> EvalRow:
         "max_steps": request.max_steps,
         "trials": request.trials,
         "threshold": request.threshold,
+        "observers": request.observers,
     }
     manifest = {
         "seq": {"version": __version__, "git_sha": git_sha()},
@@ -149,7 +151,7 @@ def worker_config(eval_row: EvalRow, store: Store) -> WorkerConfig:
         arms[arm["name"]] = ArmConfig(
             policy_row.ref, values["benchmark"], values["policy"], values["eval"]["steps_per_query"]
         )
-    return WorkerConfig(benchmark_row.ref, arms)
+    return WorkerConfig(benchmark_row.ref, arms, eval_row.arguments.get("observers", []))
 
 
 def execute_eval(

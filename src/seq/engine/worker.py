@@ -21,6 +21,7 @@ from seq.authoring.benchmark import spec_of
 from seq.authoring.policy import policy_spec_of
 from seq.engine.environment import describe_environment
 from seq.engine.episode import EpisodeRunner
+from seq.engine.observer import build_observers
 from seq.record.episode import ERROR
 from seq.record.store import WorkItem
 from seq.registry.loader import load_class
@@ -43,6 +44,7 @@ class WorkerConfig:
 
     benchmark_ref: dict[str, Any]
     arms: dict[str, ArmConfig]
+    observers: list[dict[str, Any]] = field(default_factory=list)
 
 
 class _EnvCloser:
@@ -76,6 +78,7 @@ def build_runners(config: WorkerConfig, closer: _EnvCloser | None = None) -> dic
     and `@seq.load`; an arm whose setup or load raised maps to that traceback instead."""
     benchmark_cls = load_class(config.benchmark_ref)
     spec = spec_of(benchmark_cls)
+    observers = build_observers(config.observers)
     benchmarks: dict[str, Any] = {}
     runners: dict[str, EpisodeRunner | str] = {}
     for name, arm in config.arms.items():
@@ -96,6 +99,7 @@ def build_runners(config: WorkerConfig, closer: _EnvCloser | None = None) -> dic
                 InlinePolicy(policy, arm.policy_parameters),
                 arm.steps_per_query,
                 on_env=closer.add if closer else None,
+                observers=observers,
             )
         except Exception:
             runners[name] = "the worker's setup failed, so no episode could run:\n" + traceback.format_exc()

@@ -17,6 +17,7 @@ class EpisodeResult:
     `arm` names the policy arm that ran it (empty for an eval of one policy). `status` is `ok`,
     `timed_out` (past the condition's `timeout_s`) or `error` (`error` holds the traceback).
     `ended_by` says what stopped it: `check`, `env`, `max_steps`, `timeout` or `error`.
+    `artifacts` names the files observers wrote for it (a video, a trajectory), by kind.
     """
 
     item_id: str
@@ -34,6 +35,7 @@ class EpisodeResult:
     queries: int = 0
     ended_by: str = ""
     error: str | None = None
+    artifacts: dict[str, str] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:

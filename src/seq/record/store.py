@@ -46,7 +46,7 @@ CREATE TABLE IF NOT EXISTS episodes (
     eval_id TEXT NOT NULL, item_id TEXT NOT NULL, status TEXT NOT NULL,
     metrics TEXT NOT NULL, steps INTEGER NOT NULL, seed INTEGER NOT NULL,
     duration_s REAL NOT NULL, cpu_s REAL NOT NULL, queries INTEGER NOT NULL,
-    ended_by TEXT NOT NULL, error TEXT, finished_at REAL NOT NULL,
+    ended_by TEXT NOT NULL, error TEXT, finished_at REAL NOT NULL, artifacts TEXT NOT NULL DEFAULT '{}',
     PRIMARY KEY (eval_id, item_id)
 );
 CREATE TABLE IF NOT EXISTS scores (
@@ -304,7 +304,7 @@ class Store:
     def write_episode(self, eval_id: str, result: EpisodeResult) -> None:
         """Commit one finished episode; a second row for the same item is refused by the key."""
         self._db.execute(
-            "INSERT INTO episodes VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+            "INSERT INTO episodes VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
             (
                 eval_id,
                 result.item_id,
@@ -318,6 +318,7 @@ class Store:
                 result.ended_by,
                 result.error,
                 time.time(),
+                json.dumps(result.artifacts),
             ),
         )
 
@@ -347,6 +348,7 @@ class Store:
                     queries=row["queries"],
                     ended_by=row["ended_by"],
                     error=row["error"],
+                    artifacts=json.loads(row["artifacts"]),
                 )
             )
         return results

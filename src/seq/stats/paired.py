@@ -1,0 +1,213 @@
+"""Paired comparisons: the same episodes (same task, seed and variation) run under policies A and B.
+
+Every difference here is **B − A** (positive: B is better), in the metric's own units.
+
+- 0/1 outcomes are summarised by their paired 2×2 table (`PairedTable`). McNemar's exact test
+  conditions on the discordant pairs (McNemar 1947); the Agresti–Min interval adds ½ to each cell
+  before a Wald interval (Agresti & Min 2005); Tango's score interval inverts the score test of the
+  difference (Tango 1998), and is the stricter of the two where every pair agrees.
+- Equivalence: a difference is *within threshold* when its whole interval lies inside ±threshold.
+  With every pair agreeing, the Agresti–Min interval is ±z/(n+2) and first fits inside ±0.05 at
+  n = 38; Tango's is ±z²/(n+z²) and first fits at n = 73 (`agreeing_pairs_needed`).
+- Any other metric: the BCa bootstrap of the mean paired difference (`paired_bootstrap_interval`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from seq.stats.intervals import bootstrap_interval, is_binary
+
+
+@dataclass(frozen=True)
+class PairedTable:
+    """Counts of the four kinds of pair: both succeed, only A, only B, neither."""
+
+    both: int
+    only_a: int
+    only_b: int
+    neither: int
+
+    @property
+    def n(self) -> int:
+        """Number of pairs."""
+        return self.both + self.only_a + self.only_b + self.neither
+
+    @property
+    def discordant(self) -> int:
+        """Pairs on which A and B disagree (only_a + only_b): all the information about B − A."""
+        return self.only_a + self.only_b
+
+    @property
+    def difference(self) -> float:
+        """rate(B) − rate(A) = (only_b − only_a)/n; NaN for an empty table."""
+        return (self.only_b - self.only_a) / self.n if self.n else math.nan
+
+
+@dataclass(frozen=True)
+class DifferenceInterval:
+    """A difference B − A with its confidence interval (low, high), the method that gave it, and n."""
+
+    difference: float
+    low: float
+    high: float
+    n: int
+    method: str
+    level: float = 0.95
+
+
+def _z(level: float) -> float:
+    from scipy import stats
+
+    return float(stats.norm.isf((1 - level) / 2))
+
+
+def paired_table(a: Sequence[float], b: Sequence[float]) -> PairedTable:
+    """The paired 2×2 table of 0/1 outcomes; `a[i]` and `b[i]` are the same episode under A and B."""
+    if len(a) != len(b):
+        raise ValueError(f"paired outcomes need equal lengths, got {len(a)} and {len(b)}")
+    if len(a) and not (is_binary(a) and is_binary(b)):
+        raise ValueError("a paired table needs 0/1 outcomes")
+    x, y = np.asarray(a, dtype=bool), np.asarray(b, dtype=bool)
+    return PairedTable(int(np.sum(x & y)), int(np.sum(x & ~y)), int(np.sum(~x & y)), int(np.sum(~x & ~y)))
+
+
+def mcnemar_exact(table: PairedTable) -> float:
+    """McNemar's exact (conditional) test of equal rates, two-sided.
+
+    Under H0 each of the D = only_a + only_b discordant pairs favours B with probability ½, so
+    p = min(1, 2·P(X ≤ min(only_a, only_b))) with X ~ Binomial(D, ½); p = 1 when D = 0.
+    McNemar (1947), Psychometrika 12:153–157; Fagerland, Lydersen & Laake (2013), BMC Med Res
+    Methodol 13:91 (the exact conditional version).
+    """
+    d = table.discordant
+    if d == 0:
+        return 1.0
+    from scipy import stats
+
+    return float(min(1.0, 2.0 * stats.binom.cdf(min(table.only_a, table.only_b), d, 0.5)))
+
+
+def agresti_min_interval(table: PairedTable, level: float = 0.95) -> DifferenceInterval:
+    """Agresti–Min interval for B − A: the Wald interval after adding ½ to each of the four cells.
+
+    With b* = only_a + ½, c* = only_b + ½ and n* = n + 2:
+    d* = (c* − b*)/n*, SE = sqrt((b* + c*) − (c* − b*)²/n*)/n*, interval d* ± z·SE clipped to
+    [−1, 1]. `difference` is the observed (c − b)/n. Agresti & Min (2005), Stat Med 24:729–740.
+    With every pair agreeing the interval is ±z/(n + 2): inside ±0.05 from n = 38.
+    """
+    n = table.n
+    if n == 0:
+        return DifferenceInterval(math.nan, math.nan, math.nan, 0, "agresti-min", level)
+    b, c, n_star = table.only_a + 0.5, table.only_b + 0.5, n + 2.0
+    centre = (c - b) / n_star
+    se = math.sqrt(max((b + c) - (c - b) ** 2 / n_star, 0.0)) / n_star
+    half = _z(level) * se
+    return DifferenceInterval(
+        table.difference, max(-1.0, centre - half), min(1.0, centre + half), n, "agresti-min", level
+    )
+
+
+def tango_statistic(table: PairedTable, delta: float) -> float:
+    """Tango's score statistic for H0: rate(B) − rate(A) = delta.
+
+    With c = only_b, b = only_a and q the constrained maximum-likelihood estimate of P(only A),
+    T(δ) = (c − b − nδ)/sqrt(n(2q + δ(1 − δ))), where q is the positive root of
+    2n q² + (−b − c + (2n − c + b)δ) q − b δ(1 − δ) = 0. T(0) is McNemar's (c − b)/sqrt(b + c).
+    Tango (1998), Stat Med 17:891–908, eqs. (3)–(5) (there written for A − B).
+    """
+    n, b, c = table.n, table.only_a, table.only_b
+    qb = -b - c + (2 * n - c + b) * delta
+    qc = -b * delta * (1 - delta)
+    q = (-qb + math.sqrt(max(qb * qb - 8 * n * qc, 0.0))) / (4 * n)
+    var = n * (2 * q + delta * (1 - delta))
+    num = c - b - n * delta
+    if var <= 0:
+        return 0.0 if num == 0 else math.copysign(math.inf, num)
+    return num / math.sqrt(var)
+
+
+def tango_limits(table: PairedTable, z: float) -> tuple[float, float]:
+    """The set {δ : |T(δ)| ≤ z} of `tango_statistic`, found by root finding (T decreases in δ)."""
+    from scipy import optimize
+
+    n, d = table.n, table.difference
+    if n == 0:
+        return math.nan, math.nan
+    eps = 1e-12
+    low = -1.0
+    if d > -1 and tango_statistic(table, -1 + eps) > z:
+        low = optimize.brentq(lambda x: tango_statistic(table, x) - z, -1 + eps, d, xtol=1e-12)
+    high = 1.0
+    if d < 1 and tango_statistic(table, 1 - eps) < -z:
+        high = optimize.brentq(lambda x: tango_statistic(table, x) + z, d, 1 - eps, xtol=1e-12)
+    return float(low), float(high)
+
+
+def tango_interval(table: PairedTable, level: float = 0.95) -> DifferenceInterval:
+    """Tango's score interval for B − A: the differences that the score test does not reject.
+
+    {δ : |T(δ)| ≤ z}, T as in `tango_statistic`; Tango (1998), Stat Med 17:891–908. Worked example
+    (Fagerland, Lydersen & Laake 2017, ch. 8): only_a = 6, only_b = 16, n = 161 → 0.0054 to 0.1240.
+    With every pair agreeing it is ±z²/(n + z²): inside ±0.05 from n = 73.
+    """
+    low, high = tango_limits(table, _z(level))
+    return DifferenceInterval(table.difference, low, high, table.n, "tango", level)
+
+
+def within_threshold(interval: DifferenceInterval, threshold: float = 0.05) -> bool:
+    """True when the whole interval lies strictly inside (−threshold, +threshold).
+
+    The interval-inclusion form of the two one-sided tests (TOST) for equivalence: a (1 − 2α')
+    interval inside the margin rejects both one-sided nulls at level α' (Schuirmann 1987,
+    J Pharmacokinet Biopharm 15:657–680; Tango 1998 for the paired case).
+    """
+    low, high = interval.low, interval.high
+    if not (math.isfinite(low) and math.isfinite(high)):
+        return False
+    return -threshold < low and high < threshold
+
+
+def agreeing_pairs_needed(method: str = "agresti-min", threshold: float = 0.05, level: float = 0.95) -> int:
+    """Smallest n at which n all-agreeing pairs give an interval inside ±threshold.
+
+    Found by search over the interval itself; in closed form n > z/threshold − 2 for Agresti–Min
+    (38 at 95%, ±0.05) and n > z²(1 − threshold)/threshold for Tango (73 at 95%, ±0.05).
+    """
+    intervals = {"agresti-min": agresti_min_interval, "tango": tango_interval}
+    if method not in intervals:
+        raise ValueError(f"method must be one of {sorted(intervals)}, got {method!r}")
+
+    def fits(n: int) -> bool:
+        return within_threshold(intervals[method](PairedTable(n, 0, 0, 0), level), threshold)
+
+    high = 1
+    while not fits(high):
+        high *= 2
+    low = high // 2  # fits(low) is False (or low = 0); the interval narrows as n grows
+    while high - low > 1:
+        mid = (low + high) // 2
+        low, high = (low, mid) if fits(mid) else (mid, high)
+    return high
+
+
+def paired_bootstrap_interval(
+    a: Sequence[float], b: Sequence[float], level: float = 0.95
+) -> DifferenceInterval:
+    """BCa bootstrap interval of the mean paired difference mean(b − a) (Efron 1987, JASA 82:171–185).
+
+    Resamples pairs (the per-episode differences d_i = b_i − a_i) with the fixed seed of
+    `seq.stats.bootstrap_interval`; the percentile bootstrap where BCa is degenerate.
+    """
+    if len(a) != len(b):
+        raise ValueError(f"paired values need equal lengths, got {len(a)} and {len(b)}")
+    diffs = np.asarray(b, dtype=float) - np.asarray(a, dtype=float)
+    interval = bootstrap_interval(diffs, level)
+    low = math.nan if interval.low is None else interval.low
+    high = math.nan if interval.high is None else interval.high
+    method = interval.method if interval.method.startswith("none") else "paired-" + interval.method
+    return DifferenceInterval(interval.mean, low, high, interval.n, method, level)
