@@ -34,6 +34,8 @@ def run(
     sweep: Mapping[str, Sequence[Any]] | None = None,
     arms: Sequence[Arm] | None = None,
     threshold: float = 0.05,
+    record: str | None = None,
+    trajectories: bool = False,
     resume: str | None = None,
     on_start: Callable[[EvalRow], None] | None = None,
     on_result: Callable[[EpisodeResult], None] | None = None,
@@ -45,8 +47,10 @@ def run(
     from its file). `params` sets declared parameters (`noise=0.3`, `policy.noise`, `benchmark.x`,
     `eval.steps_per_query`). Several arms run on the same episodes and are compared pair by pair:
     `vs=` (with `vs_params=`) adds a second policy, `sweep={"policy.noise": [0.0, 0.5]}` one arm per
-    value, or give `arms=[seq.Arm(...), ...]`. `resume=EVAL_ID` runs only that eval's work items
-    that have no finished episode. Ctrl-C raises `seq.EvalCanceled` after recording what ran.
+    value, or give `arms=[seq.Arm(...), ...]`. `record=` ("all", "first", "none") overrides the
+    benchmark's `render=`; `trajectories=True` keeps every episode's steps. `resume=EVAL_ID` runs
+    only that eval's work items that have no finished episode. Ctrl-C raises `seq.EvalCanceled`
+    after recording what ran.
     """
     importing = importing_user_file()
     if importing is not None:
@@ -61,7 +65,9 @@ def run(
         if (policy is None and not arms) or benchmark is None:
             raise SeqInputError("seq.eval.run needs a policy and a benchmark= (or resume=EVAL_ID).")
         built = build_arms(policy, params, vs=vs, vs_params=vs_params, sweep=sweep, arms=arms)
-        request = EvalRequest(built, benchmark, envs, suites, tasks, seeds, max_steps, trials, threshold)
+        request = EvalRequest(
+            built, benchmark, envs, suites, tasks, seeds, max_steps, trials, threshold, record, trajectories
+        )
         row = start_eval(request, store)
     if on_start is not None:
         on_start(row)

@@ -57,6 +57,8 @@ def run_command(
     vs_param: list[str] = typer.Option(None, "--vs-param", help="NAME=VALUE for the --vs policy."),
     sweep: list[str] = typer.Option(None, "--sweep", help="NAME=V1,V2,… : one arm per value (repeatable)."),
     threshold: float = typer.Option(0.05, "--threshold", help="Equivalence margin of the comparisons."),
+    record: str = typer.Option(None, "--record", help="Videos: all | first (each task's first seed) | none."),
+    trajectories: bool = typer.Option(False, "--trajectories", help="Keep every episode's steps."),
     resume: str = typer.Option(None, "--resume", help="Run only the unfinished episodes of this eval."),
     as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
     markdown: Path = typer.Option(None, "--markdown", help="Also write the report as Markdown."),
@@ -85,6 +87,8 @@ def run_command(
                 vs_params=parse_params(vs_param, "--vs-param"),
                 sweep=parse_sweep(sweep),
                 threshold=threshold,
+                record=record,
+                trajectories=trajectories,
                 resume=resume,
                 on_start=progress.on_start,
                 on_result=progress.on_result,
@@ -103,9 +107,23 @@ def report_command(
     as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
     markdown: Path = typer.Option(None, "--markdown", help="Also write the report as Markdown."),
     csv_path: Path = typer.Option(None, "--csv", help="Also write one row per episode."),
+    videos: Path = typer.Option(None, "--videos", help="Save the eval's recordings into this folder."),
+    trajectories: Path = typer.Option(
+        None, "--trajectories", help="Save every episode's steps (gzip JSONL)."
+    ),
 ) -> None:
     """Every metric overall, per suite and per task, with n and a 95% interval."""
-    _emit(api.report(eval_id), Console(), as_json, markdown, csv_path)
+    report = api.report(eval_id)
+    console = Console()
+    _emit(report, console, as_json, markdown, csv_path)
+    if videos is not None or trajectories is not None:
+        from seq.record.artifacts import export_trajectories, export_videos
+
+        if videos is not None:
+            console.print(f"wrote {len(export_videos(report, videos))} video(s) to {videos}", highlight=False)
+        if trajectories is not None:
+            count = len(export_trajectories(report, trajectories))
+            console.print(f"wrote {count} trajectories to {trajectories}", highlight=False)
 
 
 @app.command("status")

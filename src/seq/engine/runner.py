@@ -8,7 +8,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from seq._version import __version__, git_sha
@@ -49,7 +49,8 @@ class EvalRequest:
     max_steps: int | None = None
     trials: int = 1
     threshold: float = 0.05
-    observers: list[dict[str, Any]] = field(default_factory=list)
+    record: str | None = None  # all | first | none; None: the benchmark's render= (first) or none
+    trajectories: bool = False
 
 
 def _resolve_params(policy_row: VersionRow, benchmark_row: VersionRow, params: Mapping[str, Any]) -> dict:
@@ -109,6 +110,7 @@ def start_eval(request: EvalRequest, store: Store) -> EvalRow:
     first = store.version("policy", arms[0]["policy_name"], arms[0]["policy_version"])
     assert first is not None
     eval_id = "ev-" + uuid.uuid4().hex[:10]
+    observers = _observer_specs(spec, items, request, store.path.parent / "artifacts" / eval_id)
     arguments = {
         "arms": [{"name": a["name"], "policy": a["policy"], "params": a["params"]} for a in arms],
         "benchmark": benchmark_row.label,
@@ -119,7 +121,9 @@ def start_eval(request: EvalRequest, store: Store) -> EvalRow:
         "max_steps": request.max_steps,
         "trials": request.trials,
         "threshold": request.threshold,
-        "observers": request.observers,
+        "record": request.record,
+        "trajectories": request.trajectories,
+        "observers": observers,
     }
     manifest = {
         "seq": {"version": __version__, "git_sha": git_sha()},
@@ -137,6 +141,15 @@ def start_eval(request: EvalRequest, store: Store) -> EvalRow:
     }
     store.create_eval(eval_id, first, benchmark_row, arguments, manifest, items)
     return store.get_eval(eval_id)  # type: ignore[return-value]
+
+
+def _observer_specs(spec: Any, items: list, request: EvalRequest, directory: Any) -> list[dict[str, Any]]:
+    """The recordings and trajectories this eval writes (see `seq.record.artifacts`)."""
+    if request.trajectories or request.record not in (None, "none") or spec.declared.get("render"):
+        from seq.record.artifacts import observer_specs
+
+        return observer_specs(spec, items, request.record, request.trajectories, directory)
+    return []
 
 
 def worker_config(eval_row: EvalRow, store: Store) -> WorkerConfig:
