@@ -19,14 +19,14 @@ TOY = textwrap.dedent('''
 
     import seq
 
-    GOALS = {"near": 0.5, "far": 2.0, "slow": 1.0, "boom-reset": 1.0, "crash": 1.0, "hang": 1.0}
+    GOALS = {"near": 0.5, "far": 2.0, "slow": 1.0, "boom-reset": 1.0, "crash": 1.0, "hang": 1.0, "wedge": 1.0}
 
 
     class LineEnv:
         """Gymnasium-style: reset(seed) -> (obs, info); step(a) -> 5-tuple."""
 
-        def __init__(self, goal, delay=0.0, old_api=False):
-            self.goal, self.delay, self.old_api = goal, delay, old_api
+        def __init__(self, goal, delay=0.0, old_api=False, goal_name=""):
+            self.goal, self.delay, self.old_api, self.goal_name = goal, delay, old_api, goal_name
             self.action_space = None
 
         def reset(self, seed=None):
@@ -36,6 +36,8 @@ TOY = textwrap.dedent('''
             return obs if self.old_api else (obs, {})
 
         def step(self, action):
+            if self.goal_name == "wedge":
+                time.sleep(600)  # a blocking call the episode loop cannot interrupt
             if self.delay:
                 time.sleep(self.delay)
             self.x += float(np.clip(np.asarray(action).reshape(-1)[0], -0.1, 0.1))
@@ -63,7 +65,7 @@ TOY = textwrap.dedent('''
             if variant.task == "boom-reset":
                 raise RuntimeError("this task cannot be built")
             delay = 0.3 if variant.task == "hang" else self.delay
-            return LineEnv(GOALS[variant.task], delay, self.old_api)
+            return LineEnv(GOALS[variant.task], delay, self.old_api, variant.task)
 
         @seq.check
         def check(self, env):
@@ -85,6 +87,16 @@ TOY = textwrap.dedent('''
         max_steps=60,
     )
     class LineErrors(Line):
+        pass
+
+
+    @seq.benchmark(
+        name="line-wedge",
+        conditions=[seq.Condition(task="near", seed=0), seq.Condition(task="wedge", seed=0, timeout_s=0.5),
+                    seq.Condition(task="far", seed=0)],
+        max_steps=60,
+    )
+    class LineWedge(Line):
         pass
 
 

@@ -152,3 +152,13 @@ def test_importing_seq_imports_no_simulator():
     code = f"import sys, seq; print(sorted(m for m in sys.modules if m.split('.')[0] in {heavy}))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_the_watchdog_kills_a_step_blocked_past_timeout_and_the_eval_goes_on(toy_file):
+    seq.deploy(toy_file)
+    report = seq.eval.run("line-controller", benchmark="line-wedge", envs=1)
+    by_task = {e.task: e for e in report.episodes}
+    assert report.status == "completed" and report.done == 3
+    assert by_task["wedge"].status == "timed_out" and by_task["wedge"].ended_by == "watchdog"
+    assert "watchdog" in by_task["wedge"].error
+    assert by_task["near"].status == by_task["far"].status == "ok"

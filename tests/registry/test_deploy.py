@@ -13,6 +13,7 @@ def test_same_content_same_version_changed_content_next_number(toy_file):
     assert {name: d.version.version for name, d in first.items()} == {
         "line": 1,
         "line-errors": 1,
+        "line-wedge": 1,
         "line-controller": 1,
     }
     again = {d.version.name: d for d in seq.deploy(toy_file)}

@@ -15,6 +15,7 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -22,10 +23,13 @@ from multiprocessing.connection import Connection, wait
 from typing import Any
 
 from seq.engine.worker import WorkerConfig
-from seq.record.episode import ERROR, EpisodeResult
+from seq.record.episode import ERROR, TIMED_OUT, EpisodeResult
 from seq.record.store import WorkItem
 
 MAX_STARTUP_DEATHS = 3
+# The episode loop ends a slow episode itself at timeout_s; past this grace, the step is wedged (in C,
+# or in a blocking call) and the watchdog kills the worker.
+WATCHDOG_GRACE_S = 1.0
 # One env per core: a worker's numeric libraries get one thread each unless the user says otherwise,
 # so that N workers do not start N × cores threads that fight over the same cores.
 SINGLE_THREADED = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
@@ -42,6 +46,17 @@ class _Worker:
     item: WorkItem | None = None
     ready: bool = False
     tasks: set[str] = field(default_factory=set)
+    deadline: float | None = None  # when the watchdog kills the worker's episode
+
+    def give(self, item: WorkItem | None) -> None:
+        self.item = item
+        self.deadline = None
+        if item is not None:
+            self.tasks.add(item.condition.task)
+            timeout = item.condition.timeout_s
+            if timeout is not None:
+                self.deadline = time.monotonic() + timeout + WATCHDOG_GRACE_S
+            self.connection.send(item)
 
 
 class _Queue:
@@ -77,6 +92,16 @@ def _lost(item: WorkItem, exitcode: int | None) -> EpisodeResult:
         status=ERROR,
         ended_by="error",
         error=f"the worker process died (exit code {exitcode}) while running this episode; it was replaced.",
+    )
+
+
+def _wedged(item: WorkItem) -> EpisodeResult:
+    timeout = item.condition.timeout_s
+    return item.result(
+        status=TIMED_OUT,
+        ended_by="watchdog",
+        error=f"the episode ran past its timeout_s={timeout} inside a step (a blocking or native call); "
+        "the watchdog killed its worker and started a new one.",
     )
 
 
@@ -121,10 +146,7 @@ class LocalBackend:
 
         def feed(worker: _Worker) -> None:
             claimed = set().union(*(w.tasks for w in workers + retired))
-            worker.item = pending.take(worker, claimed)
-            if worker.item is not None:
-                worker.tasks.add(worker.item.condition.task)
-                worker.connection.send(worker.item)
+            worker.give(pending.take(worker, claimed))
 
         def handle(worker: _Worker, message: tuple[str, Any]) -> None:
             kind, payload = message
@@ -133,18 +155,19 @@ class LocalBackend:
                 if on_ready is not None:
                     on_ready(payload)
             else:
-                worker.item = None
+                worker.give(None)
                 on_result(payload)
             feed(worker)
 
-        def bury(worker: _Worker) -> None:
-            """The worker's socket closed: it exited or died. Record its episode, replace it."""
+        def bury(worker: _Worker, result: EpisodeResult | None = None) -> None:
+            """The worker's socket closed (it exited or died) or the watchdog killed it: record its
+            episode, replace it."""
             nonlocal startup_deaths
             exitcode = worker.process.wait()
             worker.connection.close()
             workers.remove(worker)
             if worker.item is not None:
-                on_result(_lost(worker.item, exitcode))
+                on_result(result or _lost(worker.item, exitcode))
             elif not worker.ready:
                 startup_deaths += 1
                 if startup_deaths >= MAX_STARTUP_DEATHS:
@@ -165,8 +188,20 @@ class LocalBackend:
                         continue
                     break
                 owner = {id(w.connection): w for w in workers}
-                for connection in wait([w.connection for w in workers]):
+                deadlines = [w.deadline for w in workers if w.deadline is not None]
+                timeout = max(0.0, min(deadlines) - time.monotonic()) if deadlines else None
+                ready = wait([w.connection for w in workers], timeout=timeout)
+                for worker in [
+                    w for w in workers if w.deadline is not None and w.deadline <= time.monotonic()
+                ]:
+                    if worker.connection in ready:
+                        continue  # it answered just in time
+                    worker.process.kill()
+                    bury(worker, _wedged(worker.item))  # type: ignore[arg-type]
+                for connection in ready:
                     worker = owner[id(connection)]
+                    if worker not in workers:
+                        continue
                     try:
                         message = worker.connection.recv()
                     except (EOFError, OSError):
