@@ -136,5 +136,5 @@ def run_cli(*args: str, env: dict | None = None, timeout: float = 300) -> subpro
         capture_output=True,
         text=True,
         timeout=timeout,
-        env={**os.environ, **(env or {})},
+        env={**os.environ, "COLUMNS": "200", **(env or {})},
     )

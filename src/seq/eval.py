@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from seq.engine.arms import Arm, build_arms
@@ -105,3 +106,18 @@ def ls(
             }
         )
     return rows
+
+
+def compare(first: str, second: str, threshold: float = 0.05, store: Store | None = None) -> Report:
+    """Two finished evals, paired episode by episode: each one's rates, the paired difference
+    (B − A) with its interval, McNemar's exact test and the verdict."""
+    from seq.report.compare import compare_evals
+
+    return compare_evals(first, second, threshold, store)
+
+
+def export(eval_id: str, directory: str | Path, store: Store | None = None) -> dict[str, Path]:
+    """Write an eval's episodes (JSONL), its report (JSON) and its unfinished items into `directory`."""
+    from seq.report.export import export_eval
+
+    return export_eval(eval_id, directory, store)

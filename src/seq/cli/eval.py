@@ -188,3 +188,25 @@ def print_eval_table(rows: list[dict]) -> None:
             created,
         )
     Console().print(table)
+
+
+@app.command("compare")
+def compare_command(
+    first: str = typer.Argument(..., help="Eval A (the baseline)."),
+    second: str = typer.Argument(..., help="Eval B."),
+    threshold: float = typer.Option(0.05, "--threshold", help="Equivalence margin."),
+    as_json: bool = typer.Option(False, "--json", help="Print the comparison as JSON."),
+    markdown: Path = typer.Option(None, "--markdown", help="Also write it as Markdown."),
+) -> None:
+    """Pair two evals' episodes and compare them: rates, B − A with its interval, McNemar, verdict."""
+    _emit(api.compare(first, second, threshold), Console(), as_json, markdown, None)
+
+
+@app.command("export")
+def export_command(
+    eval_id: str = typer.Argument(..., help="The eval's id."),
+    output: Path = typer.Option(Path("."), "-o", "--output", help="The folder to write into."),
+) -> None:
+    """Write the eval's episodes (JSONL), report (JSON) and unfinished work items."""
+    for kind, path in api.export(eval_id, output).items():
+        Console().print(f"wrote {kind}: {path}", highlight=False)

@@ -41,7 +41,7 @@ def _named(arms: list[Arm]) -> list[Arm]:
     named = []
     for index, arm in enumerate(arms):
         parts = [_policy_label(arm.policy)] if len(policies) > 1 else []
-        parts += [f"{key.rpartition('.')[2]}={arm.params.get(key)}" for key in varying]
+        parts += [f"{key.rpartition('.')[2]}={arm.params.get(key, 'default')}" for key in varying]
         named.append(Arm(arm.policy, arm.params, arm.name or " ".join(parts) or chr(65 + index)))
     names = [arm.name for arm in named]
     if len(set(names)) != len(names):

@@ -44,4 +44,9 @@ class EpisodeResult:
     @property
     def pair_key(self) -> str:
         """The item id without the arm: what pairs this episode with another arm's."""
-        return self.item_id[len(self.arm) + 1 :] if self.arm else self.item_id
+        return pair_key(self.item_id, self.arm)
+
+
+def pair_key(item_id: str, arm: str) -> str:
+    """An item id without its arm prefix (`arm/…`), where it has one."""
+    return item_id[len(arm) + 1 :] if arm and item_id.startswith(arm + "/") else item_id

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from seq.authoring.conditions import Condition
-from seq.record.episode import EpisodeResult
+from seq.record.episode import EpisodeResult, pair_key
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS versions (
@@ -128,10 +128,6 @@ def item_id(condition: Condition, trial: int, trials: int, arm: str, arms: int) 
     """`[arm/]task|…|seed=S[|trial=T]`: readable, stable, unique within an eval."""
     key = condition.key + (f"|trial={trial}" if trials > 1 else "")
     return f"{arm}/{key}" if arms > 1 else key
-
-
-def pair_key(item: str, arm: str) -> str:
-    return item[len(arm) + 1 :] if arm and item.startswith(arm + "/") else item
 
 
 class Store:

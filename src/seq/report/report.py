@@ -207,6 +207,8 @@ def _comparisons(
             theirs = {r.pair_key: r for r in table[(baseline, kind, name)] if r.ok}
             pairs = [(theirs[r.pair_key], r) for r in members if r.ok and r.pair_key in theirs]
             for metric in names:
+                if metric == "duration_s":  # wall time of the machine, not a property of the policy
+                    continue
                 both = [
                     (a.metrics[metric], b.metrics[metric])
                     for a, b in pairs
@@ -223,15 +225,12 @@ def _comparisons(
     return rows
 
 
-def build_report(eval_id: str, store: Store | None = None) -> Report:
-    """Read an eval's record and compute its report (intervals, groups, errors, cost, manifest)."""
-    store = store or Store()
-    row = store.get_eval(eval_id)
-    if row is None:
-        raise SeqInputError(f"no eval has id {eval_id!r} (seq eval ls lists them).")
-    results = store.episodes(eval_id)
+def analyse(
+    results: list[EpisodeResult], scores: dict, arms: list[str], threshold: float
+) -> tuple[list[GroupRow], list[Problem], list[ComparisonRow]]:
+    """Groups with their intervals, the problems to list, and each arm's paired comparison with the
+    first arm: everything a report computes from episodes."""
     names = _metric_names(results)
-    scores = store.scores(eval_id)
     problems = []
     table = []
     grouped = groups(results)
@@ -242,14 +241,25 @@ def build_report(eval_id: str, store: Store | None = None) -> Report:
             where = f"@seq.score for {kind} {name}" + (f" of arm {arm}" if arm else "")
             problems.append(Problem(where, "score_error", error))
         table.append(_group_row(key, members, names, values))
-    arms = [arm["name"] for arm in row.manifest.get("arms", [])] or [""]
-    comparisons = (
-        _comparisons(grouped, arms, names, row.arguments.get("threshold", 0.05)) if len(arms) > 1 else []
-    )
     for result in results:
         if result.status in (ERROR, TIMED_OUT):
             message = result.error or f"stopped after {result.duration_s:.1f} s and {result.steps} steps"
             problems.append(Problem(f"{result.item_id}", result.status, message))
+    comparisons = _comparisons(grouped, arms, names, threshold) if len(arms) > 1 else []
+    return table, problems, comparisons
+
+
+def build_report(eval_id: str, store: Store | None = None) -> Report:
+    """Read an eval's record and compute its report (intervals, groups, errors, cost, manifest)."""
+    store = store or Store()
+    row = store.get_eval(eval_id)
+    if row is None:
+        raise SeqInputError(f"no eval has id {eval_id!r} (seq eval ls lists them).")
+    results = store.episodes(eval_id)
+    arms = [arm["name"] for arm in row.manifest.get("arms", [])] or [""]
+    table, problems, comparisons = analyse(
+        results, store.scores(eval_id), arms, row.arguments.get("threshold", 0.05)
+    )
     cost = {
         "wall_s": row.wall_s,
         "core_s": sum(r.cpu_s for r in results) + row.setup_cpu_s,

@@ -82,7 +82,8 @@ def group_tables(report: Report, kinds: list[str]) -> list[TableView]:
 
 def comparison_table(report: Report, every_task_metric: bool) -> TableView | None:
     """Each arm against the first, over paired episodes: rates, the paired table, the difference
-    with its interval, the test and the verdict. Per task, only the first metric unless asked."""
+    with its interval, the test and the verdict. Per suite and task, only the first metric unless
+    asked (`every_task_metric`)."""
     if not report.comparisons:
         return None
     first_metric = report.comparisons[0].comparison.metric
@@ -101,7 +102,7 @@ def comparison_table(report: Report, every_task_metric: bool) -> TableView | Non
     rows = []
     for row in report.comparisons:
         c = row.comparison
-        if row.kind == "task" and not every_task_metric and c.metric != first_metric:
+        if row.kind != "overall" and not every_task_metric and c.metric != first_metric:
             continue
         table = c.table
         counts = f"{table.both}/{table.only_a}/{table.only_b}/{table.neither}" if table else "—"

@@ -1,0 +1,83 @@
+"""Arms: several policies (or parameter values) on the same episodes, compared pair by pair."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import run_cli
+
+import seq
+
+
+def test_a_policy_against_itself_is_within_threshold_once_enough_pairs_agree(toy_file):
+    seq.deploy(toy_file)
+    report = seq.eval.run("line-controller", benchmark="line", vs="line-controller", trials=7, envs=2)
+    assert report.arms == ["A", "B"] and report.done == 2 * 6 * 7
+    comparison = report.comparison("success")
+    assert comparison.n == 42 and comparison.table.only_a == comparison.table.only_b == 0
+    assert comparison.verdict == "within threshold"
+    assert comparison.difference.difference == 0.0
+    # too few pairs for equivalence in one task: undecided, flagged
+    assert report.comparison("success", kind="task", group="near").verdict == "undecided"
+    assert report.group("overall", "all", arm="B").metrics[0].n == 42
+
+
+def test_a_sweep_runs_one_arm_per_value_on_the_same_episodes(toy_file):
+    seq.deploy(toy_file)
+    report = seq.eval.run(
+        "line-controller", benchmark="line", tasks=["far"], envs=2, sweep={"policy.chunk": ["1", "4"]}
+    )
+    assert report.arms == ["chunk=1", "chunk=4"]
+    queries = {e.arm: e.queries for e in report.episodes if e.seed == 0}
+    assert queries["chunk=4"] < queries["chunk=1"]
+    assert {e.pair_key for e in report.episodes if e.arm == "chunk=1"} == {
+        e.pair_key for e in report.episodes if e.arm == "chunk=4"
+    }
+    steps = report.comparison("steps")
+    assert steps.p_value is None and steps.table is None  # continuous: bootstrap, no McNemar
+
+
+def test_vs_on_the_command_line_prints_the_paired_table(toy_file):
+    assert run_cli("deploy", str(toy_file)).returncode == 0
+    result = run_cli(
+        "eval",
+        "run",
+        "line-controller",
+        "--benchmark",
+        "line",
+        "--param",
+        "noise=0.0",
+        "--vs",
+        "line-controller",
+        "--vs-param",
+        "noise=0.5",
+        "--envs",
+        "2",
+    )
+    assert result.returncode == 0, result.stderr
+    assert "Paired comparisons against arm noise=0.0" in result.stdout
+    assert "both/A only/B only/neither" in result.stdout
+
+
+def test_compare_two_evals_and_export(toy_file, tmp_path):
+    seq.deploy(toy_file)
+    first = seq.eval.run("line-controller", benchmark="line", envs=2)
+    second = seq.eval.run("line-controller", benchmark="line", envs=2, params={"noise": "0.3"})
+    comparison = seq.eval.compare(first.eval_id, second.eval_id)
+    assert comparison.arms == [f"A {first.eval_id}", f"B {second.eval_id}"]
+    assert comparison.comparison("success").n == 6
+    files = seq.eval.export(first.eval_id, tmp_path / "out")
+    assert len(files["episodes"].read_text().splitlines()) == 6
+    assert files["unfinished"].read_text().strip() == "[]"
+    with pytest.raises(seq.SeqInputError, match="no eval has id"):
+        seq.eval.compare(first.eval_id, "ev-nope")
+
+
+def test_sweeping_a_parameter_also_set_with_param_is_refused(toy_file):
+    seq.deploy(toy_file)
+    with pytest.raises(seq.SeqInputError, match="also set with --param"):
+        seq.eval.run(
+            "line-controller",
+            benchmark="line",
+            params={"policy.chunk": "2"},
+            sweep={"policy.chunk": ["1", "4"]},
+        )
