@@ -37,6 +37,10 @@ def run(
     threshold: float = 0.05,
     record: str | None = None,
     trajectories: bool = False,
+    sequential: bool = False,
+    alpha: float = 0.05,
+    looks: int = 5,
+    metric: str = "success",
     resume: str | None = None,
     on_start: Callable[[EvalRow], None] | None = None,
     on_result: Callable[[EpisodeResult], None] | None = None,
@@ -50,7 +54,9 @@ def run(
     `vs=` (with `vs_params=`) adds a second policy, `sweep={"policy.noise": [0.0, 0.5]}` one arm per
     value, or give `arms=[seq.Arm(...), ...]`. `record=` ("all", "first", "none") overrides the
     benchmark's `render=`; `trajectories=True` keeps every episode's steps. `resume=EVAL_ID` runs
-    only that eval's work items that have no finished episode. Ctrl-C raises `seq.EvalCanceled`
+    only that eval's work items that have no finished episode. `sequential=True` (two arms) runs
+    the pairs of up to `trials` trials in `looks` rounds and stops as soon as the group-sequential
+    test at level `alpha` decides on `metric`. Ctrl-C raises `seq.EvalCanceled`
     after recording what ran.
     """
     importing = importing_user_file()
@@ -66,8 +72,20 @@ def run(
         if (policy is None and not arms) or benchmark is None:
             raise SeqInputError("seq.eval.run needs a policy and a benchmark= (or resume=EVAL_ID).")
         built = build_arms(policy, params, vs=vs, vs_params=vs_params, sweep=sweep, arms=arms)
+        options = {"alpha": alpha, "looks": looks, "metric": metric} if sequential else None
         request = EvalRequest(
-            built, benchmark, envs, suites, tasks, seeds, max_steps, trials, threshold, record, trajectories
+            built,
+            benchmark,
+            envs,
+            suites,
+            tasks,
+            seeds,
+            max_steps,
+            trials,
+            threshold,
+            record,
+            trajectories,
+            options,
         )
         row = start_eval(request, store)
     if on_start is not None:

@@ -81,3 +81,40 @@ def test_sweeping_a_parameter_also_set_with_param_is_refused(toy_file):
             params={"policy.chunk": "2"},
             sweep={"policy.chunk": ["1", "4"]},
         )
+
+
+def test_sequential_comparison_stops_early_when_one_arm_is_clearly_better(toy_file):
+    seq.deploy(toy_file)
+    kwargs = dict(
+        benchmark="line",
+        params={"noise": "0.0"},
+        vs="line-controller",
+        vs_params={"noise": "0.5"},
+        tasks=["far"],
+        trials=30,
+        envs=2,
+        sequential=True,
+    )
+    report = seq.eval.run("line-controller", **kwargs)
+    decision = report.sequential
+    assert decision["decision"] == "A better"
+    assert decision["pairs_used"] < decision["pairs_planned"] == 90
+    assert report.done == 2 * decision["pairs_used"] and not report.partial
+    assert decision["interval"]["high"] < 0  # B − A, valid under the stopping rule
+    again = seq.eval.run("line-controller", **kwargs)
+    assert again.sequential["pairs_used"] == decision["pairs_used"]  # a rerun stops at the same point
+
+
+def test_sequential_comparison_of_a_policy_with_itself_ends_within_threshold(toy_file):
+    seq.deploy(toy_file)
+    report = seq.eval.run(
+        "line-controller", benchmark="line", vs="line-controller", trials=20, envs=2, sequential=True
+    )
+    assert report.sequential["decision"] in {"within threshold", "no difference"}
+    assert report.comparison("success").verdict == "within threshold"
+
+
+def test_sequential_needs_two_arms(toy_file):
+    seq.deploy(toy_file)
+    with pytest.raises(seq.SeqInputError, match="compares two arms"):
+        seq.eval.run("line-controller", benchmark="line", sequential=True)

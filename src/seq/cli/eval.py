@@ -59,6 +59,13 @@ def run_command(
     threshold: float = typer.Option(0.05, "--threshold", help="Equivalence margin of the comparisons."),
     record: str = typer.Option(None, "--record", help="Videos: all | first (each task's first seed) | none."),
     trajectories: bool = typer.Option(False, "--trajectories", help="Keep every episode's steps."),
+    sequential: bool = typer.Option(
+        False, "--sequential", help="With --vs: stop as soon as the test decides."
+    ),
+    max_trials: int = typer.Option(
+        None, "--max-trials", help="With --sequential: trials at most [default 10]."
+    ),
+    alpha: float = typer.Option(0.05, "--alpha", help="With --sequential: the test's level."),
     resume: str = typer.Option(None, "--resume", help="Run only the unfinished episodes of this eval."),
     as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
     markdown: Path = typer.Option(None, "--markdown", help="Also write the report as Markdown."),
@@ -81,7 +88,7 @@ def run_command(
                 tasks=split_list(tasks),
                 seeds=parse_seeds(seeds),
                 max_steps=max_steps,
-                trials=trials,
+                trials=(max_trials or 10) if sequential else trials,
                 params=parse_params(param),
                 vs=vs,
                 vs_params=parse_params(vs_param, "--vs-param"),
@@ -89,6 +96,8 @@ def run_command(
                 threshold=threshold,
                 record=record,
                 trajectories=trajectories,
+                sequential=sequential,
+                alpha=alpha,
                 resume=resume,
                 on_start=progress.on_start,
                 on_result=progress.on_result,

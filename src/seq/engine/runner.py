@@ -19,6 +19,7 @@ from seq.engine.arms import Arm
 from seq.engine.local import LocalBackend, WorkersFailed
 from seq.engine.plan import plan
 from seq.engine.scoring import score_groups
+from seq.engine.sequential import check_sequential, decide, plan_rounds
 from seq.engine.worker import ArmConfig, WorkerConfig
 from seq.errors import EvalCanceled, SeqInputError
 from seq.record.episode import EpisodeResult
@@ -51,6 +52,7 @@ class EvalRequest:
     threshold: float = 0.05
     record: str | None = None  # all | first | none; None: the benchmark's render= (first) or none
     trajectories: bool = False
+    sequential: dict[str, Any] | None = None  # {"alpha", "looks", "metric"}: stop when decided
 
 
 def _resolve_params(policy_row: VersionRow, benchmark_row: VersionRow, params: Mapping[str, Any]) -> dict:
@@ -109,6 +111,8 @@ def start_eval(request: EvalRequest, store: Store) -> EvalRow:
     )
     first = store.version("policy", arms[0]["policy_name"], arms[0]["policy_version"])
     assert first is not None
+    if request.sequential is not None:
+        check_sequential(request.sequential, len(arms))
     eval_id = "ev-" + uuid.uuid4().hex[:10]
     observers = _observer_specs(spec, items, request, store.path.parent / "artifacts" / eval_id)
     arguments = {
@@ -124,6 +128,7 @@ def start_eval(request: EvalRequest, store: Store) -> EvalRow:
         "record": request.record,
         "trajectories": request.trajectories,
         "observers": observers,
+        "sequential": request.sequential,
     }
     manifest = {
         "seq": {"version": __version__, "git_sha": git_sha()},
@@ -204,8 +209,16 @@ def execute_eval(
         # (where no core is spare, doing it now would only slow the workers down).
         threading.Thread(target=importlib.import_module, args=("scipy.stats",), daemon=True).start()
     status = COMPLETED
+    sequential = eval_row.arguments.get("sequential")
     try:
-        if items:
+        if sequential and not eval_row.manifest.get("sequential"):
+            rounds = plan_rounds(items, store.items(eval_row.id), sequential)
+            LocalBackend(config, workers).run(
+                rounds[0], record, worker_ready, rounds[1:], lambda: decide(eval_row, store) is not None
+            )
+            if not store.get_eval(eval_row.id).manifest.get("sequential"):  # type: ignore[union-attr]
+                decide(eval_row, store)  # the last look: decided, or the horizon reached
+        elif items and not eval_row.manifest.get("sequential"):
             LocalBackend(config, workers).run(items, record, worker_ready)
     except KeyboardInterrupt:
         status = CANCELED

@@ -88,7 +88,15 @@ class Report:
     comparisons: list[ComparisonRow] = field(default_factory=list)
 
     @property
+    def sequential(self) -> dict[str, Any] | None:
+        """The sequential test's decision, where the eval ran one (see `seq.engine.sequential`)."""
+        return self.manifest.get("sequential")
+
+    @property
     def partial(self) -> bool:
+        """Whether episodes the plan holds are missing (a sequential test that stopped early is not)."""
+        if self.status == COMPLETED and self.sequential:
+            return False
         return self.status != COMPLETED or self.done < self.total
 
     @property

@@ -163,6 +163,25 @@ def _partial_line(report: Report) -> str | None:
     )
 
 
+def _sequential_line(report: Report) -> str | None:
+    s = report.sequential
+    if not s:
+        return None
+    interval = s["interval"]
+    return (
+        f"Sequential test ({s['test']}, α={s['alpha']}, on {s['metric']}): {s['decision']} at look "
+        f"{s['look']} of {s['looks']}, after {s['pairs_used']} of {s['pairs_planned']} planned pairs; "
+        + (
+            f"Z={s['statistic']:.2f} against the boundary ±{s['boundary']:.2f}; "
+            if s["statistic"] is not None and s["boundary"] is not None
+            else "no discordant pair yet, so no test statistic; "
+        )
+        + f"B − A = {interval['difference']:.3f}, "
+        f"repeated {interval['level']:.0%} interval [{interval['low']:.3f}, {interval['high']:.3f}] "
+        "(valid under the stopping rule)."
+    )
+
+
 def _cost_line(report: Report) -> str:
     cost = report.cost
     return f"cost: {cost['wall_s']:.1f} s wall time, {cost['core_s']:.1f} core-seconds used"
@@ -209,6 +228,9 @@ def report_renderable(report: Report, compact: bool = False) -> Any:
     partial = _partial_line(report)
     if partial:
         parts.append(Text(partial, style="yellow"))
+    sequential = _sequential_line(report)
+    if sequential:
+        parts.append(Text(sequential, style="bold cyan"))
     tables = group_tables(report, ["overall"] if compact else list(KIND_TITLES))
     comparisons = comparison_table(report, every_task_metric=False)
     for view in tables + ([comparisons] if comparisons and not compact else []):
@@ -252,6 +274,9 @@ def render_markdown(report: Report) -> str:
     partial = _partial_line(report)
     if partial:
         lines += [f"> **{partial}**", ""]
+    sequential = _sequential_line(report)
+    if sequential:
+        lines += [f"**{sequential}**", ""]
     views = group_tables(report, list(KIND_TITLES))
     comparisons = comparison_table(report, every_task_metric=True)
     for view in views + ([comparisons] if comparisons else []):
