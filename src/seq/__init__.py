@@ -19,7 +19,7 @@ from seq.engine.arms import Arm
 from seq.errors import EvalCanceled, SeqInputError
 from seq.record.episode import EpisodeResult
 from seq.record.store import Store
-from seq.registry.benchmarks import benchmark_evals, benchmarks, remove_benchmark
+from seq.registry.benchmarks import benchmark_evals, benchmarks, compare_benchmarks, remove_benchmark
 from seq.registry.deploy import deploy
 from seq.report.report import Report
 
@@ -42,6 +42,7 @@ __all__ = [
     "benchmark",
     "benchmark_evals",
     "benchmarks",
+    "compare_benchmarks",
     "check",
     "conditions",
     "deploy",

@@ -9,7 +9,7 @@ from rich.console import Console
 from rich.table import Table
 
 from seq.cli.eval import print_eval_table
-from seq.registry.benchmarks import benchmark_evals, benchmarks, remove_benchmark
+from seq.registry.benchmarks import benchmark_evals, benchmarks, compare_benchmarks, remove_benchmark
 
 app = typer.Typer(help="List, inspect and remove benchmarks.", no_args_is_help=True)
 
@@ -51,3 +51,36 @@ def rm_command(name: str = typer.Argument(..., help="The benchmark's name.")) ->
     Console().print(
         f"removed {name} ({count} version(s)); evals that ran it keep their reports", highlight=False
     )
+
+
+@app.command("compare")
+def compare_command(
+    first: str = typer.Argument(None, help="Benchmark A (NAME or NAME@vN)."),
+    second: str = typer.Argument(None, help="Benchmark B."),
+    policy: str = typer.Option(None, "--policy", help="The policy both run."),
+    trials: int = typer.Option(1, "--trials", help="Episodes per condition."),
+    threshold: float = typer.Option(0.05, "--threshold", help="Equivalence margin."),
+    evals: list[str] = typer.Option(
+        None, "--evals", help="Two finished evals to compare instead of running."
+    ),
+    envs: int = typer.Option(None, "--envs", help="Worker processes."),
+    as_json: bool = typer.Option(False, "--json", help="Print the comparison as JSON."),
+) -> None:
+    """Run two benchmark versions with one policy on the same episodes, and compare them pair by pair."""
+    from seq.cli.eval import _emit
+    from seq.errors import SeqInputError
+
+    if evals and len(evals) != 2:
+        raise SeqInputError(f"--evals takes two eval ids, got {len(evals)}.")
+    if not evals and (first is None or second is None):
+        raise SeqInputError("seq benchmark compare needs two benchmarks A B (or --evals E1 E2).")
+    report = compare_benchmarks(
+        first,
+        second,
+        policy,
+        trials=trials,
+        threshold=threshold,
+        evals=(evals[0], evals[1]) if evals else None,
+        envs=envs,
+    )
+    _emit(report, Console(), as_json, None, None)

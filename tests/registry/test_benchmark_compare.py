@@ -1,0 +1,33 @@
+"""`seq benchmark compare`: two versions of a benchmark, one policy, the same episodes."""
+
+from __future__ import annotations
+
+import json
+
+from conftest import run_cli
+
+import seq
+
+
+def test_two_versions_that_agree_are_within_threshold(toy_file):
+    seq.deploy(toy_file)
+    toy_file.write_text(toy_file.read_text() + "\n# a port that computes the same\n")
+    seq.deploy(f"{toy_file}:Line")
+    report = seq.compare_benchmarks("line@v1", "line@v2", "line-controller", trials=7, envs=2)
+    assert report.benchmark == "line@v1 vs line@v2"
+    comparison = report.comparison("success")
+    assert comparison.n == 42 and comparison.verdict == "within threshold"
+
+
+def test_compare_reads_two_finished_evals_on_the_command_line(toy_file):
+    seq.deploy(toy_file)
+    first = seq.eval.run("line-controller", benchmark="line", envs=1).eval_id
+    second = seq.eval.run("line-controller", benchmark="line", envs=1, params={"noise": "0.5"}).eval_id
+    result = run_cli("benchmark", "compare", "--evals", first, "--evals", second, "--json")
+    assert result.returncode == 0, result.stderr
+    data = json.loads(result.stdout)
+    success = next(
+        c for c in data["comparisons"] if c["kind"] == "overall" and c["comparison"]["metric"] == "success"
+    )
+    assert success["comparison"]["n"] == 6
+    assert run_cli("benchmark", "compare", "--evals", first).returncode == 2
