@@ -12,6 +12,7 @@ from typing import Any
 
 from seq.engine.arms import Arm, build_arms
 from seq.engine.runner import EvalRequest, execute_eval, resume_eval, start_eval
+from seq.engine.shards import Shard
 from seq.errors import SeqInputError
 from seq.record.episode import EpisodeResult
 from seq.record.store import EvalRow, Store
@@ -41,6 +42,9 @@ def run(
     alpha: float = 0.05,
     looks: int = 5,
     metric: str = "success",
+    eval_id: str | None = None,
+    shard: tuple[int, int] | None = None,
+    requeue_unhealthy: bool = False,
     resume: str | None = None,
     on_start: Callable[[EvalRow], None] | None = None,
     on_result: Callable[[EpisodeResult], None] | None = None,
@@ -56,8 +60,10 @@ def run(
     benchmark's `render=`; `trajectories=True` keeps every episode's steps. `resume=EVAL_ID` runs
     only that eval's work items that have no finished episode. `sequential=True` (two arms) runs
     the pairs of up to `trials` trials in `looks` rounds and stops as soon as the group-sequential
-    test at level `alpha` decides on `metric`. Ctrl-C raises `seq.EvalCanceled`
-    after recording what ran.
+    test at level `alpha` decides on `metric`. `eval_id=` with `shard=(K, N)` makes this process
+    shard K of N of one eval: the shards claim work items from the shared record (see
+    `seq.engine.shards`); a shard whose first three episodes error raises `ShardUnhealthy`.
+    Ctrl-C raises `seq.EvalCanceled` after recording what ran.
     """
     importing = importing_user_file()
     if importing is not None:
@@ -74,23 +80,27 @@ def run(
         built = build_arms(policy, params, vs=vs, vs_params=vs_params, sweep=sweep, arms=arms)
         options = {"alpha": alpha, "looks": looks, "metric": metric} if sequential else None
         request = EvalRequest(
-            built,
-            benchmark,
-            envs,
-            suites,
-            tasks,
-            seeds,
-            max_steps,
-            trials,
-            threshold,
-            record,
-            trajectories,
-            options,
+            arms=built,
+            benchmark=benchmark,
+            envs=envs,
+            suites=suites,
+            tasks=tasks,
+            seeds=seeds,
+            max_steps=max_steps,
+            trials=trials,
+            threshold=threshold,
+            record=record,
+            trajectories=trajectories,
+            sequential=options,
+            eval_id=eval_id,
         )
         row = start_eval(request, store)
     if on_start is not None:
         on_start(row)
-    execute_eval(row, store, envs=envs, on_result=on_result)
+    as_shard = None if shard is None else Shard(shard[0], shard[1], requeue_unhealthy)
+    if as_shard is not None and eval_id is None:
+        raise SeqInputError("--shard-id needs --eval-id ID, the id every shard of the eval shares.")
+    execute_eval(row, store, envs=envs, on_result=on_result, shard=as_shard)
     return build_report(row.id, store)
 
 

@@ -14,6 +14,7 @@ from rich.table import Table
 import seq.eval as api
 from seq.cli.options import parse_params, parse_seeds, parse_sweep, split_list
 from seq.cli.progress import EvalProgress
+from seq.engine.shards import ShardUnhealthy
 from seq.errors import EvalCanceled
 from seq.record.store import RUNNING, Store
 from seq.report.report import Report
@@ -66,6 +67,12 @@ def run_command(
         None, "--max-trials", help="With --sequential: trials at most [default 10]."
     ),
     alpha: float = typer.Option(0.05, "--alpha", help="With --sequential: the test's level."),
+    eval_id: str = typer.Option(None, "--eval-id", help="The eval's id, shared by its shards."),
+    shard_id: int = typer.Option(None, "--shard-id", help="This process's shard, 0 … num-shards − 1."),
+    num_shards: int = typer.Option(None, "--num-shards", help="How many shards share the eval."),
+    requeue_unhealthy: bool = typer.Option(
+        False, "--requeue-unhealthy", help="An unhealthy shard hands its items to the others."
+    ),
     resume: str = typer.Option(None, "--resume", help="Run only the unfinished episodes of this eval."),
     as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
     markdown: Path = typer.Option(None, "--markdown", help="Also write the report as Markdown."),
@@ -98,6 +105,9 @@ def run_command(
                 trajectories=trajectories,
                 sequential=sequential,
                 alpha=alpha,
+                eval_id=eval_id,
+                shard=None if shard_id is None and num_shards is None else (shard_id or 0, num_shards or 1),
+                requeue_unhealthy=requeue_unhealthy,
                 resume=resume,
                 on_start=progress.on_start,
                 on_result=progress.on_result,
@@ -105,6 +115,9 @@ def run_command(
             )
         except EvalCanceled as canceled:
             report = api.report(str(canceled), store)
+        except ShardUnhealthy as unhealthy:
+            console.print(f"seq: shard stopped: {unhealthy}.", style="red", highlight=False)
+            raise typer.Exit(3) from None
     _emit(report, console, as_json, markdown, csv_path)
     if report.partial:
         raise typer.Exit(1)

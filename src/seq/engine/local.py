@@ -20,7 +20,7 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection, wait
-from typing import Any
+from typing import Any, Protocol
 
 from seq.engine.worker import WorkerConfig
 from seq.record.episode import ERROR, TIMED_OUT, EpisodeResult
@@ -59,6 +59,17 @@ class _Worker:
             self.connection.send(item)
 
 
+class WorkSource(Protocol):
+    """Where a backend takes its next work item: a list held in memory, or a queue shared through
+    the record by several shards (`seq.engine.shards.SharedQueue`)."""
+
+    def __bool__(self) -> bool: ...
+
+    def take(self, known_tasks: set[str], claimed: set[str]) -> WorkItem | None: ...
+
+    def extend(self, items: list[WorkItem]) -> None: ...
+
+
 class _Queue:
     """Pending work items grouped by task, in plan order within each task."""
 
@@ -73,11 +84,12 @@ class _Queue:
     def __bool__(self) -> bool:
         return bool(self._by_task)
 
-    def take(self, worker: _Worker, claimed: set[str]) -> WorkItem | None:
-        """The next item for `worker`: a task it knows, else one nobody has started, else the largest."""
+    def take(self, known_tasks: set[str], claimed: set[str]) -> WorkItem | None:
+        """The next item for a worker that knows `known_tasks`: a task it knows, else one nobody has
+        started (`claimed` holds every worker's tasks), else the largest."""
         if not self._by_task:
             return None
-        known = [task for task in self._by_task if task in worker.tasks]
+        known = [task for task in self._by_task if task in known_tasks]
         fresh = [task for task in self._by_task if task not in claimed]
         task = (known or fresh or [max(self._by_task, key=lambda t: len(self._by_task[t]))])[0]
         queue = self._by_task[task]
@@ -126,7 +138,7 @@ class LocalBackend:
 
     def run(
         self,
-        items: list[WorkItem],
+        items: list[WorkItem] | WorkSource,
         on_result: Callable[[EpisodeResult], None],
         on_ready: Callable[[dict[str, Any]], None] | None = None,
         rounds: list[list[WorkItem]] | None = None,
@@ -138,15 +150,15 @@ class LocalBackend:
         them has finished and `after_round()` has returned False (True stops the run there).
         """
         later = deque(rounds or [])
-        pending = _Queue(items)
-        total = len(items) + sum(len(r) for r in later)
+        pending: WorkSource = _Queue(items) if isinstance(items, list) else items
+        total = len(items) + sum(len(r) for r in later) if isinstance(items, list) else self.envs
         workers = [self._start() for _ in range(min(self.envs, total))]
         retired: list[_Worker] = []
         startup_deaths = 0
 
         def feed(worker: _Worker) -> None:
             claimed = set().union(*(w.tasks for w in workers + retired))
-            worker.give(pending.take(worker, claimed))
+            worker.give(pending.take(worker.tasks, claimed))
 
         def handle(worker: _Worker, message: tuple[str, Any]) -> None:
             kind, payload = message

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import sqlite3
 import threading
 import time
 import uuid
@@ -20,6 +21,7 @@ from seq.engine.local import LocalBackend, WorkersFailed
 from seq.engine.plan import plan
 from seq.engine.scoring import score_groups
 from seq.engine.sequential import check_sequential, decide, plan_rounds
+from seq.engine.shards import HealthCheck, Shard, ShardUnhealthy, SharedQueue
 from seq.engine.worker import ArmConfig, WorkerConfig
 from seq.errors import EvalCanceled, SeqInputError
 from seq.record.episode import EpisodeResult
@@ -53,6 +55,7 @@ class EvalRequest:
     record: str | None = None  # all | first | none; None: the benchmark's render= (first) or none
     trajectories: bool = False
     sequential: dict[str, Any] | None = None  # {"alpha", "looks", "metric"}: stop when decided
+    eval_id: str | None = None  # given by the user for shards: the first shard creates it
 
 
 def _resolve_params(policy_row: VersionRow, benchmark_row: VersionRow, params: Mapping[str, Any]) -> dict:
@@ -113,7 +116,7 @@ def start_eval(request: EvalRequest, store: Store) -> EvalRow:
     assert first is not None
     if request.sequential is not None:
         check_sequential(request.sequential, len(arms))
-    eval_id = "ev-" + uuid.uuid4().hex[:10]
+    eval_id = request.eval_id or "ev-" + uuid.uuid4().hex[:10]
     observers = _observer_specs(spec, items, request, store.path.parent / "artifacts" / eval_id)
     arguments = {
         "arms": [{"name": a["name"], "policy": a["policy"], "params": a["params"]} for a in arms],
@@ -144,7 +147,21 @@ def start_eval(request: EvalRequest, store: Store) -> EvalRow:
         "default_max_steps": spec.max_steps,
         "declared": spec.describe()["declared"],
     }
-    store.create_eval(eval_id, first, benchmark_row, arguments, manifest, items)
+    existing = store.get_eval(eval_id)
+    if existing is None:
+        try:
+            store.create_eval(eval_id, first, benchmark_row, arguments, manifest, items)
+        except sqlite3.IntegrityError:  # another shard created it a moment ago
+            existing = store.get_eval(eval_id)
+    if existing is not None:
+        mine = {k: v for k, v in arguments.items() if k != "envs"}
+        theirs = {k: v for k, v in existing.arguments.items() if k != "envs"}
+        if mine != theirs:
+            raise SeqInputError(
+                f"--eval-id {eval_id}: an eval with this id exists with other arguments; "
+                "every shard of one eval must be started with the same ones."
+            )
+        return existing
     return store.get_eval(eval_id)  # type: ignore[return-value]
 
 
@@ -177,6 +194,7 @@ def execute_eval(
     store: Store,
     envs: int | None = None,
     on_result: Callable[[EpisodeResult], None] | None = None,
+    shard: Shard | None = None,
 ) -> str:
     """Run the eval's unfinished work items and record each episode as it finishes.
 
@@ -191,10 +209,14 @@ def execute_eval(
     store.set_eval_status(eval_row.id, RUNNING)
     environment_seen = bool(eval_row.manifest.get("environment"))
 
+    health = HealthCheck() if shard is not None else None
+
     def record(result: EpisodeResult) -> None:
         store.write_episode(eval_row.id, result)
         if on_result is not None:
             on_result(result)
+        if health is not None:
+            health(result)
 
     def worker_ready(report: dict[str, Any]) -> None:
         nonlocal environment_seen
@@ -218,16 +240,25 @@ def execute_eval(
             )
             if not store.get_eval(eval_row.id).manifest.get("sequential"):  # type: ignore[union-attr]
                 decide(eval_row, store)  # the last look: decided, or the horizon reached
+        elif shard is not None:
+            LocalBackend(config, workers).run(SharedQueue(store, eval_row.id, shard), record, worker_ready)
         elif items and not eval_row.manifest.get("sequential"):
             LocalBackend(config, workers).run(items, record, worker_ready)
     except KeyboardInterrupt:
         status = CANCELED
+    except ShardUnhealthy:
+        status = RUNNING
+        if shard is not None and shard.requeue_unhealthy:
+            store.release_claims(eval_row.id, shard.name)
+        raise
     except WorkersFailed:
         status = FAILED
         raise
     finally:
+        if status == COMPLETED and store.items(eval_row.id, unfinished_only=True) and not sequential:
+            status = RUNNING  # other shards still hold items
         store.set_eval_status(eval_row.id, status, add_wall_s=time.perf_counter() - started)
-        if status != FAILED:
+        if status in (COMPLETED, CANCELED):
             store.write_scores(eval_row.id, score_groups(load_version(benchmark_row), store, eval_row.id))
     if status == CANCELED:
         raise EvalCanceled(eval_row.id)

@@ -40,6 +40,7 @@ CREATE TABLE IF NOT EXISTS evals (
 CREATE TABLE IF NOT EXISTS items (
     eval_id TEXT NOT NULL, item_id TEXT NOT NULL, ordinal INTEGER NOT NULL,
     condition TEXT NOT NULL, trial INTEGER NOT NULL, arm TEXT NOT NULL DEFAULT '',
+    claimed_by TEXT, claimed_at REAL,
     PRIMARY KEY (eval_id, item_id)
 );
 CREATE TABLE IF NOT EXISTS episodes (
@@ -56,6 +57,8 @@ CREATE TABLE IF NOT EXISTS scores (
 );
 """
 
+# An item (aliased `i`) that has no episode row yet.
+UNFINISHED = "NOT EXISTS (SELECT 1 FROM episodes e WHERE e.eval_id = i.eval_id AND e.item_id = i.item_id)"
 GroupKey = tuple[str, str, str]  # (arm, group kind, group name)
 RUNNING, COMPLETED, CANCELED, FAILED = "running", "completed", "canceled", "failed"
 INTERRUPTED = "interrupted"  # recorded as running, but its runner process is gone (killed)
@@ -232,7 +235,7 @@ class Store:
                 ),
             )
             db.executemany(
-                "INSERT INTO items VALUES (?,?,?,?,?,?)",
+                "INSERT INTO items VALUES (?,?,?,?,?,?,NULL,NULL)",
                 [
                     (eval_id, it.item_id, it.ordinal, json.dumps(it.condition.to_dict()), it.trial, it.arm)
                     for it in items
@@ -279,20 +282,54 @@ class Store:
     def items(self, eval_id: str, unfinished_only: bool = False) -> list[WorkItem]:
         query = "SELECT * FROM items i WHERE eval_id=?"
         if unfinished_only:
-            query += (
-                " AND NOT EXISTS (SELECT 1 FROM episodes e WHERE e.eval_id=i.eval_id AND e.item_id=i.item_id)"
-            )
+            query += f" AND {UNFINISHED}"
         rows = self._db.execute(query + " ORDER BY ordinal", (eval_id,)).fetchall()
-        return [
-            WorkItem(
-                row["item_id"],
-                row["ordinal"],
-                Condition.from_dict(json.loads(row["condition"])),
-                row["trial"],
-                row["arm"],
-            )
-            for row in rows
+        return [_item(row) for row in rows]
+
+    def claim_item(
+        self, eval_id: str, shard: str, shard_index: int, shards: int, skip: set[str]
+    ) -> WorkItem | None:
+        """Claim the next work item for a shard, in one transaction: its own unfinished item first (a
+        shard restarted after a crash resumes), then its share (`ordinal % shards == shard_index`),
+        then any item nobody has claimed. `skip`: items this process has already taken."""
+        choices = [
+            ("claimed_by = ?", (shard,)),
+            ("claimed_by IS NULL AND ordinal % ? = ?", (shards, shard_index)),
+            ("claimed_by IS NULL", ()),
         ]
+        with self.transaction() as db:
+            for where, args in choices:
+                rows = db.execute(
+                    f"SELECT * FROM items i WHERE eval_id=? AND {UNFINISHED} AND {where} ORDER BY ordinal "
+                    f"LIMIT {len(skip) + 1}",
+                    (eval_id, *args),
+                ).fetchall()
+                row = next((r for r in rows if r["item_id"] not in skip), None)
+                if row is not None:
+                    db.execute(
+                        "UPDATE items SET claimed_by=?, claimed_at=? WHERE eval_id=? AND item_id=?",
+                        (shard, time.time(), eval_id, row["item_id"]),
+                    )
+                    return _item(row)
+        return None
+
+    def has_claimable(self, eval_id: str, shard: str, skip: set[str]) -> bool:
+        """Whether an unfinished item is free, or claimed by `shard` and not in `skip`."""
+        rows = self._db.execute(
+            "SELECT item_id FROM items i WHERE eval_id=? AND (claimed_by IS NULL OR claimed_by=?) "
+            f"AND {UNFINISHED} LIMIT {len(skip) + 1}",
+            (eval_id, shard),
+        ).fetchall()
+        return any(row[0] not in skip for row in rows)
+
+    def release_claims(self, eval_id: str, shard: str) -> int:
+        """Hand a shard's unfinished items back to the others."""
+        cursor = self._db.execute(
+            "UPDATE items SET claimed_by=NULL, claimed_at=NULL WHERE eval_id=? AND item_id IN "
+            f"(SELECT item_id FROM items i WHERE eval_id=? AND claimed_by=? AND {UNFINISHED})",
+            (eval_id, eval_id, shard),
+        )
+        return cursor.rowcount
 
     def count_items(self, eval_id: str) -> int:
         return self._db.execute("SELECT COUNT(*) FROM items WHERE eval_id=?", (eval_id,)).fetchone()[0]
@@ -370,6 +407,11 @@ class Store:
             )
             for row in rows
         }
+
+
+def _item(row: sqlite3.Row) -> WorkItem:
+    condition = Condition.from_dict(json.loads(row["condition"]))
+    return WorkItem(row["item_id"], row["ordinal"], condition, row["trial"], row["arm"])
 
 
 def _version(row: sqlite3.Row) -> VersionRow:
