@@ -149,3 +149,23 @@ def export(eval_id: str, directory: str | Path, store: Store | None = None) -> d
     from seq.report.export import export_eval
 
     return export_eval(eval_id, directory, store)
+
+
+def merge(*paths: str | Path, store: Store | None = None) -> dict[str, int]:
+    """Merge other records (`seq.db` files of shards run apart) into this workspace's: for each work
+    item the last committed episode wins; deployed code they ran is copied over by hash."""
+    import shutil
+
+    store = store or Store()
+    totals: dict[str, int] = {}
+    for path in map(Path, paths):
+        if not path.is_file():
+            raise SeqInputError(f"{path}: no such record to merge (expected a seq.db file).")
+        for code in (path.parent / "code").glob("*.py"):
+            target = store.path.parent / "code" / code.name
+            if not target.exists():
+                target.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(code, target)
+        for key, count in store.merge_from(path).items():
+            totals[key] = totals.get(key, 0) + count
+    return totals

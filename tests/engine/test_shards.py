@@ -163,3 +163,19 @@ def test_shard_arguments_must_match_the_eval(toy_file):
         "2",
     )
     assert other.returncode == 2 and "other arguments" in other.stderr
+
+
+def test_merge_keeps_the_last_attempt_of_every_item(toy_file, tmp_path, monkeypatch):
+    first_home, second_home = tmp_path / "machine-a", tmp_path / "machine-b"
+    for home, tasks in ((first_home, ["near", "far"]), (second_home, ["near", "far"])):
+        monkeypatch.setenv("SEQ_HOME", str(home))
+        seq.deploy(toy_file)
+        seq.eval.run("line-controller", benchmark="line", tasks=tasks, envs=1, eval_id="ev-merged")
+    monkeypatch.setenv("SEQ_HOME", str(tmp_path / "laptop"))
+    counts = seq.eval.merge(first_home / "seq.db")
+    assert counts["episodes"] == 6 and counts["evals"] == 1
+    counts = seq.eval.merge(second_home / "seq.db")
+    assert counts["episodes"] == 6 and counts["evals"] == 0  # the second run finished later: it wins
+    report = seq.eval.report("ev-merged")
+    assert (report.done, report.total, report.status) == (6, 6, "completed")
+    assert run_cli("eval", "merge", str(tmp_path / "nothing.db")).returncode == 2

@@ -232,3 +232,12 @@ def export_command(
     """Write the eval's episodes (JSONL), report (JSON) and unfinished work items."""
     for kind, path in api.export(eval_id, output).items():
         Console().print(f"wrote {kind}: {path}", highlight=False)
+
+
+@app.command("merge")
+def merge_command(
+    paths: list[Path] = typer.Argument(..., help="seq.db files of separate runs of the evals."),
+) -> None:
+    """Merge records of separate runs (shards on other machines) into this workspace's record."""
+    counts = api.merge(*paths)
+    Console().print("merged " + ", ".join(f"{n} {kind}" for kind, n in counts.items()), highlight=False)

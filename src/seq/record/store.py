@@ -331,6 +331,37 @@ class Store:
         )
         return cursor.rowcount
 
+    def merge_from(self, path: Path | str) -> dict[str, int]:
+        """Merge another record of the same evals (a shard's, a machine's) into this one: versions,
+        evals and items it lacks, and for each item the last committed episode of the two."""
+        with self.transaction() as db:
+            db.execute("ATTACH DATABASE ? AS other", (str(path),))
+        try:
+            with self.transaction() as db:
+                counts = {
+                    "versions": db.execute(
+                        "INSERT OR IGNORE INTO versions SELECT * FROM other.versions"
+                    ).rowcount,
+                    "evals": db.execute("INSERT OR IGNORE INTO evals SELECT * FROM other.evals").rowcount,
+                    "items": db.execute("INSERT OR IGNORE INTO items SELECT * FROM other.items").rowcount,
+                }
+                counts["episodes"] = db.execute(
+                    "INSERT OR REPLACE INTO episodes SELECT o.* FROM other.episodes o LEFT JOIN episodes m "
+                    "ON m.eval_id = o.eval_id AND m.item_id = o.item_id "
+                    "WHERE m.item_id IS NULL OR o.finished_at > m.finished_at"
+                ).rowcount
+                db.execute("INSERT OR IGNORE INTO scores SELECT * FROM other.scores")
+                for (eval_id,) in db.execute("SELECT id FROM evals").fetchall():
+                    if not db.execute(
+                        f"SELECT 1 FROM items i WHERE eval_id=? AND {UNFINISHED}", (eval_id,)
+                    ).fetchone():
+                        db.execute(
+                            "UPDATE evals SET status=? WHERE id=? AND status=?", (COMPLETED, eval_id, RUNNING)
+                        )
+        finally:
+            self._db.execute("DETACH DATABASE other")
+        return counts
+
     def count_items(self, eval_id: str) -> int:
         return self._db.execute("SELECT COUNT(*) FROM items WHERE eval_id=?", (eval_id,)).fetchone()[0]
 

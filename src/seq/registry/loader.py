@@ -50,7 +50,12 @@ def load_class(ref: dict[str, Any]) -> type:
     if "module" in ref:
         module = importlib.import_module(ref["module"])
     else:
-        module = import_file(Path(ref["path"]), module_name_for(ref["sha256"]), ref.get("origin_dir"))
+        path = Path(ref["path"])
+        if not path.exists():  # a record merged from another workspace: the file is kept here by hash
+            from seq.record.store import seq_home
+
+            path = seq_home() / "code" / f"{ref['sha256']}.py"
+        module = import_file(path, module_name_for(ref["sha256"]), ref.get("origin_dir"))
     target: Any = module
     for part in ref["qualname"].split("."):
         target = getattr(target, part)
