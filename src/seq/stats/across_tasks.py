@@ -90,7 +90,7 @@ def probability_of_improvement(
     n_a·n_b (Agarwal et al. 2021, §4.3; Mann & Whitney 1947). 0.5 means no improvement either way.
     """
     tasks_a, tasks_b = _paired_tasks(scores_a_by_task, scores_b_by_task)
-    return float(np.mean([_beats(b, a).mean() for a, b in zip(tasks_a, tasks_b)]))
+    return float(np.mean([_beats(b, a).mean() for a, b in zip(tasks_a, tasks_b, strict=True)]))
 
 
 def probability_of_improvement_interval(
@@ -108,7 +108,7 @@ def probability_of_improvement_interval(
     tasks_a, tasks_b = _paired_tasks(scores_a_by_task, scores_b_by_task)
     rng = np.random.default_rng(seed)
     total = np.zeros(resamples)
-    for a, b in zip(tasks_a, tasks_b):
+    for a, b in zip(tasks_a, tasks_b, strict=True):
         counts_a = rng.multinomial(a.size, np.full(a.size, 1 / a.size), size=resamples)
         counts_b = rng.multinomial(b.size, np.full(b.size, 1 / b.size), size=resamples)
         total += np.einsum("ri,ij,rj->r", counts_b, _beats(b, a), counts_a) / (a.size * b.size)

@@ -1,0 +1,88 @@
+"""compare_paired: the one comparison the commands print, for 0/1 and other metrics."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from seq.stats.compare import VERDICTS, compare_paired
+from seq.stats.intervals import bootstrap_interval, wilson_interval
+from seq.stats.paired import PairedTable, agresti_min_interval, mcnemar_exact
+
+
+def pairs(both: int, only_a: int, only_b: int, neither: int) -> tuple[list[int], list[int]]:
+    a = [1] * both + [1] * only_a + [0] * only_b + [0] * neither
+    b = [1] * both + [0] * only_a + [1] * only_b + [0] * neither
+    return a, b
+
+
+def test_binary_metric_uses_wilson_agresti_min_and_mcnemar():
+    a, b = pairs(40, 3, 15, 22)
+    result = compare_paired(a, b, "success")
+    table = PairedTable(40, 3, 15, 22)
+    assert result.metric == "success" and result.n == 80 and result.table == table
+    assert result.rate_a == wilson_interval(43, 80) and result.rate_b == wilson_interval(55, 80)
+    assert result.difference == agresti_min_interval(table)
+    assert result.p_value == pytest.approx(mcnemar_exact(table))
+    assert result.verdict == "B better" and result.verdict_interval == "agresti-min"
+    assert result.threshold == 0.05
+
+
+def test_a_better_is_the_mirror():
+    a, b = pairs(40, 15, 3, 22)
+    assert compare_paired(a, b).verdict == "A better"
+
+
+def test_within_threshold_takes_38_agreeing_pairs():
+    a, b = pairs(20, 0, 0, 17)  # 37 pairs, all agreeing
+    assert compare_paired(a, b).verdict == "undecided"
+    a, b = pairs(20, 0, 0, 18)  # 38 pairs
+    result = compare_paired(a, b)
+    assert result.verdict == "within threshold" and result.p_value == 1.0
+
+
+def test_within_threshold_wins_over_a_significant_small_difference():
+    a, b = pairs(5000, 0, 60, 4940)  # B better by 0.006, very significant, far inside ±0.05
+    result = compare_paired(a, b)
+    assert result.p_value < 1e-10 and result.difference.low > 0
+    assert result.verdict == "within threshold"
+    assert compare_paired(a, b, threshold=0.005).verdict == "B better"
+
+
+def test_interval_and_test_must_agree_for_a_direction():
+    # Agresti–Min excludes 0 but McNemar's exact p = 2/32 = 0.0625: undecided.
+    a, b = pairs(10, 0, 5, 5)
+    result = compare_paired(a, b)
+    assert result.difference.low > 0 and result.p_value == pytest.approx(0.0625)
+    assert result.verdict == "undecided"
+
+
+def test_continuous_metric_uses_the_bootstrap():
+    rng = np.random.default_rng(5)
+    a = rng.normal(10, 2, 50)
+    b = a + 1.0 + rng.normal(0, 0.3, 50)
+    result = compare_paired(list(a), list(b), "return", threshold=0.5)
+    assert result.table is None and result.p_value is None
+    assert result.rate_a == bootstrap_interval(list(a)) and result.rate_b == bootstrap_interval(list(b))
+    assert result.difference.difference == pytest.approx(float(np.mean(b - a)))
+    assert result.verdict_interval == "paired-bootstrap-bca" and result.verdict == "B higher"
+    assert compare_paired(list(b), list(a), "return").verdict == "B lower"
+    close = compare_paired(list(a), list(a + rng.normal(0, 0.01, 50)), "return", threshold=0.5)
+    assert close.verdict != "within threshold"  # no equivalence in a metric's own units
+
+
+def test_mixed_values_are_not_binary():
+    result = compare_paired([0, 1, 1, 0.5], [1, 1, 0, 1], "score")
+    assert result.table is None and result.p_value is None
+
+
+def test_edge_cases():
+    empty = compare_paired([], [])
+    assert empty.n == 0 and empty.verdict == "undecided" and math.isnan(empty.difference.difference)
+    single = compare_paired([2.0], [3.0], "return")
+    assert single.verdict == "undecided"
+    with pytest.raises(ValueError):
+        compare_paired([1, 0], [1])
+    assert {compare_paired(*pairs(10, 2, 9, 3)).verdict} <= set(VERDICTS)
