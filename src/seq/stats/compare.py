@@ -82,7 +82,8 @@ def compare_paired(
     "B better" / "A better" when the interval lies above / below 0 and McNemar's p < 1 − level;
     else "undecided". For other metrics, whose better direction and units `seq` cannot know:
     "B higher" / "B lower" when the interval excludes 0, else "undecided". With every pair
-    agreeing, "within threshold" at ±0.05 needs 38 pairs (Agresti–Min; Tango's stricter score interval would need 73, see `agreeing_pairs_needed`).
+    agreeing, "within threshold" at ±0.05 needs 38 pairs (Agresti–Min; Tango's stricter score
+    interval would need 73, see `agreeing_pairs_needed`).
     """
     if len(a) != len(b):
         raise ValueError(f"paired values need equal lengths, got {len(a)} and {len(b)}")
