@@ -56,6 +56,8 @@ def test_vs_on_the_command_line_prints_the_paired_table(toy_file):
     assert result.returncode == 0, result.stderr
     assert "Paired comparisons against arm noise=0.0" in result.stdout
     assert "both/A only/B only/neither" in result.stdout
+    assert "takes 38 pairs by Agresti–Min" in result.stdout and "73 by Tango" in result.stdout
+    assert "Across tasks" in result.stdout and "P(improvement)" in result.stdout
 
 
 def test_compare_two_evals_and_export(toy_file, tmp_path):

@@ -11,7 +11,7 @@ from dataclasses import replace
 
 from seq.errors import SeqInputError
 from seq.record.store import COMPLETED, Store
-from seq.report.report import Report, analyse
+from seq.report.report import Report, across_tasks, analyse
 
 
 def compare_evals(first: str, second: str, threshold: float = 0.05, store: Store | None = None) -> Report:
@@ -79,4 +79,5 @@ def compare_evals(first: str, second: str, threshold: float = 0.05, store: Store
         episodes=results,
         arms=labels,
         comparisons=comparisons,
+        across_tasks=across_tasks(results, labels, comparisons[0].comparison.metric) if comparisons else [],
     )

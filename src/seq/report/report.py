@@ -86,6 +86,7 @@ class Report:
     episodes: list[EpisodeResult] = field(repr=False, default_factory=list)
     arms: list[str] = field(default_factory=list)
     comparisons: list[ComparisonRow] = field(default_factory=list)
+    across_tasks: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def sequential(self) -> dict[str, Any] | None:
@@ -257,6 +258,36 @@ def analyse(
     return table, problems, comparisons
 
 
+def across_tasks(results: list[EpisodeResult], arms: list[str], metric: str) -> list[dict[str, Any]]:
+    """rliable's aggregate view of each arm (Agarwal et al. 2021): the interquartile mean of the
+    per-task means with a stratified bootstrap interval, and each arm's probability of improvement
+    over the first. Only where there are several tasks."""
+    from seq.stats import iqm_interval, probability_of_improvement_interval
+
+    by_arm: dict[str, dict[str, list[float]]] = {arm: {} for arm in arms}
+    for result in results:
+        if result.ok and metric in result.metrics and result.arm in by_arm:
+            by_arm[result.arm].setdefault(result.task, []).append(result.metrics[metric])
+    if any(len(tasks) < 2 for tasks in by_arm.values()):
+        return []
+    rows = []
+    for arm in arms:
+        iqm, low, high = iqm_interval(by_arm[arm])
+        row: dict[str, Any] = {
+            "arm": arm,
+            "metric": metric,
+            "tasks": len(by_arm[arm]),
+            "iqm": iqm,
+            "iqm_low": low,
+            "iqm_high": high,
+        }
+        if arm != arms[0] and set(by_arm[arm]) == set(by_arm[arms[0]]):
+            p, p_low, p_high = probability_of_improvement_interval(by_arm[arms[0]], by_arm[arm])
+            row |= {"probability_of_improvement": p, "poi_low": p_low, "poi_high": p_high}
+        rows.append(row)
+    return rows
+
+
 def build_report(eval_id: str, store: Store | None = None) -> Report:
     """Read an eval's record and compute its report (intervals, groups, errors, cost, manifest)."""
     store = store or Store()
@@ -268,6 +299,7 @@ def build_report(eval_id: str, store: Store | None = None) -> Report:
     table, problems, comparisons = analyse(
         results, store.scores(eval_id), arms, row.arguments.get("threshold", 0.05)
     )
+    aggregate = across_tasks(results, arms, comparisons[0].comparison.metric) if comparisons else []
     cost = {
         "wall_s": row.wall_s,
         "core_s": sum(r.cpu_s for r in results) + row.setup_cpu_s,
@@ -288,4 +320,5 @@ def build_report(eval_id: str, store: Store | None = None) -> Report:
         episodes=results,
         arms=arms,
         comparisons=comparisons,
+        across_tasks=aggregate,
     )

@@ -121,14 +121,46 @@ def comparison_table(report: Report, every_task_metric: bool) -> TableView | Non
                 c.verdict,
             ]
         )
+    from seq.stats import agreeing_pairs_needed
+
     baseline = report.comparisons[0].baseline
     verdicts = {row.comparison.verdict_interval for row in report.comparisons}
     threshold = report.comparisons[0].comparison.threshold
     title = (
-        f"Paired comparisons against arm {baseline} (A): differences by "
-        f"{', '.join(sorted(verdicts))}; 'within threshold' means the whole interval lies in ±{threshold}"
+        f"Paired comparisons against arm {baseline} (A): B − A by {', '.join(sorted(verdicts))}; p is "
+        f"McNemar's exact test; 'within threshold': the whole interval lies in ±{threshold} (with every "
+        f"pair agreeing that takes {agreeing_pairs_needed('agresti-min', threshold)} pairs by "
+        f"Agresti–Min, the interval used here, and {agreeing_pairs_needed('tango', threshold)} by Tango's "
+        "stricter score interval)"
     )
     return TableView(title, headers, rows)
+
+
+def across_tasks_table(report: Report) -> TableView | None:
+    """rliable's view: each arm's IQM of per-task means, and its probability of improvement over A."""
+    if not report.across_tasks:
+        return None
+    rows = []
+    for row in report.across_tasks:
+        improvement = (
+            _interval_text(row["probability_of_improvement"], row["poi_low"], row["poi_high"])
+            if "probability_of_improvement" in row
+            else "—"
+        )
+        rows.append(
+            [
+                row["arm"],
+                row["metric"],
+                str(row["tasks"]),
+                _interval_text(row["iqm"], row["iqm_low"], row["iqm_high"]),
+                improvement,
+            ]
+        )
+    title = (
+        "Across tasks (Agarwal et al. 2021): interquartile mean of per-task means, stratified bootstrap "
+        "95% interval; P(arm > A)"
+    )
+    return TableView(title, ["arm", "metric", "tasks", "IQM [95%]", "P(improvement) [95%]"], rows)
 
 
 def _interval_text(value: float, low: float | None, high: float | None) -> str:
@@ -232,8 +264,8 @@ def report_renderable(report: Report, compact: bool = False) -> Any:
     if sequential:
         parts.append(Text(sequential, style="bold cyan"))
     tables = group_tables(report, ["overall"] if compact else list(KIND_TITLES))
-    comparisons = comparison_table(report, every_task_metric=False)
-    for view in tables + ([comparisons] if comparisons and not compact else []):
+    extra = [comparison_table(report, every_task_metric=False), across_tasks_table(report)]
+    for view in tables + ([v for v in extra if v is not None] if not compact else []):
         table = Table(title=view.title, title_justify="left", header_style="bold")
         for index, header in enumerate(view.headers):
             numeric = header not in ("arm", "group", "suite", "task", "metric", "verdict")
@@ -278,8 +310,8 @@ def render_markdown(report: Report) -> str:
     if sequential:
         lines += [f"**{sequential}**", ""]
     views = group_tables(report, list(KIND_TITLES))
-    comparisons = comparison_table(report, every_task_metric=True)
-    for view in views + ([comparisons] if comparisons else []):
+    extra = [comparison_table(report, every_task_metric=True), across_tasks_table(report)]
+    for view in views + [v for v in extra if v is not None]:
         lines += [
             f"## {view.title}",
             "",
