@@ -76,3 +76,33 @@ def test_a_user_benchmark_in_the_documented_style_deploys_and_runs():
         assert metrics["fast_success"]["source"] == "score"
         assert metrics["success"]["method"] == "wilson"
     assert groups[("overall", "all")]["success"]["value"] >= 0.75
+
+
+def test_a_noisier_expert_loses_and_the_sequential_test_stops_early():
+    report = seq.eval.run(
+        "noisy-expert",
+        benchmark="metaworld",
+        params={"noise": "0.0"},
+        vs="noisy-expert",
+        vs_params={"noise": "1.5"},
+        tasks=["push-v3", "pick-place-v3"],
+        max_steps=150,
+        trials=6,
+        sequential=True,
+        envs=2,
+    )
+    assert report.sequential["decision"] == "A better"
+    assert report.sequential["pairs_used"] < report.sequential["pairs_planned"]
+
+
+def test_the_expert_against_itself_is_within_threshold_once_enough_pairs_agree():
+    report = seq.eval.run(
+        "metaworld-expert",
+        benchmark="metaworld",
+        vs="metaworld-expert",
+        tasks=["reach-v3", "push-v3"],
+        trials=4,
+        envs=2,
+    )
+    comparison = report.comparison("success")
+    assert comparison.n == 40 and comparison.verdict == "within threshold"
