@@ -169,3 +169,18 @@ def merge(*paths: str | Path, store: Store | None = None) -> dict[str, int]:
         for key, count in store.merge_from(path).items():
             totals[key] = totals.get(key, 0) + count
     return totals
+
+
+def evaluate(policy: Any, benchmark: Any, **options: Any) -> Report:
+    """Evaluate a policy object from this process's memory — a model in training — and return the
+    report: no registration, no server, no copy of the weights.
+
+    The episodes run in this process with the object itself (its class must be a `@seq.policy`);
+    everything else is as in `seq.eval.run` (conditions, seeds, trials, parameters, arms, the record).
+
+    >>> for step in range(10_000):
+    ...     train_one_step(model)
+    ...     if step % 1000 == 0:
+    ...         report = seq.evaluate(model, "metaworld", tasks=["reach-v3"], seeds=range(5))
+    """
+    return run(policy, benchmark=benchmark, **options)

@@ -15,8 +15,9 @@ from typing import Any
 from seq._version import __version__, git_sha
 from seq.authoring.benchmark import spec_of
 from seq.authoring.params import Parameter, resolve_parameters
-from seq.authoring.policy import policy_spec_of
+from seq.authoring.policy import Policy, policy_spec_of
 from seq.engine.arms import Arm
+from seq.engine.inprocess import InProcessBackend
 from seq.engine.local import LocalBackend, WorkersFailed
 from seq.engine.plan import plan
 from seq.engine.scoring import score_groups
@@ -26,7 +27,7 @@ from seq.engine.worker import ArmConfig, WorkerConfig
 from seq.errors import EvalCanceled, SeqInputError
 from seq.record.episode import EpisodeResult
 from seq.record.store import CANCELED, COMPLETED, FAILED, RUNNING, EvalRow, Store, VersionRow
-from seq.registry.deploy import load_version, resolve
+from seq.registry.deploy import load_version, remember_instance, resolve
 
 EVAL_PARAMETERS = {"steps_per_query": Parameter("steps_per_query", "int", None)}
 
@@ -58,8 +59,8 @@ class EvalRequest:
     eval_id: str | None = None  # given by the user for shards: the first shard creates it
 
 
-def _resolve_params(policy_row: VersionRow, benchmark_row: VersionRow, params: Mapping[str, Any]) -> dict:
-    policy_spec = policy_spec_of(load_version(policy_row))
+def _resolve_params(policy_cls: type, benchmark_row: VersionRow, params: Mapping[str, Any]) -> dict:
+    policy_spec = policy_spec_of(policy_cls)
     benchmark_spec = spec_of(load_version(benchmark_row))
     values = resolve_parameters(
         params,
@@ -91,9 +92,11 @@ def start_eval(request: EvalRequest, store: Store) -> EvalRow:
     arms = []
     for arm in request.arms:
         policy_row = resolve("policy", arm.policy, store)
-        values = _resolve_params(policy_row, benchmark_row, arm.params)
+        policy_cls = type(arm.policy) if isinstance(arm.policy, Policy) else load_version(policy_row)
+        values = _resolve_params(policy_cls, benchmark_row, arm.params)
         arms.append(
             {
+                "in_memory": remember_instance(arm.policy) if isinstance(arm.policy, Policy) else None,
                 "name": arm.name or "",
                 "policy": policy_row.label,
                 "policy_name": policy_row.name,
@@ -183,8 +186,9 @@ def worker_config(eval_row: EvalRow, store: Store) -> WorkerConfig:
         policy_row = store.version("policy", arm["policy_name"], arm["policy_version"])
         assert policy_row is not None
         values = arm["parameters"]
+        ref = {**policy_row.ref, "in_memory": arm["in_memory"]} if arm.get("in_memory") else policy_row.ref
         arms[arm["name"]] = ArmConfig(
-            policy_row.ref, values["benchmark"], values["policy"], values["eval"]["steps_per_query"]
+            ref, values["benchmark"], values["policy"], values["eval"]["steps_per_query"]
         )
     return WorkerConfig(benchmark_row.ref, arms, eval_row.arguments.get("observers", []))
 
@@ -225,8 +229,14 @@ def execute_eval(
             store.update_manifest(eval_row.id, environment=report["environment"])
             environment_seen = True
 
+    in_memory = any("in_memory" in arm.policy_ref for arm in config.arms.values())
+    if in_memory and shard is not None:
+        raise SeqInputError(
+            "a policy object in this process's memory cannot be sharded; pass its name instead."
+        )
+    backend = InProcessBackend(config) if in_memory else LocalBackend(config, workers)
     started = time.perf_counter()
-    if workers < default_envs():
+    if workers < default_envs() and not in_memory:
         # scipy.stats takes a second to import: do it on the spare core while the workers run
         # (where no core is spare, doing it now would only slow the workers down).
         threading.Thread(target=importlib.import_module, args=("scipy.stats",), daemon=True).start()
@@ -235,15 +245,15 @@ def execute_eval(
     try:
         if sequential and not eval_row.manifest.get("sequential"):
             rounds = plan_rounds(items, store.items(eval_row.id), sequential)
-            LocalBackend(config, workers).run(
+            backend.run(
                 rounds[0], record, worker_ready, rounds[1:], lambda: decide(eval_row, store) is not None
             )
             if not store.get_eval(eval_row.id).manifest.get("sequential"):  # type: ignore[union-attr]
                 decide(eval_row, store)  # the last look: decided, or the horizon reached
         elif shard is not None:
-            LocalBackend(config, workers).run(SharedQueue(store, eval_row.id, shard), record, worker_ready)
+            backend.run(SharedQueue(store, eval_row.id, shard), record, worker_ready)
         elif items and not eval_row.manifest.get("sequential"):
-            LocalBackend(config, workers).run(items, record, worker_ready)
+            backend.run(items, record, worker_ready)
     except KeyboardInterrupt:
         status = CANCELED
     except ShardUnhealthy:

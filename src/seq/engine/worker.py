@@ -24,7 +24,7 @@ from seq.engine.episode import EpisodeRunner
 from seq.engine.observer import build_observers
 from seq.record.episode import ERROR
 from seq.record.store import WorkItem
-from seq.registry.loader import load_class
+from seq.registry.loader import IN_MEMORY, load_class
 from seq.serving.inline import InlinePolicy
 
 
@@ -89,10 +89,13 @@ def build_runners(config: WorkerConfig, closer: _EnvCloser | None = None) -> dic
                 if "setup" in spec.hooks:
                     getattr(benchmarks[key], spec.hooks["setup"])(**arm.setup_parameters)
             policy_cls = load_class(arm.policy_ref)
-            policy = policy_cls()
-            policy_hooks = policy_spec_of(policy_cls).hooks
-            if "load" in policy_hooks:
-                getattr(policy, policy_hooks["load"])(None)
+            if "in_memory" in arm.policy_ref:  # the caller's own object, loaded (trained) already
+                policy = IN_MEMORY[arm.policy_ref["in_memory"]]
+            else:
+                policy = policy_cls()
+                policy_hooks = policy_spec_of(policy_cls).hooks
+                if "load" in policy_hooks:
+                    getattr(policy, policy_hooks["load"])(None)
             runners[name] = EpisodeRunner(
                 benchmarks[key],
                 spec,

@@ -10,13 +10,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from seq.authoring.adapter import AdapterSpec
 from seq.authoring.benchmark import NOT_YET_HONOURED, BenchmarkSpec
 from seq.authoring.benchmark import SPEC_ATTRIBUTE as BENCHMARK_SPEC
-from seq.authoring.policy import PolicySpec
+from seq.authoring.policy import Policy, PolicySpec
 from seq.errors import SeqInputError
 from seq.record.store import Store, VersionRow, seq_home
+from seq.registry.adapters import adapter_declared, check_adapter_source, declares_adapter
 from seq.registry.builtins import BUILTINS
-from seq.registry.loader import import_file, load_class, module_name_for
+from seq.registry.loader import IN_MEMORY, import_file, load_class, module_name_for
 
 
 @dataclass(frozen=True)
@@ -32,12 +34,14 @@ class Deployed:
         return self.version.label
 
 
-def kind_and_spec(cls: type) -> tuple[str, BenchmarkSpec | PolicySpec] | None:
+def kind_and_spec(cls: type) -> tuple[str, BenchmarkSpec | PolicySpec | AdapterSpec] | None:
     spec = cls.__dict__.get(BENCHMARK_SPEC)
     if isinstance(spec, BenchmarkSpec):
         return "benchmark", spec
     if isinstance(spec, PolicySpec):
         return "policy", spec
+    if isinstance(spec, AdapterSpec):
+        return "adapter", spec
     return None
 
 
@@ -64,7 +68,7 @@ def _import_user_file(path: Path, data: bytes) -> tuple[Any, Path, str]:
     return module, stored, sha
 
 
-def _notes(spec: BenchmarkSpec | PolicySpec) -> tuple[str, ...]:
+def _notes(spec: BenchmarkSpec | PolicySpec | AdapterSpec) -> tuple[str, ...]:
     if not isinstance(spec, BenchmarkSpec):
         return ()
     unhonoured = [key for key in NOT_YET_HONOURED if key in spec.declared]
@@ -78,7 +82,8 @@ def _notes(spec: BenchmarkSpec | PolicySpec) -> tuple[str, ...]:
 
 
 def deploy(target: str | Path, store: Store | None = None) -> list[Deployed]:
-    """Register every `@seq.benchmark` and `@seq.policy` class in a file (or `FILE:Class` only).
+    """Register every `@seq.benchmark`, `@seq.policy` and `@seq.adapter` class in a file (or only
+    `FILE:Class`).
 
     The version is the content: the same file is the same version, a changed one the next number,
     and numbers are never reused, also after `seq benchmark rm`.
@@ -89,6 +94,8 @@ def deploy(target: str | Path, store: Store | None = None) -> list[Deployed]:
     if not path.is_file():
         raise SeqInputError(f"{path}: no such file to deploy.")
     data = path.read_bytes()
+    if declares_adapter(data):  # size and imports are refused before the file runs
+        check_adapter_source(path, data)
     module, stored, sha = _import_user_file(path, data)
     found = {
         name: value
@@ -99,15 +106,19 @@ def deploy(target: str | Path, store: Store | None = None) -> list[Deployed]:
         if class_name not in found:
             close = difflib.get_close_matches(class_name, list(found), n=1)
             hint = f" Did you mean {close[0]!r}?" if close else f" It defines: {', '.join(found) or 'none'}."
-            raise SeqInputError(f"{path}: no @seq.benchmark or @seq.policy class named {class_name!r}.{hint}")
+            raise SeqInputError(
+                f"{path}: no @seq.benchmark, @seq.policy or @seq.adapter class named {class_name!r}.{hint}"
+            )
         found = {class_name: found[class_name]}
     if not found:
-        raise SeqInputError(f"{path}: defines no class decorated with @seq.benchmark or @seq.policy.")
+        raise SeqInputError(
+            f"{path}: defines no class decorated with @seq.benchmark, @seq.policy or @seq.adapter."
+        )
     store = store or Store()
     deployed = []
     for qualname, cls in found.items():
         kind, spec = kind_and_spec(cls)  # type: ignore[misc]
-        if spec.name in BUILTINS[kind]:
+        if spec.name in BUILTINS.get(kind, {}):
             raise SeqInputError(
                 f"{path}: {spec.name!r} is the name of a built-in {kind}; choose another name."
             )
@@ -118,7 +129,8 @@ def deploy(target: str | Path, store: Store | None = None) -> list[Deployed]:
             "origin_dir": str(path.parent.resolve()),
             "file": str(path),
         }
-        row, created = store.register_version(kind, spec.name, sha, ref, spec.describe())
+        declared = adapter_declared(cls, spec, path, data) if kind == "adapter" else spec.describe()
+        row, created = store.register_version(kind, spec.name, sha, ref, declared)
         deployed.append(Deployed(kind, row, created, _notes(spec)))
     return deployed
 
@@ -139,6 +151,8 @@ def resolve(kind: str, target: Any, store: Store) -> VersionRow:
     """The version an eval runs: a name (latest version), `name@vN`, a built-in name, or a class."""
     if inspect.isclass(target):
         return _register_class(kind, target, store)
+    if kind == "policy" and isinstance(target, Policy):
+        return _register_instance(target, store)
     text = str(target)
     name, _, version_text = text.partition("@")
     if name in BUILTINS[kind] and not version_text:
@@ -157,6 +171,29 @@ def resolve(kind: str, target: Any, store: Store) -> VersionRow:
     close = difflib.get_close_matches(name, known, n=1)
     hint = f" Did you mean {close[0]!r}?" if close else f" Known: {', '.join(known)}."
     raise SeqInputError(f"unknown {kind} {name!r}.{hint}")
+
+
+def _register_instance(policy: Policy, store: Store) -> VersionRow:
+    """The version of a policy object's class (its source), for an object in the caller's memory (a
+    model being trained), which only the caller's process can run (see `seq.evaluate`)."""
+    cls = type(policy)
+    found = kind_and_spec(cls)
+    if found is None or found[0] != "policy":
+        raise SeqInputError(f"{cls.__name__} is not decorated with @seq.policy.")
+    try:
+        source = inspect.getsource(cls).encode()
+    except (OSError, TypeError):
+        source = cls.__qualname__.encode()
+    ref = {"in_memory": "", "qualname": cls.__qualname__}
+    row, _ = store.register_version("policy", found[1].name, _sha256(source), ref, found[1].describe())
+    return row
+
+
+def remember_instance(policy: Policy) -> str:
+    """Keep a reference to a policy object for this process's evals; the key goes in the eval."""
+    key = f"{type(policy).__qualname__}-{id(policy):x}"
+    IN_MEMORY[key] = policy
+    return key
 
 
 def _register_class(kind: str, cls: type, store: Store) -> VersionRow:

@@ -5,12 +5,16 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import sys
+import weakref
 from pathlib import Path
 from typing import Any
 
 from seq.errors import SeqInputError
 
 _importing: list[Path] = []  # user files being imported right now (innermost last)
+
+# Policy objects evaluated in the process that holds them (`seq.evaluate`); dropped with the caller's.
+IN_MEMORY: weakref.WeakValueDictionary[str, Any] = weakref.WeakValueDictionary()
 
 
 def importing_user_file() -> Path | None:
@@ -47,6 +51,13 @@ def import_file(path: Path, module_name: str, search_dir: str | None = None) -> 
 
 def load_class(ref: dict[str, Any]) -> type:
     """The class a version's `ref` points to: `{module, qualname}` or `{path, sha256, qualname}`."""
+    if "in_memory" in ref:
+        if not ref["in_memory"] or ref["in_memory"] not in IN_MEMORY:
+            raise SeqInputError(
+                f"{ref['qualname']} was evaluated from the memory of another process; only that process "
+                "can run it (an eval of an in-memory policy cannot be resumed elsewhere)."
+            )
+        return type(IN_MEMORY[ref["in_memory"]])
     if "module" in ref:
         module = importlib.import_module(ref["module"])
     else:
