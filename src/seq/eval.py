@@ -42,6 +42,8 @@ def run(
     alpha: float = 0.05,
     looks: int = 5,
     metric: str = "success",
+    engine: str = "local",
+    address: str | None = None,
     eval_id: str | None = None,
     shard: tuple[int, int] | None = None,
     requeue_unhealthy: bool = False,
@@ -52,17 +54,20 @@ def run(
 ) -> Report:
     """Evaluate `policy` on `benchmark` and return the report.
 
-    Either may be a registered name, `name@vN`, a built-in name or a decorated class (registered
-    from its file). `params` sets declared parameters (`noise=0.3`, `policy.noise`, `benchmark.x`,
-    `eval.steps_per_query`). Several arms run on the same episodes and are compared pair by pair:
-    `vs=` (with `vs_params=`) adds a second policy, `sweep={"policy.noise": [0.0, 0.5]}` one arm per
-    value, or give `arms=[seq.Arm(...), ...]`. `record=` ("all", "first", "none") overrides the
-    benchmark's `render=`; `trajectories=True` keeps every episode's steps. `resume=EVAL_ID` runs
-    only that eval's work items that have no finished episode. `sequential=True` (two arms) runs
-    the pairs of up to `trials` trials in `looks` rounds and stops as soon as the group-sequential
-    test at level `alpha` decides on `metric`. `eval_id=` with `shard=(K, N)` makes this process
-    shard K of N of one eval: the shards claim work items from the shared record (see
-    `seq.engine.shards`); a shard whose first three episodes error raises `ShardUnhealthy`.
+    - `policy`, `benchmark`: a registered name, `name@vN`, a built-in name, or a decorated class
+      (registered from its file); a policy object runs in this process (see `seq.evaluate`).
+    - `params`: declared parameters (`noise=0.3`, `policy.noise`, `benchmark.x`, `eval.steps_per_query`).
+    - Arms, run on the same episodes and compared pair by pair: `vs=` (with `vs_params=`) adds a
+      second policy, `sweep={"policy.noise": [0.0, 0.5]}` one arm per value, or `arms=[seq.Arm(...)]`.
+    - `sequential=True` (two arms): pairs of up to `trials` trials in `looks` rounds, stopping as
+      soon as the group-sequential test at level `alpha` decides on `metric`.
+    - `record=` ("all", "first", "none") overrides the benchmark's `render=`; `trajectories=True`
+      keeps every episode's steps.
+    - `engine="ray"`: workers are Ray actors (the cluster at `address`, else a local Ray); same rows.
+    - `eval_id=` with `shard=(K, N)`: this process is shard K of N of one eval, claiming work items
+      from the shared record (`seq.engine.shards`); an unhealthy shard raises `ShardUnhealthy`.
+    - `resume=EVAL_ID`: run only the eval's work items that have no finished episode.
+
     Ctrl-C raises `seq.EvalCanceled` after recording what ran.
     """
     importing = importing_user_file()
@@ -100,7 +105,7 @@ def run(
     as_shard = None if shard is None else Shard(shard[0], shard[1], requeue_unhealthy)
     if as_shard is not None and eval_id is None:
         raise SeqInputError("--shard-id needs --eval-id ID, the id every shard of the eval shares.")
-    execute_eval(row, store, envs=envs, on_result=on_result, shard=as_shard)
+    execute_eval(row, store, envs=envs, on_result=on_result, shard=as_shard, engine=engine, address=address)
     return build_report(row.id, store)
 
 

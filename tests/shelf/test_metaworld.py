@@ -106,3 +106,21 @@ def test_the_expert_against_itself_is_within_threshold_once_enough_pairs_agree()
     )
     comparison = report.comparison("success")
     assert comparison.n == 40 and comparison.verdict == "within threshold"
+
+
+def test_ray_gives_the_same_rows_as_local_processes():
+    pytest.importorskip("ray")
+    import ray
+
+    kwargs = dict(benchmark="metaworld", tasks=["reach-v3", "drawer-close-v3"], seeds=[0, 1], envs=2)
+    local = seq.eval.run("noisy-expert", **kwargs)
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    try:
+        on_ray = seq.eval.run("noisy-expert", engine="ray", **kwargs)
+    finally:
+        ray.shutdown()
+
+    def rows(report):
+        return [(e.item_id, e.steps, e.metrics["success"], e.metrics["return"]) for e in report.episodes]
+
+    assert rows(on_ray) == rows(local)

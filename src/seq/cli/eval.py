@@ -67,6 +67,8 @@ def run_command(
         None, "--max-trials", help="With --sequential: trials at most [default 10]."
     ),
     alpha: float = typer.Option(0.05, "--alpha", help="With --sequential: the test's level."),
+    engine: str = typer.Option("local", "--engine", help="local (processes here) or ray (Ray actors)."),
+    address: str = typer.Option(None, "--address", help="With --engine ray: auto, or ray://host:port."),
     eval_id: str = typer.Option(None, "--eval-id", help="The eval's id, shared by its shards."),
     shard_id: int = typer.Option(None, "--shard-id", help="This process's shard, 0 … num-shards − 1."),
     num_shards: int = typer.Option(None, "--num-shards", help="How many shards share the eval."),
@@ -105,6 +107,8 @@ def run_command(
                 trajectories=trajectories,
                 sequential=sequential,
                 alpha=alpha,
+                engine=engine,
+                address=address,
                 eval_id=eval_id,
                 shard=None if shard_id is None and num_shards is None else (shard_id or 0, num_shards or 1),
                 requeue_unhealthy=requeue_unhealthy,

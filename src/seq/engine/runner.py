@@ -199,6 +199,8 @@ def execute_eval(
     envs: int | None = None,
     on_result: Callable[[EpisodeResult], None] | None = None,
     shard: Shard | None = None,
+    engine: str = "local",
+    address: str | None = None,
 ) -> str:
     """Run the eval's unfinished work items and record each episode as it finishes.
 
@@ -234,7 +236,18 @@ def execute_eval(
         raise SeqInputError(
             "a policy object in this process's memory cannot be sharded; pass its name instead."
         )
-    backend = InProcessBackend(config) if in_memory else LocalBackend(config, workers)
+    if engine not in ("local", "ray"):
+        raise SeqInputError(f"--engine {engine}: expected local or ray.")
+    if in_memory:
+        backend: Any = InProcessBackend(config)
+    elif engine == "ray":
+        if shard is not None:
+            raise SeqInputError("--engine ray runs the whole eval on the cluster; it takes no --shard-id.")
+        from seq.engine.ray_backend import RayBackend
+
+        backend = RayBackend(config, workers, address)
+    else:
+        backend = LocalBackend(config, workers)
     started = time.perf_counter()
     if workers < default_envs() and not in_memory:
         # scipy.stats takes a second to import: do it on the spare core while the workers run

@@ -1,0 +1,137 @@
+"""The Ray backend: the same plan, episode loop and record, with workers as Ray actors.
+
+`seq eval run … --engine ray [--address auto|ray://…]` (install `seq[ray]`). Each actor takes one
+CPU and runs `@seq.setup` once, then episodes one at a time, exactly as a local worker does;
+results stream back to this process, the one writer of the record. An actor that dies costs its
+episode (recorded as an error) and is replaced; one stuck past `timeout_s` is killed by the same
+watchdog rule as locally. Ray is imported only when this backend is asked for.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+from seq.engine.local import WATCHDOG_GRACE_S, _lost, _Queue, _wedged
+from seq.engine.worker import WorkerConfig, build_runners
+from seq.errors import SeqInputError
+from seq.record.episode import ERROR, EpisodeResult
+from seq.record.store import WorkItem
+
+
+class _EnvWorker:
+    """The body of a Ray actor: one benchmark instance per arm's setup, one env at a time."""
+
+    def __init__(self, config: WorkerConfig) -> None:
+        from seq.engine.environment import describe_environment
+
+        started = time.process_time()
+        self.runners = build_runners(config)
+        self.report = {"environment": describe_environment(), "setup_cpu_s": time.process_time() - started}
+
+    def ready(self) -> dict[str, Any]:
+        return self.report
+
+    def run(self, item: WorkItem) -> EpisodeResult:
+        runner = self.runners[item.arm]
+        if isinstance(runner, str):
+            return item.result(status=ERROR, ended_by="error", error=runner)
+        return runner.run(item)
+
+
+class RayBackend:
+    """Runs work items on `envs` Ray actors (a local Ray instance, or the cluster at `address`)."""
+
+    def __init__(self, config: WorkerConfig, envs: int, address: str | None = None) -> None:
+        try:
+            import ray
+        except ImportError:
+            raise SeqInputError("--engine ray needs Ray: pip install 'seq[ray]'.") from None
+        self.ray, self.config, self.envs = ray, config, envs
+        if not ray.is_initialized():
+            ray.init(
+                address=address,
+                include_dashboard=False,
+                log_to_driver=False,
+                **({} if address else {"num_cpus": envs}),
+            )
+        self.actor_class = ray.remote(num_cpus=1, max_restarts=0)(_EnvWorker)
+
+    def run(
+        self,
+        items: list[WorkItem],
+        on_result: Callable[[EpisodeResult], None],
+        on_ready: Callable[[dict[str, Any]], None] | None = None,
+        rounds: list[list[WorkItem]] | None = None,
+        after_round: Callable[[], bool] | None = None,
+    ) -> None:
+        """Run every item, calling `on_result` in this thread as each episode finishes."""
+        ray = self.ray
+        later = list(rounds or [])
+        pending = _Queue(items)
+        total = len(items) + sum(len(r) for r in later)
+        actors = [self.actor_class.remote(self.config) for _ in range(min(self.envs, total))]
+        known: dict[Any, set[str]] = {actor: set() for actor in actors}
+        ready = {actor.ready.remote(): actor for actor in actors}
+        running: dict[Any, tuple[Any, WorkItem, float | None]] = {}  # ref -> (actor, item, deadline)
+
+        def feed(actor: Any) -> None:
+            claimed = set().union(*known.values())
+            item = pending.take(known[actor], claimed)
+            if item is None:
+                return
+            known[actor].add(item.condition.task)
+            timeout = item.condition.timeout_s
+            deadline = None if timeout is None else time.monotonic() + timeout + WATCHDOG_GRACE_S
+            running[actor.run.remote(item)] = (actor, item, deadline)
+
+        def replace(actor: Any) -> Any:
+            ray.kill(actor)
+            known.pop(actor, None)
+            fresh = self.actor_class.remote(self.config)
+            known[fresh] = set()
+            ready[fresh.ready.remote()] = fresh
+            return fresh
+
+        try:
+            while True:
+                if not running and not ready and not pending:
+                    if later and not (after_round is not None and after_round()):
+                        pending.extend(later.pop(0))
+                        for actor in list(known):
+                            feed(actor)
+                        continue
+                    break
+                deadlines = [d for _, _, d in running.values() if d is not None]
+                timeout = max(0.0, min(deadlines) - time.monotonic()) if deadlines else None
+                done, _ = ray.wait([*running, *ready], num_returns=1, timeout=timeout)
+                for ref in done:
+                    if ref in ready:
+                        actor = ready.pop(ref)
+                        try:
+                            report = ray.get(ref)
+                        except ray.exceptions.RayActorError:
+                            replace(actor)
+                            continue
+                        if on_ready is not None:
+                            on_ready(report)
+                        feed(actor)
+                        continue
+                    actor, item, _ = running.pop(ref)
+                    try:
+                        result = ray.get(ref)
+                    except ray.exceptions.RayActorError:
+                        on_result(_lost(item, None))
+                        replace(actor)
+                        continue
+                    on_result(result)
+                    feed(actor)
+                for ref, (actor, item, deadline) in list(running.items()):
+                    if deadline is not None and deadline <= time.monotonic():
+                        running.pop(ref)
+                        on_result(_wedged(item))
+                        replace(actor)
+        finally:
+            for actor in list(known):
+                ray.kill(actor)

@@ -1,0 +1,33 @@
+"""`--engine ray`: the same plan and episode loop on Ray actors give the same rows."""
+
+from __future__ import annotations
+
+import pytest
+
+import seq
+
+pytest.importorskip("ray")
+
+
+@pytest.fixture(scope="module", autouse=True)
+def local_ray():
+    import ray
+
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    yield
+    ray.shutdown()
+
+
+def _rows(report):
+    return [
+        (e.item_id, e.status, e.steps, {k: v for k, v in e.metrics.items() if k != "duration_s"})
+        for e in report.episodes
+    ]
+
+
+def test_ray_and_local_give_the_same_rows_and_record_errors(toy_file):
+    seq.deploy(toy_file)
+    local = seq.eval.run("line-controller", benchmark="line-errors", envs=2)
+    on_ray = seq.eval.run("line-controller", benchmark="line-errors", envs=2, engine="ray")
+    assert on_ray.status == "completed" and on_ray.done == 6
+    assert _rows(on_ray) == _rows(local)  # a crashed actor and a timeout included
