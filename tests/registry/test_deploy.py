@@ -56,7 +56,8 @@ def test_deploy_prints_labels_and_notes_on_declarations(tmp_path):
     result = run_cli("deploy", str(source))
     assert result.returncode == 0, result.stderr
     assert "declared@v1" in result.stdout
-    assert "image=, gpu=, cpu=, secrets=, render=" in result.stdout and "not yet honoured" in result.stdout
+    assert "image=, gpu=, cpu=, secrets=" in result.stdout and "not yet honoured" in result.stdout
+    assert "render=" not in result.stdout  # recordings are honoured
     (row,) = seq.Store().versions("benchmark", "declared")
     assert row.declared["declared"]["image"]["steps"] == [["uv_pip_install", ["mujoco==3.2.3"]]]
 

@@ -17,7 +17,7 @@ SPEC_ATTRIBUTE = "__seq_spec__"
 DEFAULT_MAX_STEPS = 500
 
 # Declared now, honoured by later work; `seq deploy` says which of them a benchmark sets.
-NOT_YET_HONOURED = ("image", "gpu", "cpu", "memory", "assets", "secrets", "render")
+NOT_YET_HONOURED = ("image", "gpu", "cpu", "memory", "assets", "secrets")
 
 
 @dataclass(frozen=True)

@@ -4,12 +4,18 @@ from __future__ import annotations
 
 BUILTIN_BENCHMARKS: dict[str, tuple[str, str]] = {
     "metaworld": ("seq.shelf.metaworld", "MetaWorld"),
+    "pusht": ("seq.shelf.pusht", "PushT"),
+    "fetch": ("seq.shelf.fetch", "Fetch"),
+    "robosuite": ("seq.shelf.robosuite", "Robosuite"),
 }
 
 BUILTIN_POLICIES: dict[str, tuple[str, str]] = {
     "metaworld-expert": ("seq.shelf.metaworld", "MetaWorldExpert"),
     "noisy-expert": ("seq.shelf.metaworld", "NoisyExpert"),
     "random": ("seq.shelf.random", "RandomPolicy"),
+    "pusht-pusher": ("seq.shelf.pusht", "PushTPusher"),
+    "fetch-scripted": ("seq.shelf.fetch", "FetchScripted"),
+    "robosuite-scripted": ("seq.shelf.robosuite", "RobosuiteScripted"),
 }
 
 BUILTINS = {"benchmark": BUILTIN_BENCHMARKS, "policy": BUILTIN_POLICIES}

@@ -124,6 +124,8 @@ def make_env(task: str, seed: int, cache: dict[str, Any] | None = None, max_step
         "mt50": seq.conditions(tasks=MT50, seeds=SEEDS),
     },
     max_steps=500,
+    # The corner camera, flipped upright; nothing is recorded unless an eval asks (--record first).
+    render=seq.Record(camera="corner2", fps=20, options={"record": "none"}),
 )
 class MetaWorld(seq.Benchmark):
     @seq.setup

@@ -1,0 +1,117 @@
+"""What recording costs, on MetaWorld.
+
+    python bench/recording.py [--tasks 10] [--seeds 3] [--envs 2] [--repeats 2] [--frames 200]
+
+1. Episode throughput of a `metaworld-expert` eval that records the first seed of each task
+   (`record="first"`, the default camera at 224², 20 fps) against the same eval recording nothing
+   (goal: >= 0.9x). Each run is a fresh Python; runs alternate and the best of each side counts.
+   Throughput is over the eval's own wall time (its record: workers started to last episode).
+2. Frames per second of a 224² MetaWorld camera (`corner2`) rendered on one thread, with and
+   without the fast settings (no shadows, reflections or multisampling), and the offscreen
+   backend that rendered them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+EVAL = """
+import sys
+import seq
+tasks, seeds = sys.argv[1].split(","), [int(s) for s in sys.argv[2].split(",")]
+envs, record = int(sys.argv[3]), sys.argv[4]
+report = seq.eval.run("metaworld-expert", benchmark="metaworld", tasks=tasks, seeds=seeds, envs=envs,
+                      record=record)
+assert report.status == "completed" and not report.problems, report.problems
+videos = sum("video" in e.artifacts for e in report.episodes)
+errors = sum("observer_errors" in e.artifacts for e in report.episodes)
+print(len(report.episodes), videos, errors, report.cost["wall_s"])
+"""
+
+
+def run_eval(tasks: list[str], seeds: list[int], envs: int, record: str) -> tuple[int, int, float]:
+    """Episodes, videos written and the eval's own wall seconds, in a fresh Python."""
+    out = subprocess.run(
+        [sys.executable, "-c", EVAL, ",".join(tasks), ",".join(map(str, seeds)), str(envs), record],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
+    if int(out[2]):
+        raise RuntimeError(f"{out[2]} recordings failed")
+    return int(out[0]), int(out[1]), float(out[3])
+
+
+def render_fps(frames: int) -> list[tuple[str, float]]:
+    """Frames per second of MetaWorld's corner2 camera at 224², stepping the expert between frames."""
+    from metaworld.policies import ENV_POLICY_MAP
+
+    from seq.record.render import MujocoView, SceneRenderer, choose_backend, mujoco_handles, use_backend
+
+    info = choose_backend()
+    use_backend(info.backend if info else None)
+    from seq.shelf.metaworld import make_env
+
+    env = make_env("push-v3", 0)
+    expert = ENV_POLICY_MAP["push-v3"]()
+    results = []
+    for fast in (False, True):
+        obs, _ = env.reset(seed=0)
+        model, data = mujoco_handles(env)
+        renderer = SceneRenderer(info.backend if info else None, 224, 224, fast)
+        view = MujocoView(model, data, "corner2", fast, pool=1)
+        scene = view.snapshot()
+        renderer.render(model, scene, view.upside_down)  # the context is built once, before timing
+        view.free.put(scene)
+        start = time.perf_counter()
+        for _ in range(frames):
+            obs = env.step(expert.get_action(obs))[0]
+            scene = view.snapshot()
+            renderer.render(model, scene, view.upside_down)
+            view.free.put(scene)
+        results.append(("fast" if fast else "default", frames / (time.perf_counter() - start)))
+        renderer.close()
+    backend = (
+        f"{info.backend} ({info.renderer})" if info and info.renderer else (info.backend if info else "none")
+    )
+    print(f"offscreen rendering: MUJOCO_GL={backend}")
+    return results
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--tasks", type=int, default=10, help="how many MT10 tasks")
+    parser.add_argument("--seeds", type=int, default=3, help="seeds per task (the first is recorded)")
+    parser.add_argument("--envs", type=int, default=2, help="worker processes")
+    parser.add_argument("--repeats", type=int, default=2, help="runs of each side")
+    parser.add_argument("--frames", type=int, default=200, help="frames per render measurement")
+    args = parser.parse_args()
+    os.environ.setdefault("SEQ_HOME", tempfile.mkdtemp(prefix="seq-bench-"))
+    from seq.shelf.metaworld import MT10
+
+    tasks, seeds = MT10[: args.tasks], list(range(args.seeds))
+    print(
+        f"{len(tasks)} tasks x {len(seeds)} seeds, metaworld-expert, "
+        f"--envs {args.envs}, best of {args.repeats}"
+    )
+    plain, recorded = [], []
+    for _ in range(args.repeats):
+        plain.append(run_eval(tasks, seeds, args.envs, "none"))
+        recorded.append(run_eval(tasks, seeds, args.envs, "first"))
+    episodes = plain[0][0]
+    best_plain = episodes / min(run[2] for run in plain)
+    best_recorded = episodes / min(run[2] for run in recorded)
+    print(f"  record none:   {best_plain:6.2f} episodes/s")
+    print(f"  record first:  {best_recorded:6.2f} episodes/s  ({recorded[0][1]} videos per run)")
+    print(f"record first / none:  {best_recorded / best_plain:.2f}x  (goal >= 0.9x)")
+    for label, fps in render_fps(args.frames):
+        print(f"  224² corner2, {label} render settings: {fps:6.1f} fps (one thread, with env.step)")
+
+
+if __name__ == "__main__":
+    main()

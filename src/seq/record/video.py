@@ -1,0 +1,254 @@
+"""`VideoRecorder`: an episode observer that records chosen episodes as H.264 mp4s.
+
+Frames come from the observation's `<camera>_image` (or `pixels[camera]`) when it has one, else
+from the env's MuJoCo model and data (any gymnasium, robosuite or dm_control MuJoCo env, without
+the env having to be built for rendering), else from `env.render()`. One frame is taken at reset and
+one every `stride` steps, `stride = round(control rate / fps)` (at least 1), and the video plays
+at real time (`control rate / stride` frames per second; `fps` when the env's rate is unknown):
+an episode of `steps` steps gives `1 + steps // stride` frames.
+
+The episode's thread only snapshots the scene (microseconds) or copies the image; a background
+thread renders the snapshots and pipes frames to ffmpeg (imageio-ffmpeg, a process of its own)
+as the episode runs. `end` waits for the file to be complete, so an episode's record never names a
+half-written video; an encoding that fails is logged and raised there, which the episode loop
+keeps in the episode's `observer_errors` without failing the episode.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+import traceback
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from seq.record.artifacts import artifact_name
+from seq.record.episode import EpisodeResult
+from seq.record.render import (
+    MujocoView,
+    SceneRenderer,
+    control_hz,
+    frame_stride,
+    image_from_obs,
+    mujoco_handles,
+    to_rgb8,
+    use_backend,
+)
+from seq.record.store import WorkItem
+
+log = logging.getLogger("seq.record")
+ENCODE_TIMEOUT_S = 120.0
+
+
+@dataclass
+class _Job:
+    """One episode's video as the encoder thread sees it."""
+
+    path: Path
+    fps: float
+    frames: int = 0
+    error: str | None = None
+    done: threading.Event = field(default_factory=threading.Event)
+
+
+class _Encoder(threading.Thread):
+    """Renders snapshots and writes frames to ffmpeg, one job at a time, in arrival order."""
+
+    def __init__(self, backend: str | None, width: int, height: int, fast: bool) -> None:
+        super().__init__(name="seq-video", daemon=True)
+        self.inbox: queue.Queue[tuple[Any, ...]] = queue.Queue()
+        self.renderer = SceneRenderer(backend, width, height, fast)
+        self._writer: Any = None
+        self._size: tuple[int, int] = (0, 0)
+
+    def run(self) -> None:
+        while True:
+            message = self.inbox.get()
+            kind, job = message[0], message[1]
+            try:
+                if kind == "frame":
+                    self._frame(job, message[2])
+                elif kind == "scene":
+                    view, scene, upside_down = message[2:]
+                    try:
+                        if job.error is None:
+                            self._frame(job, self.renderer.render(view.model, scene, upside_down))
+                    finally:
+                        view.free.put(scene)
+                elif kind == "close":
+                    self._close(job)
+            except Exception:
+                job.error = job.error or traceback.format_exc()
+                self._abort()
+                if kind == "close":
+                    job.done.set()
+
+    def _frame(self, job: _Job, pixels: np.ndarray) -> None:
+        if job.error is not None:
+            return
+        if self._writer is None:
+            import imageio_ffmpeg
+
+            height, width = pixels.shape[:2]
+            self._writer = imageio_ffmpeg.write_frames(
+                str(job.path),
+                (width, height),
+                fps=job.fps,
+                macro_block_size=1,
+                ffmpeg_log_level="error",
+                output_params=["-threads", "1", "-preset", "veryfast", "-tune", "zerolatency"],
+            )
+            self._writer.send(None)
+            self._size = (height, width)
+        if pixels.shape[:2] != self._size:
+            raise ValueError(f"frame {job.frames} is {pixels.shape[:2]}, the video's first was {self._size}.")
+        self._writer.send(pixels)
+        job.frames += 1
+
+    def _close(self, job: _Job) -> None:
+        if self._writer is not None:
+            writer, self._writer = self._writer, None
+            writer.close()
+        elif job.error is None:
+            job.error = "no frame was recorded."
+        job.done.set()
+
+    def _abort(self) -> None:
+        if self._writer is not None:
+            writer, self._writer = self._writer, None
+            try:
+                writer.close()
+            except Exception:
+                pass
+
+
+def _even(image: np.ndarray) -> np.ndarray:
+    """H.264 in yuv420p needs even sides: repeat the last row or column where one is odd."""
+    height, width = image.shape[:2]
+    if height % 2:
+        image = np.concatenate([image, image[-1:]], axis=0)
+    if width % 2:
+        image = np.concatenate([image, image[:, -1:]], axis=1)
+    return image
+
+
+class VideoRecorder:
+    """Records the episodes named in `items` (all of them when None) from `camera` at `fps`.
+
+    `width`/`height` size frames rendered from a MuJoCo model (an observation's image or
+    `env.render()` keeps its own size). `fast` turns off shadows, reflections and multisampling.
+    `gl` is the offscreen OpenGL backend chosen for the eval (`seq.record.render.choose_backend`).
+    """
+
+    def __init__(
+        self,
+        directory: str | Path,
+        items: list[str] | None = None,
+        camera: str | None = None,
+        fps: float = 20,
+        fast: bool = True,
+        width: int = 224,
+        height: int = 224,
+        gl: str | None = None,
+        **options: Any,
+    ) -> None:
+        use_backend(gl)  # before the benchmark's first `import mujoco`, in this worker
+        self.directory = Path(directory)
+        self.items = None if items is None else set(items)
+        self.camera, self.fps, self.fast = camera, float(fps), fast
+        self.width, self.height, self.gl = int(width), int(height), gl
+        self.options = options
+        self._encoder: _Encoder | None = None
+        self._views: dict[tuple[int, int], MujocoView] = {}
+        self._job: _Job | None = None
+        self._source: Any = None
+        self._stride = 1
+        self._steps = 0
+
+    def _view(self, model: Any, data: Any) -> MujocoView:
+        """The camera on this model and data, kept for the next episodes of the same env."""
+        key = (id(model), id(data))
+        view = self._views.pop(key, None)
+        if view is None or view.model is not model or view.data is not data:
+            view = MujocoView(model, data, self.camera, self.fast)
+        self._views[key] = view
+        while len(self._views) > 4:
+            self._views.pop(next(iter(self._views)))
+        return view
+
+    def _send(self, *message: Any) -> None:
+        if self._encoder is None:
+            self._encoder = _Encoder(self.gl, self.width, self.height, self.fast)
+            self._encoder.start()
+        if not self._encoder.is_alive():
+            raise RuntimeError("the video encoder thread has stopped.")
+        self._encoder.inbox.put(message)
+
+    def _capture(self, env: Any, obs: Any) -> None:
+        job = self._job
+        if job is None or job.error is not None:  # a failed recording is reported once, by `end`
+            return
+        if isinstance(self._source, MujocoView):
+            view = self._source
+            self._send("scene", job, view, view.snapshot(), view.upside_down)
+        elif self._source == "obs":
+            self._send("frame", job, _even(to_rgb8(image_from_obs(obs, self.camera))))
+        else:
+            self._send("frame", job, _even(to_rgb8(env.render())))
+
+    def begin(self, item: WorkItem, env: Any, obs: Any) -> None:
+        self._job, self._steps = None, 0
+        if self.items is not None and item.item_id not in self.items:
+            return
+        if image_from_obs(obs, self.camera) is not None:
+            self._source = "obs"
+        elif (handles := mujoco_handles(env)) is not None:
+            self._source = self._view(*handles)
+        elif callable(getattr(env, "render", None)):
+            self._source = "render"
+        else:
+            raise ValueError(
+                f"cannot record {type(env).__name__}: its observation has no {self.camera}_image, it "
+                "has no MuJoCo model, and it has no render()."
+            )
+        hz = control_hz(env)
+        self._stride = frame_stride(hz, self.fps)
+        self.directory.mkdir(parents=True, exist_ok=True)
+        fps = hz / self._stride if hz else self.fps  # real time, as near `fps` as whole steps allow
+        self._job = _Job(self.directory / f"{artifact_name(item.item_id)}.mp4", fps)
+        self._capture(env, obs)
+
+    def step(self, env: Any, obs: Any, action: Any, reward: float, act_seed: int) -> None:
+        if self._job is None:
+            return
+        self._steps += 1
+        if self._steps % self._stride == 0:
+            self._capture(env, obs)
+
+    def end(self, result: EpisodeResult) -> dict[str, str]:
+        job, self._job, self._source = self._job, None, None
+        if job is None:
+            return {}
+        self._send("close", job)
+        if not job.done.wait(ENCODE_TIMEOUT_S):
+            job.error = job.error or f"the encoder did not finish within {ENCODE_TIMEOUT_S:.0f} s."
+        if job.error is not None:
+            log.warning("recording %s failed: %s", result.item_id, job.error)
+            job.path.unlink(missing_ok=True)
+            raise RuntimeError(f"recording failed, so this episode has no video:\n{job.error}")
+        return {"video": str(job.path)}
+
+
+def read_video(path: str | Path) -> tuple[dict[str, Any], list[np.ndarray]]:
+    """Decode an mp4 with the library that wrote it: its metadata and every frame (H×W×3 uint8)."""
+    import imageio_ffmpeg
+
+    reader = imageio_ffmpeg.read_frames(str(path))
+    meta = next(reader)
+    width, height = meta["size"]
+    frames = [np.frombuffer(raw, dtype=np.uint8).reshape(height, width, 3) for raw in reader]
+    return meta, frames
