@@ -8,8 +8,9 @@ each one in SQLite as it finishes, and reports every metric with its confidence 
 >>> report.print()
 """
 
-from seq import eval, stats
+from seq import eval, stats, tf
 from seq._version import __version__
+from seq.authoring.adapter import Adapter, adapter
 from seq.authoring.benchmark import Benchmark, Step, benchmark
 from seq.authoring.conditions import Condition, conditions
 from seq.authoring.declarations import Image, Record, Secret, Volume
@@ -17,13 +18,16 @@ from seq.authoring.hooks import check, infer, load, reset, score, setup
 from seq.authoring.policy import Policy, policy
 from seq.engine.arms import Arm
 from seq.errors import EvalCanceled, SeqInputError
+from seq.eval import evaluate
 from seq.record.episode import EpisodeResult
 from seq.record.store import Store
+from seq.registry.adapters import adapter_source, adapters, check_adapter, remove_adapter, show_adapter
 from seq.registry.benchmarks import benchmark_evals, benchmarks, compare_benchmarks, remove_benchmark
 from seq.registry.deploy import deploy
 from seq.report.report import Report
 
 __all__ = [
+    "Adapter",
     "Arm",
     "Benchmark",
     "Condition",
@@ -39,20 +43,28 @@ __all__ = [
     "Store",
     "Volume",
     "__version__",
+    "adapter",
+    "adapter_source",
+    "adapters",
     "benchmark",
     "benchmark_evals",
     "benchmarks",
     "compare_benchmarks",
     "check",
+    "check_adapter",
     "conditions",
     "deploy",
     "eval",
+    "evaluate",
     "infer",
     "load",
     "policy",
+    "remove_adapter",
     "remove_benchmark",
     "reset",
     "score",
     "setup",
+    "show_adapter",
     "stats",
+    "tf",
 ]

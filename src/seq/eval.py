@@ -48,6 +48,7 @@ def run(
     shard: tuple[int, int] | None = None,
     requeue_unhealthy: bool = False,
     resume: str | None = None,
+    adapter: Any = None,
     on_start: Callable[[EvalRow], None] | None = None,
     on_result: Callable[[EpisodeResult], None] | None = None,
     store: Store | None = None,
@@ -68,6 +69,9 @@ def run(
       from the shared record (`seq.engine.shards`); an unhealthy shard raises `ShardUnhealthy`.
     - `resume=EVAL_ID`: run only the eval's work items that have no finished episode.
 
+    `adapter=` names a registered adapter (`NAME` or `NAME@vN`) that runs between the benchmark
+    and every arm's policy; the eval is refused, before any episode, when a policy's declared
+    inputs do not fit the benchmark's observation (through the adapter, when one is named).
     Ctrl-C raises `seq.EvalCanceled` after recording what ran.
     """
     importing = importing_user_file()
@@ -98,6 +102,7 @@ def run(
             trajectories=trajectories,
             sequential=options,
             eval_id=eval_id,
+            adapter=adapter,
         )
         row = start_eval(request, store)
     if on_start is not None:

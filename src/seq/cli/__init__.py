@@ -6,6 +6,7 @@ import sys
 
 import typer
 
+from seq.cli.adapter import app as adapter_app
 from seq.cli.benchmark import app as benchmark_app
 from seq.cli.deploy import deploy_command
 from seq.cli.eval import app as eval_app
@@ -20,6 +21,7 @@ app = typer.Typer(
 app.command("deploy")(deploy_command)
 app.add_typer(eval_app, name="eval")
 app.add_typer(benchmark_app, name="benchmark")
+app.add_typer(adapter_app, name="adapter")
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -76,6 +76,9 @@ def run_command(
         False, "--requeue-unhealthy", help="An unhealthy shard hands its items to the others."
     ),
     resume: str = typer.Option(None, "--resume", help="Run only the unfinished episodes of this eval."),
+    adapter: str = typer.Option(
+        None, "--adapter", help="An adapter NAME or NAME@vN between the benchmark and the policy."
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
     markdown: Path = typer.Option(None, "--markdown", help="Also write the report as Markdown."),
     csv_path: Path = typer.Option(None, "--csv", help="Also write one row per episode."),
@@ -113,6 +116,7 @@ def run_command(
                 shard=None if shard_id is None and num_shards is None else (shard_id or 0, num_shards or 1),
                 requeue_unhealthy=requeue_unhealthy,
                 resume=resume,
+                adapter=adapter,
                 on_start=progress.on_start,
                 on_result=progress.on_result,
                 store=store,

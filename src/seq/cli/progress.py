@@ -38,7 +38,9 @@ class EvalProgress:
 
     def on_start(self, row: EvalRow) -> None:
         self.console.print(
-            f"eval {row.id}: {row.benchmark}@v{row.benchmark_version} + {row.policy}@v{row.policy_version}",
+            f"eval {row.id}: {row.benchmark}@v{row.benchmark_version} + "
+            + (f"{adapter['label']} + " if (adapter := row.manifest.get("adapter")) else "")
+            + f"{row.policy}@v{row.policy_version}",
             highlight=False,
         )
         total = self.store.count_items(row.id)

@@ -13,10 +13,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from seq._version import __version__, git_sha
+from seq.authoring.adapter import AdapterSpec, resolve_with_adapter
 from seq.authoring.benchmark import spec_of
-from seq.authoring.params import Parameter, resolve_parameters
+from seq.authoring.params import Parameter
 from seq.authoring.policy import Policy, policy_spec_of
 from seq.engine.arms import Arm
+from seq.engine.compatibility import check_compatibility
 from seq.engine.inprocess import InProcessBackend
 from seq.engine.local import LocalBackend, WorkersFailed
 from seq.engine.plan import plan
@@ -27,6 +29,7 @@ from seq.engine.worker import ArmConfig, WorkerConfig
 from seq.errors import EvalCanceled, SeqInputError
 from seq.record.episode import EpisodeResult
 from seq.record.store import CANCELED, COMPLETED, FAILED, RUNNING, EvalRow, Store, VersionRow
+from seq.registry.adapters import adapter_spec, describe_transforms, load_adapter, resolve_adapter
 from seq.registry.deploy import load_version, remember_instance, resolve
 
 EVAL_PARAMETERS = {"steps_per_query": Parameter("steps_per_query", "int", None)}
@@ -57,18 +60,22 @@ class EvalRequest:
     trajectories: bool = False
     sequential: dict[str, Any] | None = None  # {"alpha", "looks", "metric"}: stop when decided
     eval_id: str | None = None  # given by the user for shards: the first shard creates it
+    adapter: Any = None  # NAME or NAME@vN (or an @seq.adapter class): between the benchmark and every arm
 
 
-def _resolve_params(policy_cls: type, benchmark_row: VersionRow, params: Mapping[str, Any]) -> dict:
+def _resolve_params(
+    policy_cls: type, benchmark_row: VersionRow, params: Mapping[str, Any], adapter: AdapterSpec | None = None
+) -> dict:
     policy_spec = policy_spec_of(policy_cls)
     benchmark_spec = spec_of(load_version(benchmark_row))
-    values = resolve_parameters(
+    values = resolve_with_adapter(
         params,
         {
             "policy": policy_spec.parameters,
             "benchmark": benchmark_spec.setup_parameters,
             "eval": EVAL_PARAMETERS,
         },
+        adapter,
     )
     steps_per_query = values["eval"]["steps_per_query"]
     if steps_per_query is not None and steps_per_query < 1:
@@ -89,11 +96,14 @@ def start_eval(request: EvalRequest, store: Store) -> EvalRow:
     benchmark_row = resolve("benchmark", request.benchmark, store)
     _check_envs(request.envs)
     spec = spec_of(load_version(benchmark_row))
-    arms = []
+    adapter_row = resolve_adapter(request.adapter, store) if request.adapter is not None else None
+    adapter_declared = adapter_spec(adapter_row) if adapter_row is not None else None
+    arms, policies = [], []
     for arm in request.arms:
         policy_row = resolve("policy", arm.policy, store)
         policy_cls = type(arm.policy) if isinstance(arm.policy, Policy) else load_version(policy_row)
-        values = _resolve_params(policy_cls, benchmark_row, arm.params)
+        values = _resolve_params(policy_cls, benchmark_row, arm.params, adapter_declared)
+        policies.append(policy_cls)
         arms.append(
             {
                 "in_memory": remember_instance(arm.policy) if isinstance(arm.policy, Policy) else None,
@@ -115,6 +125,7 @@ def start_eval(request: EvalRequest, store: Store) -> EvalRow:
         trials=request.trials,
         arms=[arm["name"] for arm in arms] if len(arms) > 1 else (),
     )
+    _check_compatibility(arms, policies, benchmark_row, adapter_row, items)
     first = store.version("policy", arms[0]["policy_name"], arms[0]["policy_version"])
     assert first is not None
     if request.sequential is not None:
@@ -135,6 +146,7 @@ def start_eval(request: EvalRequest, store: Store) -> EvalRow:
         "trajectories": request.trajectories,
         "observers": observers,
         "sequential": request.sequential,
+        "adapter": adapter_row.label if adapter_row is not None else None,
     }
     manifest = {
         "seq": {"version": __version__, "git_sha": git_sha()},
@@ -144,6 +156,7 @@ def start_eval(request: EvalRequest, store: Store) -> EvalRow:
             "sha256": benchmark_row.sha256,
         },
         "policy": {"name": first.name, "version": first.version, "sha256": first.sha256},
+        "adapter": arms[0].get("adapter"),
         "arms": arms,
         "seeds": sorted({item.condition.seed for item in items}),
         "parameters": arms[0]["parameters"],
@@ -168,6 +181,43 @@ def start_eval(request: EvalRequest, store: Store) -> EvalRow:
     return store.get_eval(eval_id)  # type: ignore[return-value]
 
 
+def _check_compatibility(
+    arms: list[dict[str, Any]],
+    policies: list[type],
+    benchmark_row: VersionRow,
+    adapter_row: VersionRow | None,
+    items: list,
+) -> None:
+    """Before anything is stored: refuse an arm whose policy cannot take the benchmark's observation
+    (through the adapter, whose lossless labels are checked again on it), naming the keys; record
+    each arm's adapter version and lossy transforms (its parameters may change them)."""
+    benchmark_cls = load_version(benchmark_row)
+    conditions = list({item.condition.key: item.condition for item in items}.values())
+    for arm, policy_cls in zip(arms, policies, strict=True):
+        adapter = None
+        if adapter_row is not None:
+            adapter = load_adapter(adapter_row.ref, arm["parameters"]["adapter"])
+            arm["adapter"] = {
+                "name": adapter_row.name,
+                "version": adapter_row.version,
+                "sha256": adapter_row.sha256,
+                "label": adapter_row.label,
+                "lossy": describe_transforms(adapter)["lossy"],
+            }
+        seen = check_compatibility(
+            benchmark_cls,
+            benchmark_row.label,
+            arm["parameters"]["benchmark"],
+            conditions,
+            policy_cls,
+            arm["policy"],
+            adapter,
+            adapter_row.label if adapter_row is not None else None,
+        )
+        if seen is not None:
+            arm["observation"] = {k: v for k, v in seen.to_manifest().items() if k != "adapter"}
+
+
 def _observer_specs(spec: Any, items: list, request: EvalRequest, directory: Any) -> list[dict[str, Any]]:
     """The recordings and trajectories this eval writes (see `seq.record.artifacts`)."""
     if request.trajectories or request.record not in (None, "none") or spec.declared.get("render"):
@@ -187,8 +237,22 @@ def worker_config(eval_row: EvalRow, store: Store) -> WorkerConfig:
         assert policy_row is not None
         values = arm["parameters"]
         ref = {**policy_row.ref, "in_memory": arm["in_memory"]} if arm.get("in_memory") else policy_row.ref
+        adapter_ref = None
+        if arm.get("adapter"):
+            held = arm["adapter"]
+            adapter_row = store.version("adapter", held["name"], held["version"])
+            if adapter_row is None or adapter_row.sha256 != held["sha256"]:
+                raise SeqInputError(
+                    f"adapter {held['label']}: that number no longer holds the code this eval ran."
+                )
+            adapter_ref = adapter_row.ref
         arms[arm["name"]] = ArmConfig(
-            ref, values["benchmark"], values["policy"], values["eval"]["steps_per_query"]
+            ref,
+            values["benchmark"],
+            values["policy"],
+            values["eval"]["steps_per_query"],
+            adapter_ref,
+            values.get("adapter", {}),
         )
     return WorkerConfig(benchmark_row.ref, arms, eval_row.arguments.get("observers", []))
 

@@ -24,8 +24,10 @@ from seq.engine.episode import EpisodeRunner
 from seq.engine.observer import build_observers
 from seq.record.episode import ERROR
 from seq.record.store import WorkItem
+from seq.registry.adapters import load_adapter
 from seq.registry.loader import IN_MEMORY, load_class
-from seq.serving.inline import InlinePolicy
+from seq.serving.adapted import AdaptedPolicy
+from seq.serving.inline import InlinePolicy, PolicyHandle
 
 
 @dataclass(frozen=True)
@@ -36,6 +38,8 @@ class ArmConfig:
     setup_parameters: dict[str, Any] = field(default_factory=dict)
     policy_parameters: dict[str, Any] = field(default_factory=dict)
     steps_per_query: int | None = None
+    adapter_ref: dict[str, Any] | None = None  # the adapter version's ref, when the eval names one
+    adapter_parameters: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -96,10 +100,13 @@ def build_runners(config: WorkerConfig, closer: _EnvCloser | None = None) -> dic
                 policy_hooks = policy_spec_of(policy_cls).hooks
                 if "load" in policy_hooks:
                     getattr(policy, policy_hooks["load"])(None)
+            handle: PolicyHandle = InlinePolicy(policy, arm.policy_parameters)
+            if arm.adapter_ref is not None:  # reset → (adapter → policy → adapter) → step
+                handle = AdaptedPolicy(handle, load_adapter(arm.adapter_ref, arm.adapter_parameters))
             runners[name] = EpisodeRunner(
                 benchmarks[key],
                 spec,
-                InlinePolicy(policy, arm.policy_parameters),
+                handle,
                 arm.steps_per_query,
                 on_env=closer.add if closer else None,
                 observers=observers,

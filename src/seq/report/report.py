@@ -103,7 +103,9 @@ class Report:
     @property
     def title(self) -> str:
         policies = [arm["policy"] for arm in self.manifest.get("arms", [])] or [self.policy]
-        return f"{self.benchmark} + {' vs '.join(dict.fromkeys(policies))}"
+        adapter = (self.manifest.get("adapter") or {}).get("label")
+        middle = f" + {adapter}" if adapter else ""
+        return f"{self.benchmark}{middle} + {' vs '.join(dict.fromkeys(policies))}"
 
     def group(self, kind: str, name: str, arm: str | None = None) -> GroupRow:
         """A group's row; `arm` defaults to the first arm."""

@@ -214,6 +214,27 @@ def _sequential_line(report: Report) -> str | None:
     )
 
 
+def _adapter_lines(report: Report) -> list[str]:
+    """The adapter's lossy transforms with their reasons (each arm's, where the arms' differ)."""
+    arms = [arm for arm in report.manifest.get("arms", []) if arm.get("adapter")]
+    lines: list[str] = []
+    seen: list[Any] = []
+    for arm in arms:
+        adapter = arm["adapter"]
+        if adapter["lossy"] in seen:
+            continue
+        seen.append(adapter["lossy"])
+        who = f" (arm {arm['name']})" if len(arms) > 1 and arm["name"] else ""
+        if not adapter["lossy"]:
+            lines.append(f"adapter {adapter['label']}{who}: lossless, every transform's round trip checked")
+        for entry in adapter["lossy"]:
+            lines.append(
+                f"adapter {adapter['label']}{who}: lossy {entry['where']} {entry['transform']}: "
+                f"{entry['reason']}"
+            )
+    return lines
+
+
 def _cost_line(report: Report) -> str:
     cost = report.cost
     return f"cost: {cost['wall_s']:.1f} s wall time, {cost['core_s']:.1f} core-seconds used"
@@ -231,6 +252,11 @@ def _manifest_lines(report: Report) -> list[str]:
         f"seq {seq_info.get('version')} (git {seq_info.get('git_sha') or 'n/a'})",
         f"benchmark {bench.get('name')}@v{bench.get('version')} sha256 {str(bench.get('sha256'))[:16]}…",
         f"policy {policy.get('name')}@v{policy.get('version')} sha256 {str(policy.get('sha256'))[:16]}…",
+        *(
+            [f"adapter {adapter['label']} sha256 {adapter['sha256'][:16]}…"]
+            if (adapter := manifest.get("adapter"))
+            else []
+        ),
         *[
             f"arm {arm['name']}: {arm['policy']} with {arm['parameters']['policy']}"
             for arm in manifest.get("arms", [])
@@ -263,6 +289,8 @@ def report_renderable(report: Report, compact: bool = False) -> Any:
     sequential = _sequential_line(report)
     if sequential:
         parts.append(Text(sequential, style="bold cyan"))
+    if not compact:
+        parts += [Text(line, style="yellow") for line in _adapter_lines(report)]
     tables = group_tables(report, ["overall"] if compact else list(KIND_TITLES))
     extra = [comparison_table(report, every_task_metric=False), across_tasks_table(report)]
     for view in tables + ([v for v in extra if v is not None] if not compact else []):
@@ -332,6 +360,9 @@ def render_markdown(report: Report) -> str:
                 "```",
                 "",
             ]
+    adapter_lines = _adapter_lines(report)
+    if adapter_lines:
+        lines += ["## Adapter", "", *[f"- {line}" for line in adapter_lines], ""]
     lines += ["## Cost", "", _cost_line(report), "", "## Reproducibility manifest", ""]
     lines += [f"- {line}" for line in _manifest_lines(report)]
     return "\n".join(lines) + "\n"
