@@ -29,8 +29,26 @@ score = _mark("score")
 score.__doc__ = "`score(self, results)` computes a group's own aggregates (overall, each suite, each task)."
 load = _mark("load")
 load.__doc__ = "`load(self, weights_dir)` loads a policy's weights once per process."
-infer = _mark("infer")
-infer.__doc__ = "`infer(self, obs, *, seed=None, instruction=None, **params)` returns an action or a chunk."
+BATCHED_ATTRIBUTE = "__seq_batched__"
+_mark_infer = _mark("infer")
+
+
+def infer(fn: F | None = None, *, batched: bool = False) -> Any:
+    """Mark the policy's inference method; used bare (`@seq.infer`) or as `@seq.infer(batched=True)`.
+
+    `infer(self, obs, *, seed=None, instruction=None, **params)` returns an action or a chunk. A
+    batched infer takes lists instead (`obs`, `seed` and `instruction` each one entry per request)
+    and returns one output per entry, so a server can hand it many environments' requests at once.
+    """
+
+    if fn is not None and not callable(fn):
+        raise TypeError("write @seq.infer or @seq.infer(batched=True).")
+
+    def mark(target: F) -> F:
+        setattr(target, BATCHED_ATTRIBUTE, bool(batched))
+        return _mark_infer(target)
+
+    return mark if fn is None else mark(fn)
 
 
 def collect_hooks(cls: type) -> dict[str, str]:

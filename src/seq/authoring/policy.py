@@ -7,7 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from seq.authoring.hooks import collect_hooks
+from seq.authoring.hooks import BATCHED_ATTRIBUTE, collect_hooks
 from seq.authoring.params import Parameter, declared_parameters
 from seq.errors import SeqInputError
 
@@ -26,11 +26,13 @@ class PolicySpec:
     name: str
     hooks: dict[str, str]
     parameters: dict[str, Parameter]
+    batched: bool = False  # `@seq.infer(batched=True)`: infer takes lists and returns one output each
 
     def describe(self) -> dict[str, Any]:
         return {
             "name": self.name,
             "parameters": {p.name: {"type": p.type, "default": p.default} for p in self.parameters.values()},
+            "batched": self.batched,
         }
 
 
@@ -64,6 +66,7 @@ def policy(name: str | None = None) -> Callable[[type], type]:
             name=name or _kebab(cls.__name__),
             hooks=hooks,
             parameters=declared_parameters(infer_fn, f"{where}, @seq.infer"),
+            batched=bool(getattr(infer_fn, BATCHED_ATTRIBUTE, False)),
         )
         setattr(cls, SPEC_ATTRIBUTE, spec)
         return cls

@@ -1,0 +1,178 @@
+"""`RemotePolicy`: a served policy, driven by the episode loop exactly like an inline one.
+
+It implements `PolicyHandle` (`begin_episode`, `act`): the act's seed and instruction travel with
+the observation, and the server calls the policy's infer with them, so a served eval and an inline
+eval of the same deterministic policy give identical rows. Chunks and `steps_per_query` stay in the
+episode loop. The client is synchronous (it runs in the worker's loop): one request, one reply.
+
+`connect(url, protocol=…)` builds the handle for a `seq`, openpi or vla-eval server.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from seq.authoring.params import Parameter
+from seq.errors import SeqInputError
+from seq.serving import codec
+from seq.serving.codec import SUBPROTOCOL
+from seq.serving.errors import MessageTooLarge, RemotePolicyError
+from seq.serving.inline import PolicyHandle
+from seq.serving.spaces import describe_space
+from seq.serving.transport import BaseClient, SyncSocket
+
+IMAGE_ENCODINGS = ("raw", "jpeg")
+PROTOCOLS = ("seq", "openpi", "vla-eval")
+
+
+class RemotePolicy(BaseClient):
+    """A policy behind `seq policy serve` / `seq.serve`, as a `PolicyHandle`.
+
+    `parameters` are the eval's values for the policy's declared parameters (sent at each episode
+    start; None keeps the server's). Images travel raw unless `image_encoding="jpeg"`.
+    """
+
+    subprotocols = (SUBPROTOCOL,)
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        parameters: dict[str, Any] | None = None,
+        image_encoding: str = "raw",
+        jpeg_quality: int = 90,
+        timeout_s: float | None = 120.0,
+        retries: int = 5,
+        backoff_s: float = 0.25,
+        open_timeout_s: float = 10.0,
+    ) -> None:
+        if image_encoding not in IMAGE_ENCODINGS:
+            raise SeqInputError(f"image_encoding must be 'raw' or 'jpeg', got {image_encoding!r}.")
+        super().__init__(
+            url, timeout_s=timeout_s, retries=retries, backoff_s=backoff_s, open_timeout_s=open_timeout_s
+        )
+        self.parameters_sent = dict(parameters) if parameters is not None else None
+        self._encoder = codec.Encoder(jpeg_quality if image_encoding == "jpeg" else None)
+        self._id = 0
+        self.max_message_bytes: int | None = None
+
+    def _handshake(self, sock: SyncSocket) -> dict:
+        try:
+            frame = sock.recv(self.open_timeout_s)
+        except TimeoutError:
+            raise RemotePolicyError(
+                f"the server at {self.url} sent no hello within {self.open_timeout_s} s; it is not a seq "
+                "policy server (for a vla-eval model server use protocol='vla-eval').",
+                kind="protocol",
+            ) from None
+        message = codec.unpack(frame) if isinstance(frame, bytes) else None
+        payload = message.get("payload") if isinstance(message, dict) else None
+        if (
+            sock.subprotocol != SUBPROTOCOL
+            or not isinstance(payload, dict)
+            or payload.get("protocol") != "seq"
+        ):
+            raise RemotePolicyError(
+                f"the server at {self.url} is not a seq policy server (for an openpi server use "
+                "protocol='openpi', for a vla-eval one protocol='vla-eval').",
+                kind="protocol",
+            )
+        self.max_message_bytes = payload.get("capabilities", {}).get("max_message_bytes")
+        return payload
+
+    @property
+    def parameters(self) -> dict[str, Parameter]:
+        """The served policy's declared parameters (connects to read them)."""
+        self.connect()
+        return parameters_of(self.metadata)
+
+    @property
+    def label(self) -> str:
+        self.connect()
+        return str(self.metadata.get("policy", {}).get("label", self.url))
+
+    def _request(self, message: dict[str, Any], what: str) -> dict[str, Any]:
+        self._id += 1
+        message["id"] = self._id
+        frame = self._encoder.pack(message)
+        if self.max_message_bytes is not None and len(frame) > self.max_message_bytes:
+            raise MessageTooLarge(
+                f"{what} is a frame of {len(frame)} bytes, over the server's limit of "
+                f"{self.max_message_bytes} (serve with a larger max_message_bytes, or send images as JPEG)."
+            )
+        reply = self._exchange(frame, what)
+        answer = codec.unpack(reply) if isinstance(reply, bytes) else None
+        if not isinstance(answer, dict) or answer.get("id") != self._id:
+            self._drop()
+            raise RemotePolicyError(f"the server at {self.url} answered {what} out of turn.", kind="protocol")
+        if answer.get("type") == "error":
+            kind, error, trace = answer.get("kind", "policy"), answer.get("error"), answer.get("traceback")
+            if kind == "policy":
+                label = self.metadata.get("policy", {}).get("label", self.url)
+                text = f"the served policy {label} raised {error}"
+                if trace:
+                    text += f"\n\nTraceback on the policy server:\n{trace}"
+            else:
+                text = f"the policy server at {self.url} refused {what}: {error}"
+            raise RemotePolicyError(text, kind=kind, remote_traceback=trace)
+        return answer
+
+    def begin_episode(self, action_space: Any) -> None:
+        """Connect (again, with backoff, if the last episode lost the server), then send the
+        episode's action space and parameters."""
+        self.connect()
+        self._request(
+            {
+                "type": "episode_start",
+                "action_space": describe_space(action_space),
+                "params": self.parameters_sent,
+            },
+            "an episode's start",
+        )
+
+    def act(self, obs: Any, *, seed: int, instruction: str | None) -> np.ndarray:
+        answer = self._request(
+            {"type": "act", "obs": obs, "seed": seed, "instruction": instruction}, "an act"
+        )
+        return np.array(answer["actions"])  # a writable copy, as an inline policy's output would be
+
+
+def parameters_of(metadata: dict[str, Any]) -> dict[str, Parameter]:
+    """A server's declared parameters (from its hello) as `Parameter`s, defaults included."""
+    declared = metadata.get("parameters") or {}
+    return {name: Parameter(name, info["type"], info.get("default")) for name, info in declared.items()}
+
+
+def connect(
+    url: str,
+    *,
+    protocol: str = "seq",
+    parameters: dict[str, Any] | None = None,
+    image_encoding: str = "raw",
+    **options: Any,
+) -> PolicyHandle:
+    """A `PolicyHandle` for the policy server at `url`: `protocol` is `seq` (a `seq` server),
+    `openpi` (an openpi policy server) or `vla-eval` (a vla-eval model server). Options:
+    `timeout_s`, `retries`, `backoff_s`, `open_timeout_s`, `jpeg_quality`."""
+    if protocol not in PROTOCOLS:
+        raise SeqInputError(f"protocol must be one of {', '.join(PROTOCOLS)}, got {protocol!r}.")
+    if image_encoding not in IMAGE_ENCODINGS:
+        raise SeqInputError(f"image_encoding must be 'raw' or 'jpeg', got {image_encoding!r}.")
+    if protocol == "seq":
+        return RemotePolicy(url, parameters=parameters, image_encoding=image_encoding, **options)
+    if parameters:
+        raise SeqInputError(f"a {protocol} server takes no parameters; got {', '.join(parameters)}.")
+    if protocol == "openpi":
+        if image_encoding != "raw":
+            raise SeqInputError(
+                "the openpi protocol sends images raw; image_encoding='jpeg' is for seq and vla-eval."
+            )
+        options.pop("jpeg_quality", None)
+        from seq.serving.openpi import OpenPiPolicy
+
+        return OpenPiPolicy(url, **options)
+    from seq.serving.vlaeval import VlaEvalPolicy
+
+    return VlaEvalPolicy(url, image_encoding=image_encoding, **options)

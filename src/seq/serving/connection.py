@@ -1,0 +1,158 @@
+"""One client's websocket connection, on its replica's event loop.
+
+The `websockets` library's sans-I/O protocol (`ServerProtocol`, which the front loop used for the
+handshake) is driven from this `asyncio.Protocol`'s callbacks: a frame is decoded and queued for
+the batcher in the callback that received it, and the answer is written by the callback that got
+the outcome. Frames are answered in order, one at a time.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import deque
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from websockets.frames import Frame, Opcode
+from websockets.protocol import State
+
+from seq.serving import codec, vlaeval
+from seq.serving.codec import SUBPROTOCOL
+from seq.serving.host import Outcome, Request
+from seq.serving.openpi import OpenPiSession
+from seq.serving.session import SeqSession
+
+if TYPE_CHECKING:
+    from websockets.server import ServerProtocol
+
+    from seq.serving.replica import Replica
+    from seq.serving.server import PolicyServer
+
+
+class Frames:
+    """Reassembles websocket messages from frames (text messages are decoded)."""
+
+    def __init__(self) -> None:
+        self.ready: deque[bytes | str] = deque()
+        self._parts: list[bytes] = []
+        self._text = False
+
+    def feed(self, frame: Frame) -> None:
+        if frame.opcode not in (Opcode.TEXT, Opcode.BINARY, Opcode.CONT):
+            return  # ping, pong, close: the protocol answers those
+        if frame.opcode is not Opcode.CONT:
+            self._parts, self._text = [], frame.opcode is Opcode.TEXT
+        self._parts.append(frame.data)
+        if frame.fin:
+            data = b"".join(self._parts) if len(self._parts) > 1 else bytes(self._parts[0])
+            self._parts = []
+            self.ready.append(data.decode(errors="replace") if self._text else data)
+
+
+class Connection(asyncio.Protocol):
+    """One client, owned by one replica."""
+
+    def __init__(
+        self, server: PolicyServer, replica: Replica, protocol: ServerProtocol, frames: Frames
+    ) -> None:
+        self.server, self.replica, self.protocol, self.frames = server, replica, protocol, frames
+        self.transport: asyncio.Transport | None = None
+        self.session: Any = SeqSession(self) if protocol.subprotocol == SUBPROTOCOL else None
+        self._busy = False
+        self._closed = False
+
+    # asyncio.Protocol
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = transport  # type: ignore[assignment]
+        self._flush()
+        self._pump()  # frames that reached the front loop before the hand-off
+
+    def data_received(self, data: bytes) -> None:
+        self.protocol.receive_data(data)
+        for event in self.protocol.events_received():
+            self.frames.feed(event)
+        self._flush()
+        self._pump()
+
+    def eof_received(self) -> bool | None:
+        self.protocol.receive_eof()
+        self._flush()
+        return None
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._closed = True
+        self.frames.ready.clear()
+        self.replica.closed(self)
+
+    # the sessions' side
+    def send(self, data: bytes | str) -> None:
+        """Send one message, if the connection is still open."""
+        if self._closed or self.transport is None or self.protocol.state is not State.OPEN:
+            return
+        if isinstance(data, str):
+            self.protocol.send_text(data.encode())
+        else:
+            self.protocol.send_binary(data)
+        self._flush()
+
+    def act(
+        self,
+        obs: Any,
+        seed: int | None,
+        instruction: str | None,
+        reply: Callable[[Outcome], None],
+        params: dict[str, Any] | None = None,
+        key: str | None = None,
+        space: Any = None,
+        prepare: Callable[[Any], Any] | None = None,
+    ) -> None:
+        """Queue one act on this replica; `reply(outcome)` is called once it ran. `prepare` runs
+        on the observation first (to decode compressed images)."""
+        params = params or self.server.host.defaults
+        request = Request(
+            obs, seed, instruction, params, key or self.server.default_key, space, reply, prepare
+        )
+        self.replica.batcher.submit(request)
+
+    # internals
+    def _flush(self) -> None:
+        if self.transport is None:
+            return
+        for data in self.protocol.data_to_send():
+            if data:
+                self.transport.write(data)
+            else:  # the protocol is done with the connection
+                self.transport.close()
+
+    def _pump(self) -> None:
+        """Hand the next frame to the session, once the one before it has been answered."""
+        while self.frames.ready and not self._busy and not self._closed:
+            frame = self.frames.ready.popleft()
+            if self.session is None:
+                self.session, frame = self._detect(frame)
+                if frame is None:
+                    continue
+            self._busy = True
+            self.session.handle(frame, self._done)
+
+    def _done(self) -> None:
+        self._busy = False
+        self._pump()
+
+    def _detect(self, frame: bytes | str) -> tuple[Any, Any]:
+        """A peer's session from its first frame; returns the frame to handle (None: consumed)."""
+        try:
+            message = vlaeval.unpack_message(frame)
+        except codec.CodecError:
+            self.server.count_protocol("openpi")
+            return OpenPiSession(self), frame
+        self.server.count_protocol("vla-eval")
+        return vlaeval.VlaEvalSession(self), None if message["type"] == "hello" else message
+
+    def shutdown(self) -> None:
+        """The server is stopping: close with 1001 (going away)."""
+        if self.protocol.state is State.OPEN:
+            self.protocol.send_close(1001, "the policy server is stopping")
+            self._flush()
+        if self.transport is not None:
+            self.transport.close()

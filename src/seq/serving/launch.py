@@ -1,0 +1,138 @@
+"""`seq.serve(policy, …)`: serve a policy from a background thread of this process.
+
+The policy's replicas are loaded first, in the calling thread (so a failing `@seq.load` raises
+here); then an event loop in a daemon thread listens, and `serve` returns a `ServerHandle` once
+the socket is bound. `seq policy serve` is the same call, waited on in the foreground.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from typing import Any
+
+from seq.errors import SeqInputError
+from seq.record.store import Store
+from seq.serving.host import PolicyHost
+from seq.serving.server import PolicyServer
+
+DEFAULT_MAX_MESSAGE_BYTES = 64 * 2**20
+
+
+class ServerHandle:
+    """A running policy server: `.url`, `.stats()`, `.close()`; also a context manager."""
+
+    def __init__(self, server: PolicyServer, host: str) -> None:
+        self._server = server
+        self.host = host
+        self.port = 0
+        self._loop = asyncio.new_event_loop()
+        self._stop: asyncio.Event | None = None
+        self._ready = threading.Event()
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._main, name="seq-policy-server", daemon=True)
+
+    @property
+    def url(self) -> str:
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"ws://{host}:{self.port}"
+
+    @property
+    def metadata(self) -> dict[str, Any]:
+        """What the server sends first on every connection (policy, parameters, capabilities)."""
+        return self._server.metadata
+
+    def _main(self) -> None:
+        asyncio.set_event_loop(self._loop)
+        self._stop = asyncio.Event()
+
+        def started(port: int) -> None:
+            self.port = port
+            self._ready.set()
+
+        try:
+            self._loop.run_until_complete(self._server.run(self.host, self.port, started, self._stop))
+        except BaseException as error:  # a bind error, mostly: reported by `serve`
+            self._error = error
+        finally:
+            self._ready.set()
+            self._loop.close()
+
+    def _start(self, port: int) -> None:
+        self.port = port
+        self._thread.start()
+        self._ready.wait()
+        if self._error is not None or not self._thread.is_alive():
+            error = self._error
+            detail = getattr(error, "strerror", None) or str(error)
+            raise SeqInputError(
+                f"serve: cannot listen on {self.host}:{port}: {detail}; "
+                "choose another port (0 picks a free one)."
+            )
+
+    def stats(self) -> dict[str, Any]:
+        """Requests, batches, the batch-size histogram, errors, connections and protocols."""
+        return self._server.stats()
+
+    def close(self) -> None:
+        """Stop listening, close every connection and the replica threads. Idempotent."""
+        if self._thread.is_alive() and self._stop is not None:
+            try:
+                self._loop.call_soon_threadsafe(self._stop.set)
+            except RuntimeError:
+                pass
+            self._thread.join(10.0)
+
+    def wait(self) -> None:
+        """Block until the server stops (Ctrl-C raises KeyboardInterrupt here)."""
+        while self._thread.is_alive():
+            self._thread.join(0.5)
+
+    def __enter__(self) -> ServerHandle:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"<ServerHandle {self._server.host.row.label} at {self.url}>"
+
+
+def serve(
+    policy: Any,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    max_batch_size: int = 8,
+    max_wait_ms: float = 10.0,
+    replicas: int = 1,
+    params: dict[str, Any] | None = None,
+    max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+    store: Store | None = None,
+) -> ServerHandle:
+    """Serve a policy (a name, `NAME@vN`, a built-in, a `@seq.policy` class or an instance) over
+    websockets; returns once it listens. `port=0` picks a free port; see `ServerHandle.url`.
+
+    Requests from all connections are gathered up to `max_batch_size` or `max_wait_ms` (a batched
+    `@seq.infer` gets them as one call); `replicas` instances each compute in their own thread.
+    `params` sets the policy's declared parameters (a client may override them per episode).
+    """
+    for name, value, least in (("max_batch_size", max_batch_size, 1), ("replicas", replicas, 1)):
+        if not isinstance(value, int) or value < least:
+            raise SeqInputError(f"serve: {name} must be an integer of at least {least}, got {value!r}.")
+    if not isinstance(port, int) or not 0 <= port <= 65535:
+        raise SeqInputError(f"serve: port must be 0-65535, got {port!r}.")
+    if max_wait_ms < 0:
+        raise SeqInputError(f"serve: max_wait_ms must be 0 or more, got {max_wait_ms!r}.")
+    if not isinstance(max_message_bytes, int) or max_message_bytes < 1024:
+        raise SeqInputError(f"serve: max_message_bytes must be at least 1024, got {max_message_bytes!r}.")
+    policy_host = PolicyHost.load(policy, replicas, params, store)
+    server = PolicyServer(
+        policy_host,
+        max_batch_size=max_batch_size,
+        max_wait_ms=float(max_wait_ms),
+        max_message_bytes=max_message_bytes,
+    )
+    handle = ServerHandle(server, host)
+    handle._start(port)
+    return handle

@@ -1,0 +1,143 @@
+"""The openpi policy protocol (`openpi-client`), both ways.
+
+On connect the server sends one msgpack frame of metadata; then, in lockstep, the client sends an
+observation dict and gets an action dict whose `actions` is a chunk `[H, D]`. Arrays travel as
+`{b"__ndarray__": True, b"data", b"dtype", b"shape"}`, numpy scalars as `{b"__npgeneric__": ...}`.
+A server error is a text frame holding the traceback.
+
+- `OpenPiPolicy` lets `seq` evaluate any openpi-protocol server (the instruction goes as `prompt`;
+  openpi carries no seed, so the server's own randomness decides).
+- `OpenPiSession` lets an openpi client use a `seq` server: each observation dict goes to the
+  policy's infer as `obs`, with `instruction=obs["prompt"]` and `seed=None`; the reply is
+  `{"actions": chunk, "server_timing": {"infer_ms": ...}}`. Errors are text frames, as openpi's own
+  server sends them, but the connection stays open.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import msgpack
+import numpy as np
+
+from seq.serving.codec import CodecError, array_view, checked_dtype
+from seq.serving.errors import RemotePolicyError
+from seq.serving.inline import as_chunk
+from seq.serving.transport import BaseClient, SyncSocket
+
+if TYPE_CHECKING:
+    from seq.serving.connection import Connection
+    from seq.serving.host import Outcome
+
+
+def _default(value: Any) -> Any:
+    if isinstance(value, np.ndarray | np.generic) and value.dtype.kind in ("V", "O", "c"):
+        raise CodecError(f"dtype {value.dtype} cannot travel in the openpi protocol.")
+    if isinstance(value, np.ndarray):
+        return {
+            b"__ndarray__": True,
+            b"data": np.ascontiguousarray(value).tobytes(),
+            b"dtype": value.dtype.str,
+            b"shape": list(value.shape),
+        }
+    if isinstance(value, np.generic):
+        return {b"__npgeneric__": True, b"data": value.item(), b"dtype": value.dtype.str}
+    raise CodecError(f"cannot send a value of type {type(value).__name__} in the openpi protocol.")
+
+
+def _hook(obj: dict) -> Any:
+    if b"__ndarray__" in obj:
+        return array_view(obj[b"data"], checked_dtype(obj[b"dtype"]), obj[b"shape"])
+    if b"__npgeneric__" in obj:
+        return checked_dtype(obj[b"dtype"]).type(obj[b"data"])
+    return obj
+
+
+def pack(value: Any) -> bytes:
+    """One openpi frame (`openpi_client.msgpack_numpy.packb`'s format)."""
+    try:
+        return msgpack.packb(value, default=_default, use_bin_type=True)
+    except (TypeError, ValueError, OverflowError) as error:
+        raise CodecError(str(error)) from None
+
+
+def unpack(frame: bytes) -> Any:
+    """The value in an openpi frame; arrays are zero-copy, read-only views."""
+    try:
+        return msgpack.unpackb(frame, object_hook=_hook, raw=False, strict_map_key=False)
+    except CodecError:
+        raise
+    except Exception as error:
+        raise CodecError(f"not a valid openpi msgpack frame ({type(error).__name__}: {error}).") from None
+
+
+class OpenPiPolicy(BaseClient):
+    """A `PolicyHandle` for an openpi-protocol server (`seq` can evaluate it like any policy)."""
+
+    def _handshake(self, sock: SyncSocket) -> dict:
+        frame = sock.recv(self.open_timeout_s)
+        if isinstance(frame, str):
+            raise RemotePolicyError(f"the openpi server at {self.url} sent text instead of metadata: {frame}")
+        metadata = unpack(frame)
+        return metadata if isinstance(metadata, dict) else {"metadata": metadata}
+
+    def begin_episode(self, action_space: Any) -> None:
+        self.connect()
+
+    def act(self, obs: Any, *, seed: int, instruction: str | None) -> np.ndarray:
+        request = dict(obs) if isinstance(obs, dict) else {"state": obs}
+        if instruction is not None:
+            request.setdefault("prompt", instruction)
+        reply = self._exchange(pack(request), "an act")
+        if isinstance(reply, str):
+            raise RemotePolicyError(
+                f"the openpi server at {self.url} raised:\n{reply}", remote_traceback=reply
+            )
+        answer = unpack(reply)
+        if not isinstance(answer, dict):
+            raise RemotePolicyError(
+                f"the openpi server at {self.url} answered {type(answer).__name__}, not a dict."
+            )
+        return np.array(as_chunk(answer))
+
+
+class OpenPiSession:
+    """One openpi client's connection to a `seq` server."""
+
+    def __init__(self, connection: Connection) -> None:
+        self.connection, self.send = connection, connection.send
+
+    def handle(self, frame: bytes | str, done: Callable[[], None]) -> None:
+        """Answer one observation; `done()` once answered."""
+        obs: Any = None
+        if isinstance(frame, str):
+            self.send("seq: expected a binary msgpack observation frame, got text.")
+        else:
+            try:
+                obs = unpack(frame)
+            except CodecError as error:
+                self.send(f"seq: malformed frame: {error}")
+            else:
+                if not isinstance(obs, dict):
+                    self.send(f"seq: an observation must be a dict, got {type(obs).__name__}.")
+        if not isinstance(obs, dict):
+            done()
+            return
+        prompt = obs.get("prompt")
+        start = time.perf_counter()
+
+        def answer(outcome: Outcome) -> None:
+            ok, value = outcome
+            if not ok:
+                self.send(value)  # the traceback, as openpi's own server sends it
+            else:
+                timing = {"infer_ms": (time.perf_counter() - start) * 1000}
+                try:
+                    self.send(pack({"actions": value, "server_timing": timing}))
+                except CodecError as error:
+                    self.send(f"seq: the policy's actions cannot be sent: {error}")
+            done()
+
+        self.connection.act(obs, None, prompt if isinstance(prompt, str) else None, answer)

@@ -1,0 +1,210 @@
+"""The policy server: one websocket endpoint that speaks `seq`, openpi and vla-eval.
+
+On every connection the server first sends its hello: a vla-eval-shaped frame
+`{type: "hello", payload: METADATA, seq: 0, timestamp}` (openpi clients take it as their metadata
+frame, vla-eval clients as the answer to their own hello). Then:
+
+- a client that asked for the websocket subprotocol `seq.v1` speaks `seq` (`session.SeqSession`);
+- otherwise the first frame decides: a vla-eval message (`type`, `payload`, `seq`, `timestamp`)
+  makes the connection vla-eval; anything else is an openpi observation.
+
+HTTP on the same port: `GET /health` (and openpi's `/healthz`) answers 200 once the policy is
+loaded, `GET /stats` the batch statistics, `GET /metadata` the hello's metadata, all as JSON.
+
+Threads: the front event loop (asyncio, `websockets`' sans-I/O `ServerProtocol`) accepts
+connections, answers HTTP and does the websocket handshake and hello; then it hands the connection
+to a replica (`replica.Replica`), whose own thread and loop read, batch, compute and answer it.
+So a policy that computes never delays an accept or a health check, and an act never waits for a
+hand-off between threads, which on loopback costs as much as the rest of a round trip.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import http
+import json
+import logging
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from websockets.http11 import Request as HttpRequest
+from websockets.server import ServerProtocol
+from websockets.typing import Subprotocol
+
+from seq._version import __version__
+from seq.serving import vlaeval
+from seq.serving.batcher import Stats
+from seq.serving.codec import PROTOCOL_VERSION, SUBPROTOCOL
+from seq.serving.connection import Frames
+from seq.serving.host import PolicyHost, params_key
+from seq.serving.replica import Replica
+from seq.serving.spaces import SpaceCache
+
+log = logging.getLogger("seq.serving")
+
+
+class PolicyServer:
+    """The hosted policy, its replicas, and what every connection shares."""
+
+    def __init__(
+        self, host: PolicyHost, *, max_batch_size: int, max_wait_ms: float, max_message_bytes: int
+    ) -> None:
+        self.host = host
+        self.max_batch_size, self.max_wait_ms = max_batch_size, max_wait_ms
+        self.max_message_bytes = max_message_bytes
+        self.spaces = SpaceCache()
+        self.default_key = params_key(host.defaults)
+        self.counters = Stats()
+        self.replicas = [Replica(self, index, self.counters) for index in range(len(host.instances))]
+        self.lock = threading.Lock()  # guards the counts below, read and written from several threads
+        self.protocols = {"seq": 0, "openpi": 0, "vla-eval": 0}
+        self.connections_total = 0
+        self.front: set[FrontConnection] = set()
+        self.metadata: dict[str, Any] = {
+            "server": "seq",
+            "seq_version": __version__,
+            "protocol": "seq",
+            "protocol_version": PROTOCOL_VERSION,
+            "model_server": f"seq:{host.row.label}",
+            **host.metadata(),
+            "capabilities": {
+                "batched": host.spec.batched,
+                "max_batch_size": max_batch_size,
+                "max_wait_ms": max_wait_ms,
+                "replicas": len(host.instances),
+                "max_message_bytes": max_message_bytes,
+                "image_encodings": ["raw", "jpeg"],
+                "protocols": {"seq": PROTOCOL_VERSION, "openpi": 1, "vla-eval": vlaeval.PROTOCOL_VERSION},
+            },
+        }
+        self.hello = vlaeval.pack_message("hello", self.metadata, 0)
+
+    def count_protocol(self, name: str) -> None:
+        with self.lock:
+            self.protocols[name] += 1
+
+    def stats(self) -> dict[str, Any]:
+        """Requests, batches and their size histogram, errors, connections (from any thread)."""
+        with self.lock:
+            protocols, total = dict(self.protocols), self.connections_total
+        return {
+            "policy": self.host.row.label,
+            **self.counters.snapshot(),
+            "queued": sum(replica.batcher.queued for replica in self.replicas),
+            "connections": sum(len(replica.connections) for replica in self.replicas),
+            "connections_total": total,
+            "protocols": protocols,
+        }
+
+    def http_body(self, path: str) -> Any:
+        """The JSON body for an HTTP GET of `path`, or None to go on with the websocket handshake."""
+        path = path.split("?", 1)[0]
+        if path in ("/health", "/healthz"):
+            return {"status": "ok", "policy": self.host.row.label}
+        if path == "/stats":
+            return self.stats()
+        if path == "/metadata":
+            return self.metadata
+        return None
+
+    def replica_for_new_connection(self) -> Replica:
+        """The replica with the fewest connections, which takes the new one."""
+        with self.lock:
+            replica = min(self.replicas, key=lambda replica: replica.assigned)
+            replica.assigned += 1
+        return replica
+
+    async def run(self, host: str, port: int, started: Callable[[int], None], stop: asyncio.Event) -> None:
+        """Listen until `stop` is set; `started(port)` is called once the socket is bound."""
+        for replica in self.replicas:
+            replica.start()
+        try:
+            listening = await asyncio.get_running_loop().create_server(
+                lambda: FrontConnection(self), host, port
+            )
+            started(listening.sockets[0].getsockname()[1])
+            await stop.wait()
+            listening.close()
+            for connection in list(self.front):
+                connection.transport.close()
+        finally:
+            for replica in self.replicas:
+                replica.stop()
+
+
+def _select_subprotocol(protocol: ServerProtocol, offered: Any) -> Subprotocol | None:
+    return Subprotocol(SUBPROTOCOL) if SUBPROTOCOL in offered else None
+
+
+class FrontConnection(asyncio.Protocol):
+    """A new connection on the front loop: HTTP, the handshake and the hello, then a replica's."""
+
+    def __init__(self, server: PolicyServer) -> None:
+        self.server = server
+        self.frames = Frames()
+        self.upgraded = self.handed = False
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport: asyncio.Transport = transport  # type: ignore[assignment]
+        self.protocol = ServerProtocol(
+            select_subprotocol=_select_subprotocol, max_size=self.server.max_message_bytes, logger=log
+        )
+        self.server.front.add(self)
+
+    def data_received(self, data: bytes) -> None:
+        self.protocol.receive_data(data)
+        for event in self.protocol.events_received():
+            if isinstance(event, HttpRequest):
+                self._handshake(event)
+            else:
+                self.frames.feed(event)  # a client may speak before the hand-off
+        self._flush()
+        if self.upgraded and not self.handed:
+            self._hand_off()
+
+    def eof_received(self) -> bool | None:
+        self.protocol.receive_eof()
+        self._flush()
+        return None
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.server.front.discard(self)
+
+    def _flush(self) -> None:
+        for data in self.protocol.data_to_send():
+            if data:
+                self.transport.write(data)
+            else:
+                self.transport.close()
+
+    def _handshake(self, request: HttpRequest) -> None:
+        body = self.server.http_body(request.path)
+        if body is not None:
+            response = self.protocol.reject(http.HTTPStatus.OK, json.dumps(body) + "\n")
+            del response.headers["Content-Type"]
+            response.headers["Content-Type"] = "application/json"
+            self.protocol.send_response(response)
+            return
+        response = self.protocol.accept(request)
+        self.protocol.send_response(response)
+        if response.status_code == 101:
+            self.upgraded = True
+            if self.protocol.subprotocol == SUBPROTOCOL:
+                self.server.count_protocol("seq")
+            with self.server.lock:
+                self.server.connections_total += 1
+            self.protocol.send_binary(self.server.hello)
+
+    def _hand_off(self) -> None:
+        """Give the socket and the protocol's state to a replica, once the hello is written."""
+        if self.transport.is_closing():
+            return
+        if self.transport.get_write_buffer_size():
+            asyncio.get_running_loop().call_later(0.001, self._hand_off)
+            return
+        self.handed = True
+        self.transport.pause_reading()
+        sock = self.transport.get_extra_info("socket").dup()  # the connection lives on in the copy
+        self.transport.close()
+        self.server.replica_for_new_connection().adopt(sock, self.protocol, self.frames)
