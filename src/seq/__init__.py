@@ -26,6 +26,14 @@ from seq.registry.benchmarks import benchmark_evals, benchmarks, compare_benchma
 from seq.registry.deploy import deploy
 from seq.report.report import Report
 
+
+def serve(policy: object, **options: object) -> object:
+    """Serve a policy behind a batching websocket server; see `seq.serving.serve` (imported on use)."""
+    from seq.serving import serve as serve_policy
+
+    return serve_policy(policy, **options)  # type: ignore[arg-type]
+
+
 __all__ = [
     "Adapter",
     "Arm",
@@ -63,6 +71,7 @@ __all__ = [
     "remove_benchmark",
     "reset",
     "score",
+    "serve",
     "setup",
     "show_adapter",
     "stats",

@@ -44,6 +44,11 @@ def run(
     metric: str = "success",
     engine: str = "local",
     address: str | None = None,
+    serve: bool = False,
+    max_batch_size: int | None = None,
+    max_wait_ms: float = 10.0,
+    policy_url: str | None = None,
+    policy_protocol: str = "seq",
     eval_id: str | None = None,
     shard: tuple[int, int] | None = None,
     requeue_unhealthy: bool = False,
@@ -65,6 +70,9 @@ def run(
     - `record=` ("all", "first", "none") overrides the benchmark's `render=`; `trajectories=True`
       keeps every episode's steps.
     - `engine="ray"`: workers are Ray actors (the cluster at `address`, else a local Ray); same rows.
+    - `serve=True`: each arm's policy runs behind a batching websocket server in this process
+      (`max_batch_size`, default one per worker; `max_wait_ms`), which every worker calls;
+      `policy_url=` uses a server already running (`policy_protocol` "seq", "openpi" or "vla-eval").
     - `eval_id=` with `shard=(K, N)`: this process is shard K of N of one eval, claiming work items
       from the shared record (`seq.engine.shards`); an unhealthy shard raises `ShardUnhealthy`.
     - `resume=EVAL_ID`: run only the eval's work items that have no finished episode.
@@ -84,7 +92,7 @@ def run(
     if resume is not None:
         row = resume_eval(resume, store)
     else:
-        if (policy is None and not arms) or benchmark is None:
+        if (policy is None and not arms and policy_url is None) or benchmark is None:
             raise SeqInputError("seq.eval.run needs a policy and a benchmark= (or resume=EVAL_ID).")
         built = build_arms(policy, params, vs=vs, vs_params=vs_params, sweep=sweep, arms=arms)
         options = {"alpha": alpha, "looks": looks, "metric": metric} if sequential else None
@@ -103,6 +111,11 @@ def run(
             sequential=options,
             eval_id=eval_id,
             adapter=adapter,
+            serve={"max_batch_size": max_batch_size or _workers(envs), "max_wait_ms": max_wait_ms}
+            if serve
+            else None,
+            policy_url=policy_url,
+            policy_protocol=policy_protocol,
         )
         row = start_eval(request, store)
     if on_start is not None:
@@ -112,6 +125,12 @@ def run(
         raise SeqInputError("--shard-id needs --eval-id ID, the id every shard of the eval shares.")
     execute_eval(row, store, envs=envs, on_result=on_result, shard=as_shard, engine=engine, address=address)
     return build_report(row.id, store)
+
+
+def _workers(envs: int | None) -> int:
+    from seq.engine.runner import default_envs
+
+    return envs or default_envs()
 
 
 def report(eval_id: str, store: Store | None = None) -> Report:

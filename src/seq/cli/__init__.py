@@ -10,6 +10,7 @@ from seq.cli.adapter import app as adapter_app
 from seq.cli.benchmark import app as benchmark_app
 from seq.cli.deploy import deploy_command
 from seq.cli.eval import app as eval_app
+from seq.cli.policy import app as policy_app
 from seq.errors import SeqInputError
 
 app = typer.Typer(
@@ -22,6 +23,7 @@ app.command("deploy")(deploy_command)
 app.add_typer(eval_app, name="eval")
 app.add_typer(benchmark_app, name="benchmark")
 app.add_typer(adapter_app, name="adapter")
+app.add_typer(policy_app, name="policy")
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -68,6 +68,15 @@ def run_command(
     ),
     alpha: float = typer.Option(0.05, "--alpha", help="With --sequential: the test's level."),
     engine: str = typer.Option("local", "--engine", help="local (processes here) or ray (Ray actors)."),
+    serve: bool = typer.Option(
+        False, "--serve", help="Serve the policy (batching websocket) to every worker."
+    ),
+    max_batch_size: int = typer.Option(None, "--max-batch-size", help="With --serve [default: --envs]."),
+    max_wait_ms: float = typer.Option(10.0, "--max-wait-ms", help="With --serve: longest wait for a batch."),
+    policy_url: str = typer.Option(None, "--policy-url", help="A policy server already running (ws://…)."),
+    policy_protocol: str = typer.Option(
+        "seq", "--policy-protocol", help="Its protocol: seq, openpi, vla-eval."
+    ),
     address: str = typer.Option(None, "--address", help="With --engine ray: auto, or ray://host:port."),
     eval_id: str = typer.Option(None, "--eval-id", help="The eval's id, shared by its shards."),
     shard_id: int = typer.Option(None, "--shard-id", help="This process's shard, 0 … num-shards − 1."),
@@ -86,10 +95,12 @@ def run_command(
     """Evaluate POLICY on a benchmark; prints the eval id when it starts and the report when it ends."""
     console = Console(stderr=as_json)
     store = Store()
-    if resume is None and (policy is None or benchmark is None):
+    if resume is None and ((policy is None and policy_url is None) or benchmark is None):
         from seq.errors import SeqInputError
 
-        raise SeqInputError("seq eval run needs POLICY and --benchmark NAME (or --resume EVAL_ID).")
+        raise SeqInputError(
+            "seq eval run needs POLICY (or --policy-url) and --benchmark NAME (or --resume EVAL_ID)."
+        )
     with EvalProgress(console, store) as progress:
         try:
             report = api.run(
@@ -112,6 +123,11 @@ def run_command(
                 alpha=alpha,
                 engine=engine,
                 address=address,
+                serve=serve,
+                max_batch_size=max_batch_size,
+                max_wait_ms=max_wait_ms,
+                policy_url=policy_url,
+                policy_protocol=policy_protocol,
                 eval_id=eval_id,
                 shard=None if shard_id is None and num_shards is None else (shard_id or 0, num_shards or 1),
                 requeue_unhealthy=requeue_unhealthy,
@@ -127,7 +143,9 @@ def run_command(
             console.print(f"seq: shard stopped: {unhealthy}.", style="red", highlight=False)
             raise typer.Exit(3) from None
     _emit(report, console, as_json, markdown, csv_path)
-    if report.partial:
+    if report.partial and report.status == "running" and shard_id is not None:
+        console.print("this shard has no work item left; the others are finishing the eval.", highlight=False)
+    elif report.partial:
         raise typer.Exit(1)
 
 

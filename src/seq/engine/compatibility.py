@@ -60,8 +60,11 @@ def _from_space(space: Any) -> Any:
     return (tuple(shape), str(dtype)) if dtype is not None else tuple(shape)
 
 
-def policy_inputs(policy_cls: type) -> Spec | None:
-    """What a policy declares it takes (see the module), or None when it declares nothing."""
+def policy_inputs(policy_cls: type | None) -> Spec | None:
+    """What a policy declares it takes (see the module), or None when it declares nothing (or it
+    runs behind a server, `policy_cls` None)."""
+    if policy_cls is None:
+        return None
     spec = policy_spec_of(policy_cls)
     declared = getattr(spec, "inputs", None)
     if declared is None:

@@ -134,8 +134,10 @@ class EpisodeRunner:
                     ended_by = "env"
                     break
             result.ended_by = ended_by
-        except Exception:
-            result.status, result.ended_by = ERROR, "error"
+        except Exception as error:
+            # a served policy that went away says so (`server_unreachable`); anything else is `error`
+            unreachable = getattr(error, "reason", None) == "server_unreachable"
+            result.status, result.ended_by = ERROR, "server_unreachable" if unreachable else "error"
             result.error = traceback.format_exc()
         result.duration_s = time.perf_counter() - start
         result.cpu_s = time.process_time() - cpu_start

@@ -8,8 +8,9 @@ import sqlite3
 import threading
 import time
 import uuid
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass, replace
 from typing import Any
 
 from seq._version import __version__, git_sha
@@ -30,7 +31,8 @@ from seq.errors import EvalCanceled, SeqInputError
 from seq.record.episode import EpisodeResult
 from seq.record.store import CANCELED, COMPLETED, FAILED, RUNNING, EvalRow, Store, VersionRow
 from seq.registry.adapters import adapter_spec, describe_transforms, load_adapter, resolve_adapter
-from seq.registry.deploy import load_version, remember_instance, resolve
+from seq.registry.deploy import load_version, register_remote, remember_instance, resolve
+from seq.registry.loader import IN_MEMORY, load_class
 
 EVAL_PARAMETERS = {"steps_per_query": Parameter("steps_per_query", "int", None)}
 
@@ -61,17 +63,22 @@ class EvalRequest:
     sequential: dict[str, Any] | None = None  # {"alpha", "looks", "metric"}: stop when decided
     eval_id: str | None = None  # given by the user for shards: the first shard creates it
     adapter: Any = None  # NAME or NAME@vN (or an @seq.adapter class): between the benchmark and every arm
+    serve: dict[str, Any] | None = None  # {"max_batch_size", "max_wait_ms"}: serve each arm's policy
+    policy_url: str | None = None  # the first arm's policy is already served there
+    policy_protocol: str = "seq"  # ... speaking this protocol: seq, openpi or vla-eval
 
 
 def _resolve_params(
-    policy_cls: type, benchmark_row: VersionRow, params: Mapping[str, Any], adapter: AdapterSpec | None = None
+    policy_parameters: dict[str, Parameter],
+    benchmark_row: VersionRow,
+    params: Mapping[str, Any],
+    adapter: AdapterSpec | None = None,
 ) -> dict:
-    policy_spec = policy_spec_of(policy_cls)
     benchmark_spec = spec_of(load_version(benchmark_row))
     values = resolve_with_adapter(
         params,
         {
-            "policy": policy_spec.parameters,
+            "policy": policy_parameters,
             "benchmark": benchmark_spec.setup_parameters,
             "eval": EVAL_PARAMETERS,
         },
@@ -99,10 +106,18 @@ def start_eval(request: EvalRequest, store: Store) -> EvalRow:
     adapter_row = resolve_adapter(request.adapter, store) if request.adapter is not None else None
     adapter_declared = adapter_spec(adapter_row) if adapter_row is not None else None
     arms, policies = [], []
-    for arm in request.arms:
-        policy_row = resolve("policy", arm.policy, store)
-        policy_cls = type(arm.policy) if isinstance(arm.policy, Policy) else load_version(policy_row)
-        values = _resolve_params(policy_cls, benchmark_row, arm.params, adapter_declared)
+    if request.policy_url is not None and request.serve is not None:
+        raise SeqInputError("--serve starts a server for the policy, --policy-url uses one: give one.")
+    for index, arm in enumerate(request.arms):
+        remote = request.policy_url if index == 0 else None
+        if remote is not None:
+            policy_row, declared = register_remote(remote, request.policy_protocol, store)
+            policy_cls = None
+        else:
+            policy_row = resolve("policy", arm.policy, store)
+            policy_cls = type(arm.policy) if isinstance(arm.policy, Policy) else load_version(policy_row)
+            declared = policy_spec_of(policy_cls).parameters
+        values = _resolve_params(declared, benchmark_row, arm.params, adapter_declared)
         policies.append(policy_cls)
         arms.append(
             {
@@ -114,6 +129,8 @@ def start_eval(request: EvalRequest, store: Store) -> EvalRow:
                 "policy_sha256": policy_row.sha256,
                 "params": {k: str(v) for k, v in arm.params.items()},
                 "parameters": values,
+                "policy_url": remote,
+                "protocol": request.policy_protocol if remote else "seq",
             }
         )
     items = plan(
@@ -146,6 +163,7 @@ def start_eval(request: EvalRequest, store: Store) -> EvalRow:
         "trajectories": request.trajectories,
         "observers": observers,
         "sequential": request.sequential,
+        "serve": request.serve,
         "adapter": adapter_row.label if adapter_row is not None else None,
     }
     manifest = {
@@ -253,8 +271,60 @@ def worker_config(eval_row: EvalRow, store: Store) -> WorkerConfig:
             values["eval"]["steps_per_query"],
             adapter_ref,
             values.get("adapter", {}),
+            arm.get("policy_url"),
+            arm.get("protocol", "seq"),
         )
     return WorkerConfig(benchmark_row.ref, arms, eval_row.arguments.get("observers", []))
+
+
+@contextmanager
+def _served(config: WorkerConfig, settings: dict[str, Any] | None) -> Iterator[WorkerConfig]:
+    """With `--serve`: a batching policy server per arm in this process, the workers pointed at it."""
+    if not settings:
+        yield config
+        return
+    from seq.serving import serve
+
+    with ExitStack() as servers:
+        arms = {}
+        for name, arm in config.arms.items():
+            if arm.policy_url is not None:
+                arms[name] = arm
+                continue
+            in_memory = arm.policy_ref.get("in_memory")
+            policy = IN_MEMORY[in_memory] if in_memory else load_class(arm.policy_ref)
+            server = servers.enter_context(
+                serve(
+                    policy,
+                    port=0,
+                    max_batch_size=settings["max_batch_size"],
+                    max_wait_ms=settings["max_wait_ms"],
+                )
+            )
+            arms[name] = replace(arm, policy_url=server.url, protocol="seq")
+        yield replace(config, arms=arms)
+
+
+def _backend(
+    config: WorkerConfig, workers: int, engine: str, address: str | None, shard: Shard | None, in_memory: bool
+) -> Any:
+    """Where the episodes run: in this process (a policy object held here), on local worker
+    processes, or on Ray actors."""
+    if in_memory and shard is not None:
+        raise SeqInputError(
+            "a policy object in this process's memory cannot be sharded; pass its name instead."
+        )
+    if engine not in ("local", "ray"):
+        raise SeqInputError(f"--engine {engine}: expected local or ray.")
+    if in_memory:
+        return InProcessBackend(config)
+    if engine == "ray":
+        if shard is not None:
+            raise SeqInputError("--engine ray runs the whole eval on the cluster; it takes no --shard-id.")
+        from seq.engine.ray_backend import RayBackend
+
+        return RayBackend(config, workers, address)
+    return LocalBackend(config, workers)
 
 
 def execute_eval(
@@ -295,23 +365,14 @@ def execute_eval(
             store.update_manifest(eval_row.id, environment=report["environment"])
             environment_seen = True
 
-    in_memory = any("in_memory" in arm.policy_ref for arm in config.arms.values())
-    if in_memory and shard is not None:
-        raise SeqInputError(
-            "a policy object in this process's memory cannot be sharded; pass its name instead."
-        )
-    if engine not in ("local", "ray"):
-        raise SeqInputError(f"--engine {engine}: expected local or ray.")
-    if in_memory:
-        backend: Any = InProcessBackend(config)
-    elif engine == "ray":
-        if shard is not None:
-            raise SeqInputError("--engine ray runs the whole eval on the cluster; it takes no --shard-id.")
-        from seq.engine.ray_backend import RayBackend
-
-        backend = RayBackend(config, workers, address)
-    else:
-        backend = LocalBackend(config, workers)
+    servers = ExitStack()
+    config = servers.enter_context(_served(config, eval_row.arguments.get("serve")))
+    in_memory = any("in_memory" in arm.policy_ref and arm.policy_url is None for arm in config.arms.values())
+    try:
+        backend = _backend(config, workers, engine, address, shard, in_memory)
+    except BaseException:
+        servers.close()
+        raise
     started = time.perf_counter()
     if workers < default_envs() and not in_memory:
         # scipy.stats takes a second to import: do it on the spare core while the workers run
@@ -342,9 +403,11 @@ def execute_eval(
         status = FAILED
         raise
     finally:
-        if status == COMPLETED and store.items(eval_row.id, unfinished_only=True) and not sequential:
-            status = RUNNING  # other shards still hold items
-        store.set_eval_status(eval_row.id, status, add_wall_s=time.perf_counter() - started)
+        servers.close()
+        if shard is not None and status == COMPLETED:
+            status = store.finish_shard(eval_row.id, time.perf_counter() - started)  # or others still run
+        else:
+            store.set_eval_status(eval_row.id, status, add_wall_s=time.perf_counter() - started)
         if status in (COMPLETED, CANCELED):
             store.write_scores(eval_row.id, score_groups(load_version(benchmark_row), store, eval_row.id))
     if status == CANCELED:

@@ -40,6 +40,8 @@ class ArmConfig:
     steps_per_query: int | None = None
     adapter_ref: dict[str, Any] | None = None  # the adapter version's ref, when the eval names one
     adapter_parameters: dict[str, Any] = field(default_factory=dict)
+    policy_url: str | None = None  # the policy is served there (`--serve`, `--policy-url`)
+    protocol: str = "seq"  # the server's protocol: seq, openpi or vla-eval
 
 
 @dataclass(frozen=True)
@@ -92,15 +94,24 @@ def build_runners(config: WorkerConfig, closer: _EnvCloser | None = None) -> dic
                 benchmarks[key] = benchmark_cls()
                 if "setup" in spec.hooks:
                     getattr(benchmarks[key], spec.hooks["setup"])(**arm.setup_parameters)
-            policy_cls = load_class(arm.policy_ref)
-            if "in_memory" in arm.policy_ref:  # the caller's own object, loaded (trained) already
-                policy = IN_MEMORY[arm.policy_ref["in_memory"]]
+            handle: PolicyHandle
+            if arm.policy_url is not None:  # served: the same episode loop talks to it over a socket
+                from seq.serving.client import connect
+
+                parameters = arm.policy_parameters if arm.protocol == "seq" else None
+                handle = connect(arm.policy_url, protocol=arm.protocol, parameters=parameters)
+                if closer is not None:
+                    closer.add(handle)
             else:
-                policy = policy_cls()
-                policy_hooks = policy_spec_of(policy_cls).hooks
-                if "load" in policy_hooks:
-                    getattr(policy, policy_hooks["load"])(None)
-            handle: PolicyHandle = InlinePolicy(policy, arm.policy_parameters)
+                policy_cls = load_class(arm.policy_ref)
+                if "in_memory" in arm.policy_ref:  # the caller's own object, loaded (trained) already
+                    policy = IN_MEMORY[arm.policy_ref["in_memory"]]
+                else:
+                    policy = policy_cls()
+                    policy_hooks = policy_spec_of(policy_cls).hooks
+                    if "load" in policy_hooks:
+                        getattr(policy, policy_hooks["load"])(None)
+                handle = InlinePolicy(policy, arm.policy_parameters)
             if arm.adapter_ref is not None:  # reset → (adapter → policy → adapter) → step
                 handle = AdaptedPolicy(handle, load_adapter(arm.adapter_ref, arm.adapter_parameters))
             runners[name] = EpisodeRunner(

@@ -268,6 +268,17 @@ class Store:
             (status, add_wall_s, finished, runner, eval_id),
         )
 
+    def finish_shard(self, eval_id: str, add_wall_s: float) -> str:
+        """A shard is done: the eval is completed if no work item is left, in one statement (shards
+        finishing together cannot undo each other); returns the eval's status."""
+        self._db.execute(
+            "UPDATE evals SET wall_s = wall_s + ?, status = CASE WHEN NOT EXISTS (SELECT 1 FROM items i "
+            f"WHERE i.eval_id = evals.id AND {UNFINISHED}) THEN ? ELSE status END, finished_at = ? "
+            "WHERE id = ?",
+            (add_wall_s, COMPLETED, time.time(), eval_id),
+        )
+        return self.get_eval(eval_id).status  # type: ignore[union-attr]
+
     def add_setup_cpu(self, eval_id: str, cpu_s: float) -> None:
         self._db.execute("UPDATE evals SET setup_cpu_s=setup_cpu_s+? WHERE id=?", (cpu_s, eval_id))
 

@@ -1,0 +1,118 @@
+"""Evals whose policy runs behind a server: `--serve`, `--policy-url`, and a server that dies."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+from conftest import run_cli
+
+import seq
+
+
+def _rows(report):
+    return [
+        (e.item_id, e.status, e.steps, e.queries, {k: v for k, v in e.metrics.items() if k != "duration_s"})
+        for e in report.episodes
+    ]
+
+
+def test_served_and_inline_evals_give_identical_rows(toy_file):
+    seq.deploy(toy_file)
+    params = {"noise": "0.05", "chunk": "3", "eval.steps_per_query": "2"}
+    inline = seq.eval.run("line-controller", benchmark="line", envs=2, params=params)
+    served = seq.eval.run("line-controller", benchmark="line", envs=2, params=params, serve=True)
+    assert served.status == "completed" and _rows(served) == _rows(inline)
+    assert served.arguments["serve"]["max_batch_size"] == 2
+
+
+def test_an_eval_uses_a_server_already_running(toy_file):
+    seq.deploy(toy_file)
+    inline = seq.eval.run("line-controller", benchmark="line", envs=2)
+    with seq.serve("line-controller", port=0) as server:
+        remote = seq.eval.run(benchmark="line", envs=2, policy_url=server.url)
+        assert server.stats()["requests"] > 0
+    assert remote.policy == inline.policy  # the server's hello names the same version
+    assert _rows(remote) == _rows(inline)
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def _serve(port: int) -> subprocess.Popen:
+    server = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "from seq.cli import main; main()",
+            "policy",
+            "serve",
+            "line-controller",
+            "--port",
+            str(port),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            return server
+        except OSError:
+            time.sleep(0.1)
+    raise AssertionError(server.communicate(timeout=5))
+
+
+def test_a_server_killed_mid_eval_costs_only_the_episodes_in_flight(toy_file):
+    assert run_cli("deploy", str(toy_file)).returncode == 0
+    port = _free_port()
+    server = _serve(port)
+    eval_process = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "from seq.cli import main; main()",
+            "eval",
+            "run",
+            "--benchmark",
+            "line",
+            "--policy-url",
+            f"ws://127.0.0.1:{port}",
+            "--envs",
+            "2",
+            "--trials",
+            "3",
+            "--param",
+            "delay=0.02",
+            "--json",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    while not seq.eval.ls() or seq.eval.ls()[0]["done"] < 3:
+        assert eval_process.poll() is None, eval_process.communicate()
+        time.sleep(0.05)
+    os.killpg(server.pid, signal.SIGKILL)
+    server.wait()
+    time.sleep(0.5)
+    server = _serve(port)
+    try:
+        stdout, stderr = eval_process.communicate(timeout=180)
+    finally:
+        os.killpg(server.pid, signal.SIGKILL)
+    report = seq.eval.report(seq.eval.ls()[0]["id"])
+    assert (report.done, report.total, report.status) == (18, 18, "completed"), stderr
+    assert len({e.item_id for e in report.episodes}) == 18
+    lost = [e for e in report.episodes if e.status == "error"]
+    assert lost and all(e.ended_by == "server_unreachable" for e in lost)
+    assert len(lost) < 18
