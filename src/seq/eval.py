@@ -92,12 +92,8 @@ def run(
     if resume is not None:
         row = resume_eval(resume, store)
     else:
-        if (policy is None and not arms and policy_url is None) or benchmark is None:
-            raise SeqInputError("seq.eval.run needs a policy and a benchmark= (or resume=EVAL_ID).")
-        built = build_arms(policy, params, vs=vs, vs_params=vs_params, sweep=sweep, arms=arms)
-        options = {"alpha": alpha, "looks": looks, "metric": metric} if sequential else None
-        request = EvalRequest(
-            arms=built,
+        request = _request(
+            policy,
             benchmark=benchmark,
             envs=envs,
             suites=suites,
@@ -105,17 +101,25 @@ def run(
             seeds=seeds,
             max_steps=max_steps,
             trials=trials,
+            params=params,
+            vs=vs,
+            vs_params=vs_params,
+            sweep=sweep,
+            arms=arms,
             threshold=threshold,
             record=record,
             trajectories=trajectories,
-            sequential=options,
-            eval_id=eval_id,
-            adapter=adapter,
-            serve={"max_batch_size": max_batch_size or _workers(envs), "max_wait_ms": max_wait_ms}
-            if serve
-            else None,
+            sequential=sequential,
+            alpha=alpha,
+            looks=looks,
+            metric=metric,
+            serve=serve,
+            max_batch_size=max_batch_size,
+            max_wait_ms=max_wait_ms,
             policy_url=policy_url,
             policy_protocol=policy_protocol,
+            eval_id=eval_id,
+            adapter=adapter,
         )
         row = start_eval(request, store)
     if on_start is not None:
@@ -125,6 +129,71 @@ def run(
         raise SeqInputError("--shard-id needs --eval-id ID, the id every shard of the eval shares.")
     execute_eval(row, store, envs=envs, on_result=on_result, shard=as_shard, engine=engine, address=address)
     return build_report(row.id, store)
+
+
+def _request(
+    policy: Any = None,
+    *,
+    benchmark: Any = None,
+    envs: int | None = None,
+    suites: Sequence[str] | None = None,
+    tasks: Sequence[str] | None = None,
+    seeds: Sequence[int] | None = None,
+    max_steps: int | None = None,
+    trials: int = 1,
+    params: Mapping[str, Any] | None = None,
+    vs: Any = None,
+    vs_params: Mapping[str, Any] | None = None,
+    sweep: Mapping[str, Sequence[Any]] | None = None,
+    arms: Sequence[Arm] | None = None,
+    threshold: float = 0.05,
+    record: str | None = None,
+    trajectories: bool = False,
+    sequential: bool = False,
+    alpha: float = 0.05,
+    looks: int = 5,
+    metric: str = "success",
+    serve: bool = False,
+    max_batch_size: int | None = None,
+    max_wait_ms: float = 10.0,
+    policy_url: str | None = None,
+    policy_protocol: str = "seq",
+    eval_id: str | None = None,
+    adapter: Any = None,
+) -> EvalRequest:
+    """The `EvalRequest` of `run`'s arguments (see `run`)."""
+    if (policy is None and not arms and policy_url is None) or benchmark is None:
+        raise SeqInputError("seq.eval.run needs a policy and a benchmark= (or resume=EVAL_ID).")
+    return EvalRequest(
+        arms=build_arms(policy, params, vs=vs, vs_params=vs_params, sweep=sweep, arms=arms),
+        benchmark=benchmark,
+        envs=envs,
+        suites=suites,
+        tasks=tasks,
+        seeds=seeds,
+        max_steps=max_steps,
+        trials=trials,
+        threshold=threshold,
+        record=record,
+        trajectories=trajectories,
+        sequential={"alpha": alpha, "looks": looks, "metric": metric} if sequential else None,
+        eval_id=eval_id,
+        adapter=adapter,
+        serve={"max_batch_size": max_batch_size or _workers(envs), "max_wait_ms": max_wait_ms}
+        if serve
+        else None,
+        policy_url=policy_url,
+        policy_protocol=policy_protocol,
+    )
+
+
+def dry_run(policy: Any = None, store: Store | None = None, **options: Any) -> dict[str, Any]:
+    """What `run` with the same arguments would do, without running or storing anything: each
+    arm's parameter values and where each came from, the episodes, and at most how many policy
+    queries."""
+    from seq.engine.runner import dry_run as plan_only
+
+    return plan_only(_request(policy, **options), store or Store())
 
 
 def _workers(envs: int | None) -> int:

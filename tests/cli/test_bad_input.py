@@ -91,3 +91,11 @@ def test_unknown_parameter_lists_what_can_be_set():
 
 def test_deploy_of_a_missing_file(tmp_path):
     _assert_refused(run_cli("deploy", str(tmp_path / "missing.py")), "no such file")
+
+
+@pytest.mark.parametrize("param", ["nosuch=1", "policy.noise=abc", "eval.steps_per_query=0"])
+def test_bad_parameters_name_what_the_eval_can_set(param):
+    _assert_refused(
+        run_cli("eval", "run", "noisy-expert", "--benchmark", "metaworld", "--param", param),
+        "the eval can set: policy.noise (float), eval.steps_per_query (int)",
+    )

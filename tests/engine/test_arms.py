@@ -120,3 +120,16 @@ def test_sequential_needs_two_arms(toy_file):
     seq.deploy(toy_file)
     with pytest.raises(seq.SeqInputError, match="compares two arms"):
         seq.eval.run("line-controller", benchmark="line", sequential=True)
+
+
+def test_dry_run_shows_each_arms_values_and_where_they_came_from(toy_file):
+    seq.deploy(toy_file)
+    plan = seq.eval.dry_run(
+        "line-controller", benchmark="line", sweep={"policy.noise": ["0.0", "0.2"]}, params={"chunk": "2"}
+    )
+    assert plan["episodes"] == 12 and [arm["episodes"] for arm in plan["arms"]] == [6, 6]
+    first = plan["arms"][0]["parameters"]
+    assert first["policy.noise"] == {"value": 0.0, "from": "--param/--sweep"}
+    assert first["benchmark.delay"] == {"value": 0.0, "from": "benchmark default"}
+    assert plan["arms"][0]["max_policy_queries"] == 6 * 60  # no steps_per_query: one query a step at most
+    assert seq.eval.ls() == []  # nothing stored

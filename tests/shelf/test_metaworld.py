@@ -124,3 +124,19 @@ def test_ray_gives_the_same_rows_as_local_processes():
         return [(e.item_id, e.steps, e.metrics["success"], e.metrics["return"]) for e in report.episodes]
 
     assert rows(on_ray) == rows(local)
+
+
+def test_a_noise_sweep_lowers_success_arm_by_arm_on_the_same_episodes():
+    report = seq.eval.run(
+        "noisy-expert",
+        benchmark="metaworld",
+        tasks=["push-v3", "pick-place-v3"],
+        seeds=[0, 1, 2],
+        max_steps=150,
+        sweep={"policy.noise": ["0.0", "1.0", "3.0"]},
+        envs=2,
+    )
+    assert report.arms == ["noise=0.0", "noise=1.0", "noise=3.0"]
+    rates = [report.metric("success", arm=arm).value for arm in report.arms]
+    assert rates[0] > rates[2] and rates[0] >= rates[1] >= rates[2]
+    assert report.comparison("success", arm="noise=3.0").difference.difference < 0

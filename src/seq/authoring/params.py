@@ -90,7 +90,7 @@ def resolve_parameters(
     side (`policy`, `benchmark`, `eval`) to its declared parameters. Returns each side's values.
     """
     values = {side: {p.name: p.default for p in params.values()} for side, params in sides.items()}
-    everything = ", ".join(f"{side}.{name}" for side, params in sides.items() for name in params) or "none"
+    everything = settable(sides)
     for key, raw in given.items():
         side, _, name = key.rpartition(".")
         if side:
@@ -104,5 +104,16 @@ def resolve_parameters(
                 f"--param {key}: declared by {' and '.join(owners)}; write {owners[0]}.{name} to choose."
             )
         owner = owners[0]
-        values[owner][name] = sides[owner][name].coerce(raw, f"--param {key}")
+        try:
+            values[owner][name] = sides[owner][name].coerce(raw, f"--param {key}")
+        except SeqInputError as error:
+            raise SeqInputError(f"{str(error).rstrip('.')}; the eval can set: {everything}.") from None
     return values
+
+
+def settable(sides: Mapping[str, Mapping[str, Parameter]]) -> str:
+    """Every parameter an eval can set, as `side.name (type)`, for error messages."""
+    return (
+        ", ".join(f"{side}.{name} ({p.type})" for side, params in sides.items() for name, p in params.items())
+        or "none"
+    )

@@ -88,6 +88,9 @@ def run_command(
     adapter: str = typer.Option(
         None, "--adapter", help="An adapter NAME or NAME@vN between the benchmark and the policy."
     ),
+    dry_run: bool = typer.Option(
+        False, "--dry-run", help="Show each arm's values and the work; run nothing."
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
     markdown: Path = typer.Option(None, "--markdown", help="Also write the report as Markdown."),
     csv_path: Path = typer.Option(None, "--csv", help="Also write one row per episode."),
@@ -101,38 +104,44 @@ def run_command(
         raise SeqInputError(
             "seq eval run needs POLICY (or --policy-url) and --benchmark NAME (or --resume EVAL_ID)."
         )
+    request = dict(
+        benchmark=benchmark,
+        envs=envs,
+        suites=split_list(suite),
+        tasks=split_list(tasks),
+        seeds=parse_seeds(seeds),
+        max_steps=max_steps,
+        trials=(max_trials or 10) if sequential else trials,
+        params=parse_params(param),
+        vs=vs,
+        vs_params=parse_params(vs_param, "--vs-param"),
+        sweep=parse_sweep(sweep),
+        threshold=threshold,
+        record=record,
+        trajectories=trajectories,
+        sequential=sequential,
+        alpha=alpha,
+        serve=serve,
+        max_batch_size=max_batch_size,
+        max_wait_ms=max_wait_ms,
+        policy_url=policy_url,
+        policy_protocol=policy_protocol,
+        eval_id=eval_id,
+        adapter=adapter,
+    )
+    if dry_run:
+        print_dry_run(api.dry_run(policy, store=store, **request), as_json)
+        return
     with EvalProgress(console, store) as progress:
         try:
             report = api.run(
                 policy,
-                benchmark=benchmark,
-                envs=envs,
-                suites=split_list(suite),
-                tasks=split_list(tasks),
-                seeds=parse_seeds(seeds),
-                max_steps=max_steps,
-                trials=(max_trials or 10) if sequential else trials,
-                params=parse_params(param),
-                vs=vs,
-                vs_params=parse_params(vs_param, "--vs-param"),
-                sweep=parse_sweep(sweep),
-                threshold=threshold,
-                record=record,
-                trajectories=trajectories,
-                sequential=sequential,
-                alpha=alpha,
+                **request,
                 engine=engine,
                 address=address,
-                serve=serve,
-                max_batch_size=max_batch_size,
-                max_wait_ms=max_wait_ms,
-                policy_url=policy_url,
-                policy_protocol=policy_protocol,
-                eval_id=eval_id,
                 shard=None if shard_id is None and num_shards is None else (shard_id or 0, num_shards or 1),
                 requeue_unhealthy=requeue_unhealthy,
                 resume=resume,
-                adapter=adapter,
                 on_start=progress.on_start,
                 on_result=progress.on_result,
                 store=store,
@@ -267,3 +276,25 @@ def merge_command(
     """Merge records of separate runs (shards on other machines) into this workspace's record."""
     counts = api.merge(*paths)
     Console().print("merged " + ", ".join(f"{n} {kind}" for kind, n in counts.items()), highlight=False)
+
+
+def print_dry_run(plan: dict, as_json: bool) -> None:
+    """Each arm's parameter values with where each came from, and the work the eval would do."""
+    if as_json:
+        print(json.dumps(plan, indent=2, default=str))
+        return
+    console = Console(highlight=False)
+    adapter = f" + adapter {plan['adapter']}" if plan.get("adapter") else ""
+    console.print(
+        f"dry run: {plan['benchmark']}{adapter}: {plan['episodes']} episodes; nothing runs or is stored"
+    )
+    for arm in plan["arms"]:
+        table = Table(
+            title=f"arm {arm['arm'] or 'A'}: {arm['policy']}", title_justify="left", header_style="bold"
+        )
+        for column in ("parameter", "value", "from"):
+            table.add_column(column)
+        for name, value in arm["parameters"].items():
+            table.add_row(name, str(value["value"]), value["from"])
+        console.print(table)
+        console.print(f"{arm['episodes']} episodes, at most {arm['max_policy_queries']} policy queries")

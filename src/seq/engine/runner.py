@@ -16,7 +16,7 @@ from typing import Any
 from seq._version import __version__, git_sha
 from seq.authoring.adapter import AdapterSpec, resolve_with_adapter
 from seq.authoring.benchmark import spec_of
-from seq.authoring.params import Parameter
+from seq.authoring.params import Parameter, settable
 from seq.authoring.policy import Policy, policy_spec_of
 from seq.engine.arms import Arm
 from seq.engine.compatibility import check_compatibility
@@ -29,7 +29,7 @@ from seq.engine.shards import HealthCheck, Shard, ShardUnhealthy, SharedQueue
 from seq.engine.worker import ArmConfig, WorkerConfig
 from seq.errors import EvalCanceled, SeqInputError
 from seq.record.episode import EpisodeResult
-from seq.record.store import CANCELED, COMPLETED, FAILED, RUNNING, EvalRow, Store, VersionRow
+from seq.record.store import CANCELED, COMPLETED, FAILED, RUNNING, EvalRow, Store, VersionRow, WorkItem
 from seq.registry.adapters import adapter_spec, describe_transforms, load_adapter, resolve_adapter
 from seq.registry.deploy import load_version, register_remote, remember_instance, resolve
 from seq.registry.loader import IN_MEMORY, load_class
@@ -75,18 +75,18 @@ def _resolve_params(
     adapter: AdapterSpec | None = None,
 ) -> dict:
     benchmark_spec = spec_of(load_version(benchmark_row))
-    values = resolve_with_adapter(
-        params,
-        {
-            "policy": policy_parameters,
-            "benchmark": benchmark_spec.setup_parameters,
-            "eval": EVAL_PARAMETERS,
-        },
-        adapter,
-    )
+    sides = {
+        "policy": policy_parameters,
+        "benchmark": benchmark_spec.setup_parameters,
+        "eval": EVAL_PARAMETERS,
+    }
+    values = resolve_with_adapter(params, sides, adapter)
     steps_per_query = values["eval"]["steps_per_query"]
     if steps_per_query is not None and steps_per_query < 1:
-        raise SeqInputError(f"--param eval.steps_per_query must be 1 or more, got {steps_per_query}.")
+        raise SeqInputError(
+            f"--param eval.steps_per_query must be 1 or more, got {steps_per_query}; "
+            f"the eval can set: {settable(sides)}."
+        )
     return values
 
 
@@ -98,8 +98,84 @@ def _check_envs(envs: int | None) -> int:
     return envs
 
 
+@dataclass(frozen=True)
+class PreparedEval:
+    """An eval validated and planned, not stored yet: what `start_eval` stores, `dry_run` shows."""
+
+    eval_id: str
+    policy: VersionRow
+    benchmark: VersionRow
+    arguments: dict[str, Any]
+    manifest: dict[str, Any]
+    items: list[WorkItem]
+
+
 def start_eval(request: EvalRequest, store: Store) -> EvalRow:
     """Validate the request, plan the work items and store the eval before any episode runs."""
+    prepared = prepare_eval(request, store)
+    eval_id, arguments = prepared.eval_id, prepared.arguments
+    existing = store.get_eval(eval_id)
+    if existing is None:
+        try:
+            store.create_eval(
+                eval_id, prepared.policy, prepared.benchmark, arguments, prepared.manifest, prepared.items
+            )
+        except sqlite3.IntegrityError:  # another shard created it a moment ago
+            existing = store.get_eval(eval_id)
+    if existing is not None:
+        mine = {k: v for k, v in arguments.items() if k != "envs"}
+        theirs = {k: v for k, v in existing.arguments.items() if k != "envs"}
+        if mine != theirs:
+            raise SeqInputError(
+                f"--eval-id {eval_id}: an eval with this id exists with other arguments; "
+                "every shard of one eval must be started with the same ones."
+            )
+        return existing
+    return store.get_eval(eval_id)  # type: ignore[return-value]
+
+
+def dry_run(request: EvalRequest, store: Store) -> dict[str, Any]:
+    """What the eval would run, without running or storing it: each arm's parameter values and where
+    each came from (`--param` or the declaring side's default), the episodes, and at most how many
+    policy queries (every episode to `max_steps`, one query per `steps_per_query` actions)."""
+    prepared = prepare_eval(request, store)
+    default_steps = prepared.manifest["default_max_steps"]
+    arms = []
+    for arm in prepared.manifest["arms"]:
+        given = arm["params"]
+        mine = [item for item in prepared.items if item.arm in ("", arm["name"])]
+        per_query = arm["parameters"]["eval"].get("steps_per_query") or 1
+        parameters = {
+            f"{side}.{name}": {
+                "value": value,
+                "from": "--param/--sweep"
+                if f"{side}.{name}" in given or name in given
+                else f"{side} default",
+            }
+            for side, values in arm["parameters"].items()
+            for name, value in values.items()
+        }
+        arms.append(
+            {
+                "arm": arm["name"],
+                "policy": arm["policy"],
+                "parameters": parameters,
+                "episodes": len(mine),
+                "max_policy_queries": sum(
+                    -(-(i.condition.max_steps or default_steps) // per_query) for i in mine
+                ),
+            }
+        )
+    return {
+        "benchmark": prepared.benchmark.label,
+        "episodes": len(prepared.items),
+        "arms": arms,
+        "adapter": prepared.arguments.get("adapter"),
+    }
+
+
+def prepare_eval(request: EvalRequest, store: Store) -> PreparedEval:
+    """Resolve versions and parameters, check compatibility and plan the work items."""
     benchmark_row = resolve("benchmark", request.benchmark, store)
     _check_envs(request.envs)
     spec = spec_of(load_version(benchmark_row))
@@ -181,22 +257,7 @@ def start_eval(request: EvalRequest, store: Store) -> EvalRow:
         "default_max_steps": spec.max_steps,
         "declared": spec.describe()["declared"],
     }
-    existing = store.get_eval(eval_id)
-    if existing is None:
-        try:
-            store.create_eval(eval_id, first, benchmark_row, arguments, manifest, items)
-        except sqlite3.IntegrityError:  # another shard created it a moment ago
-            existing = store.get_eval(eval_id)
-    if existing is not None:
-        mine = {k: v for k, v in arguments.items() if k != "envs"}
-        theirs = {k: v for k, v in existing.arguments.items() if k != "envs"}
-        if mine != theirs:
-            raise SeqInputError(
-                f"--eval-id {eval_id}: an eval with this id exists with other arguments; "
-                "every shard of one eval must be started with the same ones."
-            )
-        return existing
-    return store.get_eval(eval_id)  # type: ignore[return-value]
+    return PreparedEval(eval_id, first, benchmark_row, arguments, manifest, items)
 
 
 def _check_compatibility(
