@@ -162,3 +162,13 @@ def test_the_watchdog_kills_a_step_blocked_past_timeout_and_the_eval_goes_on(toy
     assert by_task["wedge"].status == "timed_out" and by_task["wedge"].ended_by == "watchdog"
     assert "watchdog" in by_task["wedge"].error
     assert by_task["near"].status == by_task["far"].status == "ok"
+
+
+def test_seq_devices_spreads_workers_over_gpus_round_robin(monkeypatch):
+    from seq.engine.local import device_environment
+
+    monkeypatch.delenv("SEQ_DEVICES", raising=False)
+    assert device_environment(0) == {}
+    monkeypatch.setenv("SEQ_DEVICES", "0, 2")
+    assert [device_environment(i)["CUDA_VISIBLE_DEVICES"] for i in range(4)] == ["0", "2", "0", "2"]
+    assert device_environment(1)["MUJOCO_EGL_DEVICE_ID"] == "2"

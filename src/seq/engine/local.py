@@ -117,20 +117,32 @@ def _wedged(item: WorkItem) -> EpisodeResult:
     )
 
 
+def device_environment(index: int) -> dict[str, str]:
+    """`SEQ_DEVICES=0,1,2` spreads workers over GPUs round-robin: worker `index` sees one device,
+    set before anything in it imports CUDA or MuJoCo (as the GaP harness does)."""
+    devices = [d.strip() for d in os.environ.get("SEQ_DEVICES", "").split(",") if d.strip()]
+    if not devices:
+        return {}
+    device = devices[index % len(devices)]
+    return {"CUDA_VISIBLE_DEVICES": device, "MUJOCO_EGL_DEVICE_ID": device}
+
+
 class LocalBackend:
     """Runs work items on `envs` local worker processes."""
 
     def __init__(self, config: WorkerConfig, envs: int) -> None:
         self.config = config
         self.envs = envs
+        self._started = 0
 
     def _start(self) -> _Worker:
         ours, theirs = socket.socketpair()
         process = subprocess.Popen(
             [sys.executable, "-m", "seq.engine", str(theirs.fileno())],
             pass_fds=[theirs.fileno()],
-            env={**SINGLE_THREADED, **os.environ},
+            env={**SINGLE_THREADED, **os.environ, **device_environment(self._started)},
         )
+        self._started += 1
         theirs.close()
         connection = Connection(ours.detach())
         connection.send(self.config)
