@@ -11,7 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from seq.engine.arms import Arm, build_arms
-from seq.engine.runner import EvalRequest, execute_eval, resume_eval, start_eval
+from seq.engine.prepare import EvalRequest, start_eval
+from seq.engine.runner import execute_eval, resume_eval
 from seq.engine.shards import Shard
 from seq.errors import SeqInputError
 from seq.record.episode import EpisodeResult
@@ -191,13 +192,13 @@ def dry_run(policy: Any = None, store: Store | None = None, **options: Any) -> d
     """What `run` with the same arguments would do, without running or storing anything: each
     arm's parameter values and where each came from, the episodes, and at most how many policy
     queries."""
-    from seq.engine.runner import dry_run as plan_only
+    from seq.engine.prepare import dry_run as plan_only
 
     return plan_only(_request(policy, **options), store or Store())
 
 
 def _workers(envs: int | None) -> int:
-    from seq.engine.runner import default_envs
+    from seq.engine.prepare import default_envs
 
     return envs or default_envs()
 
