@@ -55,6 +55,7 @@ def run(
     requeue_unhealthy: bool = False,
     resume: str | None = None,
     adapter: Any = None,
+    report_to: Sequence[str] = (),
     on_start: Callable[[EvalRow], None] | None = None,
     on_result: Callable[[EpisodeResult], None] | None = None,
     store: Store | None = None,
@@ -77,6 +78,8 @@ def run(
     - `eval_id=` with `shard=(K, N)`: this process is shard K of N of one eval, claiming work items
       from the shared record (`seq.engine.shards`); an unhealthy shard raises `ShardUnhealthy`.
     - `resume=EVAL_ID`: run only the eval's work items that have no finished episode.
+    - `report_to=["wandb"|"trackio"]`: mirror the report's metrics to those trackers, keyed by the
+      eval id (a resumed eval continues the same run).
 
     `adapter=` names a registered adapter (`NAME` or `NAME@vN`) that runs between the benchmark
     and every arm's policy; the eval is refused, before any episode, when a policy's declared
@@ -90,6 +93,10 @@ def run(
             '`if __name__ == "__main__":` so that seq can load its classes.'
         )
     store = store or Store()
+    if report_to:
+        from seq.report.tracking import check_trackers
+
+        check_trackers(report_to)
     if resume is not None:
         row = resume_eval(resume, store)
     else:
@@ -129,7 +136,12 @@ def run(
     if as_shard is not None and eval_id is None:
         raise SeqInputError("--shard-id needs --eval-id ID, the id every shard of the eval shares.")
     execute_eval(row, store, envs=envs, on_result=on_result, shard=as_shard, engine=engine, address=address)
-    return build_report(row.id, store)
+    report = build_report(row.id, store)
+    if report_to:
+        from seq.report.tracking import report_to as mirror
+
+        mirror(report, report_to)
+    return report
 
 
 def _request(
@@ -243,11 +255,19 @@ def compare(first: str, second: str, threshold: float = 0.05, store: Store | Non
     return compare_evals(first, second, threshold, store)
 
 
-def export(eval_id: str, directory: str | Path, store: Store | None = None) -> dict[str, Path]:
-    """Write an eval's episodes (JSONL), its report (JSON) and its unfinished items into `directory`."""
+def export(
+    eval_id: str, directory: str | Path, store: Store | None = None, report_to: Sequence[str] = ()
+) -> dict[str, Path]:
+    """Write an eval's episodes (JSONL), its report (JSON) and its unfinished items into `directory`
+    (and mirror its metrics to the trackers in `report_to`)."""
     from seq.report.export import export_eval
 
-    return export_eval(eval_id, directory, store)
+    files = export_eval(eval_id, directory, store)
+    if report_to:
+        from seq.report.tracking import report_to as mirror
+
+        mirror(build_report(eval_id, store), report_to)
+    return files
 
 
 def merge(*paths: str | Path, store: Store | None = None) -> dict[str, int]:

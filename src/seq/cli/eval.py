@@ -91,6 +91,7 @@ def run_command(
     dry_run: bool = typer.Option(
         False, "--dry-run", help="Show each arm's values and the work; run nothing."
     ),
+    report_to: list[str] = typer.Option(None, "--report-to", help="Mirror metrics to wandb or trackio."),
     as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
     markdown: Path = typer.Option(None, "--markdown", help="Also write the report as Markdown."),
     csv_path: Path = typer.Option(None, "--csv", help="Also write one row per episode."),
@@ -142,6 +143,7 @@ def run_command(
                 shard=None if shard_id is None and num_shards is None else (shard_id or 0, num_shards or 1),
                 requeue_unhealthy=requeue_unhealthy,
                 resume=resume,
+                report_to=split_list(report_to) or (),
                 on_start=progress.on_start,
                 on_result=progress.on_result,
                 store=store,
@@ -263,9 +265,10 @@ def compare_command(
 def export_command(
     eval_id: str = typer.Argument(..., help="The eval's id."),
     output: Path = typer.Option(Path("."), "-o", "--output", help="The folder to write into."),
+    report_to: list[str] = typer.Option(None, "--report-to", help="Also mirror metrics to wandb or trackio."),
 ) -> None:
     """Write the eval's episodes (JSONL), report (JSON) and unfinished work items."""
-    for kind, path in api.export(eval_id, output).items():
+    for kind, path in api.export(eval_id, output, report_to=split_list(report_to) or ()).items():
         Console().print(f"wrote {kind}: {path}", highlight=False)
 
 
