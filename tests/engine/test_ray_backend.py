@@ -31,3 +31,13 @@ def test_ray_and_local_give_the_same_rows_and_record_errors(toy_file):
     on_ray = seq.eval.run("line-controller", benchmark="line-errors", envs=2, engine="ray")
     assert on_ray.status == "completed" and on_ray.done == 6
     assert _rows(on_ray) == _rows(local)  # a crashed actor and a timeout included
+
+
+def test_a_served_policy_runs_in_a_ray_actor_with_the_same_rows(toy_file):
+    seq.deploy(toy_file)
+    params = {"noise": "0.05", "chunk": "2"}
+    local = seq.eval.run("line-controller", benchmark="line", envs=2, params=params)
+    served = seq.eval.run(
+        "line-controller", benchmark="line", envs=2, params=params, engine="ray", serve=True
+    )
+    assert _rows(served) == _rows(local)

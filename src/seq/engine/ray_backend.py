@@ -10,7 +10,8 @@ watchdog rule as locally. Ray is imported only when this backend is asked for.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from seq.engine.local import WATCHDOG_GRACE_S, _lost, _Queue, _wedged
@@ -135,3 +136,41 @@ class RayBackend:
         finally:
             for actor in list(known):
                 ray.kill(actor)
+
+
+class _PolicyServer:
+    """The body of a Ray actor that serves a policy to the eval's environment actors."""
+
+    def __init__(self, policy_ref: dict[str, Any], settings: dict[str, Any], host: str) -> None:
+        from seq.registry.loader import load_class
+        from seq.serving import serve
+
+        self.handle = serve(
+            load_class(policy_ref),
+            host=host,
+            port=0,
+            max_batch_size=settings["max_batch_size"],
+            max_wait_ms=settings["max_wait_ms"],
+        )
+
+    def url(self) -> str:
+        return self.handle.url
+
+    def stats(self) -> dict[str, Any]:
+        return self.handle.stats()
+
+
+@contextmanager
+def serve_on_ray(policy_ref: dict[str, Any], settings: dict[str, Any], address: str | None) -> Iterator[str]:
+    """A policy server in a Ray actor for the eval's duration; yields its URL. On a local Ray it
+    listens on loopback, on a cluster on its node's address."""
+    import ray
+
+    if not ray.is_initialized():
+        ray.init(address=address, include_dashboard=False, log_to_driver=False)
+    host = "127.0.0.1" if address is None else ray.util.get_node_ip_address()
+    actor = ray.remote(num_cpus=0, max_restarts=0)(_PolicyServer).remote(policy_ref, settings, host)
+    try:
+        yield ray.get(actor.url.remote())
+    finally:
+        ray.kill(actor)

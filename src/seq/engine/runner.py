@@ -57,8 +57,11 @@ def worker_config(eval_row: EvalRow, store: Store) -> WorkerConfig:
 
 
 @contextmanager
-def _served(config: WorkerConfig, settings: dict[str, Any] | None) -> Iterator[WorkerConfig]:
-    """With `--serve`: a batching policy server per arm in this process, the workers pointed at it."""
+def _served(
+    config: WorkerConfig, settings: dict[str, Any] | None, engine: str = "local", address: str | None = None
+) -> Iterator[WorkerConfig]:
+    """With `--serve`: a batching policy server per arm — in this process, or with `--engine ray` in
+    a Ray actor of its own — and the workers pointed at it."""
     if not settings:
         yield config
         return
@@ -71,16 +74,18 @@ def _served(config: WorkerConfig, settings: dict[str, Any] | None) -> Iterator[W
                 arms[name] = arm
                 continue
             in_memory = arm.policy_ref.get("in_memory")
-            policy = IN_MEMORY[in_memory] if in_memory else load_class(arm.policy_ref)
-            server = servers.enter_context(
-                serve(
-                    policy,
-                    port=0,
-                    max_batch_size=settings["max_batch_size"],
-                    max_wait_ms=settings["max_wait_ms"],
-                )
-            )
-            arms[name] = replace(arm, policy_url=server.url, protocol="seq")
+            if engine == "ray" and not in_memory:
+                from seq.engine.ray_backend import serve_on_ray
+
+                url = servers.enter_context(serve_on_ray(arm.policy_ref, settings, address))
+            else:
+                policy = IN_MEMORY[in_memory] if in_memory else load_class(arm.policy_ref)
+                options = {
+                    "max_batch_size": settings["max_batch_size"],
+                    "max_wait_ms": settings["max_wait_ms"],
+                }
+                url = servers.enter_context(serve(policy, port=0, **options)).url
+            arms[name] = replace(arm, policy_url=url, protocol="seq")
         yield replace(config, arms=arms)
 
 
@@ -145,7 +150,7 @@ def execute_eval(
             environment_seen = True
 
     servers = ExitStack()
-    config = servers.enter_context(_served(config, eval_row.arguments.get("serve")))
+    config = servers.enter_context(_served(config, eval_row.arguments.get("serve"), engine, address))
     in_memory = any("in_memory" in arm.policy_ref and arm.policy_url is None for arm in config.arms.values())
     try:
         backend = _backend(config, workers, engine, address, shard, in_memory)
