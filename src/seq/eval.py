@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -56,6 +57,7 @@ def run(
     resume: str | None = None,
     adapter: Any = None,
     report_to: Sequence[str] = (),
+    save: bool = True,
     on_start: Callable[[EvalRow], None] | None = None,
     on_result: Callable[[EpisodeResult], None] | None = None,
     store: Store | None = None,
@@ -78,6 +80,8 @@ def run(
     - `eval_id=` with `shard=(K, N)`: this process is shard K of N of one eval, claiming work items
       from the shared record (`seq.engine.shards`); an unhealthy shard raises `ShardUnhealthy`.
     - `resume=EVAL_ID`: run only the eval's work items that have no finished episode.
+    - `save=False`: keep nothing — the eval runs against a scratch record that is deleted after the
+      report is built; with `shard=(K, N)` it runs a fixed round-robin share (no shared record).
     - `report_to=["wandb"|"trackio"]`: mirror the report's metrics to those trackers, keyed by the
       eval id (a resumed eval continues the same run).
 
@@ -97,9 +101,10 @@ def run(
         from seq.report.tracking import check_trackers
 
         check_trackers(report_to)
-    if resume is not None:
-        row = resume_eval(resume, store)
-    else:
+    if shard is not None and eval_id is None and save:
+        raise SeqInputError("--shard-id needs --eval-id ID, the id every shard of the eval shares.")
+    request = None
+    if resume is None:
         request = _request(
             policy,
             benchmark=benchmark,
@@ -129,19 +134,36 @@ def run(
             eval_id=eval_id,
             adapter=adapter,
         )
-        row = start_eval(request, store)
-    if on_start is not None:
-        on_start(row)
-    as_shard = None if shard is None else Shard(shard[0], shard[1], requeue_unhealthy)
-    if as_shard is not None and eval_id is None:
-        raise SeqInputError("--shard-id needs --eval-id ID, the id every shard of the eval shares.")
-    execute_eval(row, store, envs=envs, on_result=on_result, shard=as_shard, engine=engine, address=address)
-    report = build_report(row.id, store)
+    elif not save:
+        raise SeqInputError("--no-save keeps no record, so there is nothing to --resume.")
+    execute = {"envs": envs, "on_result": on_result, "engine": engine, "address": address}
+    if save:
+        row = resume_eval(resume, store) if request is None else start_eval(request, store)
+        as_shard = None if shard is None else Shard(shard[0], shard[1], requeue_unhealthy)
+        report = _execute(row, store, on_start, shard=as_shard, **execute)
+    else:  # a scratch record, deleted once the report is built; a shard keeps its fixed share only
+        with tempfile.TemporaryDirectory(prefix="seq-no-save-") as scratch:
+            scratch_store = Store(Path(scratch) / "seq.db")
+            scratch_store.copy_versions_from(store.path)
+            row = start_eval(request, scratch_store)  # type: ignore[arg-type]
+            if shard is not None:
+                scratch_store.keep_share(row.id, Shard(shard[0], shard[1]).index, shard[1])
+            report = _execute(row, scratch_store, on_start, **execute)
+            scratch_store.close()
     if report_to:
         from seq.report.tracking import report_to as mirror
 
         mirror(report, report_to)
     return report
+
+
+def _execute(
+    row: EvalRow, store: Store, on_start: Callable[[EvalRow], None] | None, **options: Any
+) -> Report:
+    if on_start is not None:
+        on_start(row)
+    execute_eval(row, store, **options)
+    return build_report(row.id, store)
 
 
 def _request(

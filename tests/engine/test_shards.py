@@ -179,3 +179,18 @@ def test_merge_keeps_the_last_attempt_of_every_item(toy_file, tmp_path, monkeypa
     report = seq.eval.report("ev-merged")
     assert (report.done, report.total, report.status) == (6, 6, "completed")
     assert run_cli("eval", "merge", str(tmp_path / "nothing.db")).returncode == 2
+
+
+def test_no_save_runs_a_fixed_share_and_keeps_nothing(toy_file):
+    seq.deploy(toy_file)
+    shares = [
+        seq.eval.run("line-controller", benchmark="line", envs=1, trials=3, save=False, shard=(k, 2))
+        for k in (0, 1)
+    ]
+    assert [r.done for r in shares] == [9, 9]
+    ids = [e.item_id for r in shares for e in r.episodes]
+    assert len(set(ids)) == 18  # the two shares split the plan, round robin
+    assert seq.eval.ls() == []  # nothing recorded
+    result = run_cli("eval", "run", "line-controller", "--benchmark", "line", "--no-save", "--envs", "1")
+    assert result.returncode == 0 and "6/6 episodes" in result.stdout
+    assert seq.eval.ls() == []

@@ -92,6 +92,7 @@ def run_command(
         False, "--dry-run", help="Show each arm's values and the work; run nothing."
     ),
     report_to: list[str] = typer.Option(None, "--report-to", help="Mirror metrics to wandb or trackio."),
+    no_save: bool = typer.Option(False, "--no-save", help="Keep no record (shards: a fixed share each)."),
     as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
     markdown: Path = typer.Option(None, "--markdown", help="Also write the report as Markdown."),
     csv_path: Path = typer.Option(None, "--csv", help="Also write one row per episode."),
@@ -144,6 +145,7 @@ def run_command(
                 requeue_unhealthy=requeue_unhealthy,
                 resume=resume,
                 report_to=split_list(report_to) or (),
+                save=not no_save,
                 on_start=progress.on_start,
                 on_result=progress.on_result,
                 store=store,

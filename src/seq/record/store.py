@@ -373,6 +373,20 @@ class Store:
             self._db.execute("DETACH DATABASE other")
         return counts
 
+    def copy_versions_from(self, path: Path | str) -> None:
+        """Take every registered version of another record (a scratch record needs them to run)."""
+        with self.transaction() as db:
+            db.execute("ATTACH DATABASE ? AS other", (str(path),))
+        try:
+            with self.transaction() as db:
+                db.execute("INSERT OR IGNORE INTO versions SELECT * FROM other.versions")
+        finally:
+            self._db.execute("DETACH DATABASE other")
+
+    def keep_share(self, eval_id: str, index: int, count: int) -> None:
+        """Drop every work item outside share `index` of `count` (round-robin by ordinal)."""
+        self._db.execute("DELETE FROM items WHERE eval_id=? AND ordinal % ? != ?", (eval_id, count, index))
+
     def count_items(self, eval_id: str) -> int:
         return self._db.execute("SELECT COUNT(*) FROM items WHERE eval_id=?", (eval_id,)).fetchone()[0]
 
