@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -54,7 +55,7 @@ def test_two_shards_started_together_do_every_item_once(toy_file):
     assert len({e.item_id for e in report.episodes}) == 18
 
 
-def test_a_killed_shard_rerun_with_the_same_id_completes_the_eval(toy_file):
+def test_a_killed_shard_rerun_with_the_same_id_completes_the_eval(toy_file, tmp_path):
     seq.deploy(toy_file)
     first = _shard(0, 2, "--param", "delay=0.02")
     while seq.eval.ls() == [] or seq.eval.ls()[0]["done"] < 2:
@@ -62,6 +63,9 @@ def test_a_killed_shard_rerun_with_the_same_id_completes_the_eval(toy_file):
     os.killpg(first.pid, signal.SIGKILL)
     first.wait()
     assert seq.eval.ls()[0]["done"] < 18
+    files = seq.eval.export("ev-sharded", tmp_path / "partial")
+    unfinished = json.loads(files["unfinished"].read_text())
+    assert len(unfinished) == 18 - seq.eval.ls()[0]["done"] > 0
     for index in (0, 1):
         rerun = run_cli(
             "eval",
