@@ -8,6 +8,8 @@ each one in SQLite as it finishes, and reports every metric with its confidence 
 >>> report.print()
 """
 
+from typing import Any
+
 from seq import eval, stats, tf
 from seq._version import __version__
 from seq.authoring.adapter import Adapter, adapter
@@ -27,11 +29,16 @@ from seq.registry.deploy import deploy
 from seq.report.report import Report
 
 
-def serve(policy: object, **options: object) -> object:
-    """Serve a policy behind a batching websocket server; see `seq.serving.serve` (imported on use)."""
+def serve(policy: Any, **options: Any) -> Any:
+    """Serve a policy behind a batching websocket server and return its handle (`.url`, `.close()`,
+    a context manager); see `seq.serving.serve`. The serving plane is imported on first use.
+
+    >>> with seq.serve("my-policy", port=8000, max_batch_size=8) as server:
+    ...     seq.eval.run(benchmark="metaworld", policy_url=server.url, envs=8)
+    """
     from seq.serving import serve as serve_policy
 
-    return serve_policy(policy, **options)  # type: ignore[arg-type]
+    return serve_policy(policy, **options)
 
 
 __all__ = [
