@@ -7,6 +7,7 @@ BUILTIN_BENCHMARKS: dict[str, tuple[str, str]] = {
     "pusht": ("seq.shelf.pusht", "PushT"),
     "fetch": ("seq.shelf.fetch", "Fetch"),
     "robosuite": ("seq.shelf.robosuite", "Robosuite"),
+    "aloha": ("seq.shelf.aloha", "Aloha"),
 }
 
 BUILTIN_POLICIES: dict[str, tuple[str, str]] = {
