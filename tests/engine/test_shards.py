@@ -14,29 +14,31 @@ import seq
 from seq.engine.shards import Shard, SharedQueue
 
 
+def _shard_args(index: int, count: int, *extra: str) -> list[str]:
+    """`seq eval run` of shard `index` of `count` of the line benchmark's eval `ev-sharded`."""
+    return [
+        "eval",
+        "run",
+        "line-controller",
+        "--benchmark",
+        "line",
+        "--envs",
+        "1",
+        "--eval-id",
+        "ev-sharded",
+        "--shard-id",
+        str(index),
+        "--num-shards",
+        str(count),
+        "--trials",
+        "3",
+        *extra,
+    ]
+
+
 def _shard(index: int, count: int, *extra: str) -> subprocess.Popen:
     return subprocess.Popen(
-        [
-            sys.executable,
-            "-c",
-            "from seq.cli import main; main()",
-            "eval",
-            "run",
-            "line-controller",
-            "--benchmark",
-            "line",
-            "--envs",
-            "1",
-            "--eval-id",
-            "ev-sharded",
-            "--shard-id",
-            str(index),
-            "--num-shards",
-            str(count),
-            "--trials",
-            "3",
-            *extra,
-        ],
+        [sys.executable, "-c", "from seq.cli import main; main()", *_shard_args(index, count, *extra)],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -67,25 +69,7 @@ def test_a_killed_shard_rerun_with_the_same_id_completes_the_eval(toy_file, tmp_
     unfinished = json.loads(files["unfinished"].read_text())
     assert len(unfinished) == 18 - seq.eval.ls()[0]["done"] > 0
     for index in (0, 1):
-        rerun = run_cli(
-            "eval",
-            "run",
-            "line-controller",
-            "--benchmark",
-            "line",
-            "--envs",
-            "1",
-            "--eval-id",
-            "ev-sharded",
-            "--shard-id",
-            str(index),
-            "--num-shards",
-            "2",
-            "--trials",
-            "3",
-            "--param",
-            "delay=0.02",
-        )
+        rerun = run_cli(*_shard_args(index, 2, "--param", "delay=0.02"))
         assert rerun.returncode == 0, rerun.stderr
     report = seq.eval.report("ev-sharded")
     assert (report.done, report.status) == (18, "completed")
