@@ -21,6 +21,7 @@ from seq.authoring.policy import Policy, policy
 from seq.engine.arms import Arm
 from seq.errors import EvalCanceled, SeqInputError
 from seq.eval import evaluate
+from seq.isolation.assets import assets_path
 from seq.record.episode import EpisodeResult
 from seq.record.store import Store
 from seq.registry.adapters import adapter_source, adapters, check_adapter, remove_adapter, show_adapter
@@ -61,6 +62,7 @@ __all__ = [
     "adapter",
     "adapter_source",
     "adapters",
+    "assets_path",
     "benchmark",
     "benchmark_evals",
     "benchmarks",

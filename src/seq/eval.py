@@ -52,6 +52,7 @@ def run(
     policy_url: str | None = None,
     policy_protocol: str = "seq",
     eval_id: str | None = None,
+    allow_cpu: bool = False,
     shard: tuple[int, int] | None = None,
     requeue_unhealthy: bool = False,
     resume: str | None = None,
@@ -79,6 +80,7 @@ def run(
       `policy_url=` uses a server already running (`policy_protocol` "seq", "openpi" or "vla-eval").
     - `eval_id=` with `shard=(K, N)`: this process is shard K of N of one eval, claiming work items
       from the shared record (`seq.engine.shards`); an unhealthy shard raises `ShardUnhealthy`.
+    - `allow_cpu=True`: run a benchmark that declares a `gpu=` card this machine lacks on the CPU.
     - `resume=EVAL_ID`: run only the eval's work items that have no finished episode.
     - `save=False`: keep nothing — the eval runs against a scratch record that is deleted after the
       report is built; with `shard=(K, N)` it runs a fixed round-robin share (no shared record).
@@ -133,6 +135,7 @@ def run(
             policy_protocol=policy_protocol,
             eval_id=eval_id,
             adapter=adapter,
+            allow_cpu=allow_cpu,
         )
     elif not save:
         raise SeqInputError("--no-save keeps no record, so there is nothing to --resume.")
@@ -195,6 +198,7 @@ def _request(
     policy_protocol: str = "seq",
     eval_id: str | None = None,
     adapter: Any = None,
+    allow_cpu: bool = False,
 ) -> EvalRequest:
     """The `EvalRequest` of `run`'s arguments (see `run`)."""
     if (policy is None and not arms and policy_url is None) or benchmark is None:
@@ -219,6 +223,7 @@ def _request(
         else None,
         policy_url=policy_url,
         policy_protocol=policy_protocol,
+        allow_cpu=allow_cpu,
     )
 
 

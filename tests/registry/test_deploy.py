@@ -38,7 +38,7 @@ def test_rm_of_a_builtin_or_unknown_benchmark_is_refused():
         seq.remove_benchmark("nothing-here")
 
 
-def test_deploy_prints_labels_and_notes_on_declarations(tmp_path):
+def test_deploy_prints_labels_and_what_an_eval_still_needs(tmp_path):
     source = tmp_path / "declared.py"
     source.write_text(
         "import seq\n\n"
@@ -56,8 +56,7 @@ def test_deploy_prints_labels_and_notes_on_declarations(tmp_path):
     result = run_cli("deploy", str(source))
     assert result.returncode == 0, result.stderr
     assert "declared@v1" in result.stdout
-    assert "image=, gpu=, cpu=, secrets=" in result.stdout and "not yet honoured" in result.stdout
-    assert "render=" not in result.stdout  # recordings are honoured
+    assert "secret token: not set (seq secret set token --env VAR)" in result.stdout  # needed to run it
     (row,) = seq.Store().versions("benchmark", "declared")
     assert row.declared["declared"]["image"]["steps"] == [["uv_pip_install", ["mujoco==3.2.3"]]]
 

@@ -8,16 +8,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from seq.authoring.conditions import Condition, check_max_steps
-from seq.authoring.declarations import describe
+from seq.authoring.declarations import Image, Secret, Volume, describe
 from seq.authoring.hooks import collect_hooks
 from seq.authoring.params import Parameter, declared_parameters
+from seq.authoring.resources import check_cpu, check_gpu, parse_memory
 from seq.errors import SeqInputError
 
 SPEC_ATTRIBUTE = "__seq_spec__"
 DEFAULT_MAX_STEPS = 500
-
-# Declared now, honoured by later work; `seq deploy` says which of them a benchmark sets.
-NOT_YET_HONOURED = ("image", "gpu", "cpu", "memory", "assets", "secrets")
 
 
 @dataclass(frozen=True)
@@ -114,7 +112,7 @@ def benchmark(
     image: Any = None,
     gpu: str | None = None,
     cpu: int | None = None,
-    memory: int | None = None,
+    memory: int | str | None = None,
     assets: Any = None,
     secrets: Sequence[Any] | None = None,
     **unknown: Any,
@@ -122,8 +120,11 @@ def benchmark(
     """Declare a benchmark class. `conditions` is a list, or a dict of named suites (the first is
     the default, `--suite` picks others; a condition that names its own suite keeps it for the
     report's groups); `max_steps` is the cost backstop when `check` never
-    says done. `render`, `image`, `gpu`, `cpu`, `memory`, `assets` and `secrets` are stored with
-    the version (see `seq deploy`'s notes for what is honoured locally).
+    says done. `render` records videos (`seq.Record`). Where it runs: `image` (a `seq.Image`, built
+    once as a virtual environment), `assets` (a `seq.Volume`, read-only at `/assets`), `secrets`
+    (`seq.Secret`s, environment variables of the benchmark's processes only), `cpu` (workers, by
+    default one per core), `memory` (for all workers: MiB, or a text like `"4GiB"`) and `gpu` (a
+    card's name, or `"cpu"`, the default).
     """
     if isinstance(name, type):  # used bare, as @seq.benchmark
         return benchmark()(name)  # type: ignore[return-value]
@@ -139,6 +140,13 @@ def benchmark(
         if not (isinstance(cls, type) and issubclass(cls, Benchmark)):
             raise SeqInputError(f"{where}: the class must subclass seq.Benchmark.")
         check_max_steps(max_steps, where)
+        resources = dict(
+            cpu=cpu if cpu is None else check_cpu(cpu, where),
+            memory=memory if memory is None else parse_memory(memory, where),
+            gpu=gpu if gpu is None else check_gpu(gpu, where),
+        )
+        secret_list = [secrets] if isinstance(secrets, Secret) else secrets
+        _check_declarations(where, image, assets, secret_list)
         hooks = collect_hooks(cls)
         if "reset" not in hooks:
             raise SeqInputError(f"{where}: the class has no @seq.reset hook; add one that returns an env.")
@@ -154,7 +162,11 @@ def benchmark(
         declared = {
             key: describe(value)
             for key, value in dict(
-                render=render, image=image, gpu=gpu, cpu=cpu, memory=memory, assets=assets, secrets=secrets
+                render=render,
+                image=image,
+                assets=assets,
+                secrets=list(secret_list) if secret_list else None,
+                **resources,
             ).items()
             if value is not None
         }
@@ -170,6 +182,18 @@ def benchmark(
         return cls
 
     return decorate
+
+
+def _check_declarations(where: str, image: Any, assets: Any, secrets: Any) -> None:
+    if image is not None and not isinstance(image, Image):
+        raise SeqInputError(f"{where}: image= must be a seq.Image, got {image!r}.")
+    if assets is not None and not isinstance(assets, Volume):
+        raise SeqInputError(f"{where}: assets= must be seq.Volume.from_name(NAME), got {assets!r}.")
+    if secrets is not None:
+        if not isinstance(secrets, Sequence) or not all(isinstance(s, Secret) for s in secrets):
+            raise SeqInputError(
+                f"{where}: secrets= must be a list of seq.Secret.from_name(NAME), got {secrets!r}."
+            )
 
 
 def spec_of(cls: type) -> BenchmarkSpec:

@@ -1,12 +1,15 @@
 """What a benchmark declares about where it runs: image, assets, secrets and recordings.
 
-These are stored with the benchmark's version now; honouring them locally (isolated environments,
-read-only volumes, secrets injected into the simulator only, mp4 recordings) is later work, and
-`seq deploy` says so plainly for each one a benchmark declares.
+They are stored with the benchmark's version (as plain data) and honoured by the engine: an image
+is a virtual environment built once (`seq.isolation.images`), a volume is mounted read-only, a
+secret becomes an environment variable of the benchmark's processes only.
 """
 
 from __future__ import annotations
 
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -44,12 +47,33 @@ class Image:
     def env(self, variables: dict[str, str]) -> Image:
         return Image(self.base, self.steps, self.environment + tuple(sorted(variables.items())))
 
+    @contextmanager
+    def imports(self) -> Iterator[None]:
+        """Import what only the image has: outside an image's workers (where `seq deploy` and the
+        runner read the file), a missing module is skipped; inside, it raises as usual.
+
+        >>> image = seq.Image.debian_slim().uv_pip_install("robosuite==1.5.2")
+        >>> with image.imports():
+        ...     import robosuite
+        """
+        try:
+            yield
+        except ImportError:
+            if os.environ.get("SEQ_IMAGE"):
+                raise
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "base": self.base,
             "steps": [[kind, list(items)] for kind, items in self.steps],
             "env": dict(self.environment),
         }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Image:
+        """The image a `to_dict()` described (as stored with a benchmark's version)."""
+        steps = tuple((kind, tuple(items)) for kind, items in data.get("steps", []))
+        return cls(data.get("base", "debian-slim"), steps, tuple(sorted(data.get("env", {}).items())))
 
 
 @dataclass(frozen=True)

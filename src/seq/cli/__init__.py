@@ -10,7 +10,10 @@ from seq.cli.adapter import app as adapter_app
 from seq.cli.benchmark import app as benchmark_app
 from seq.cli.deploy import deploy_command
 from seq.cli.eval import app as eval_app
+from seq.cli.image import app as image_app
 from seq.cli.policy import app as policy_app
+from seq.cli.secret import app as secret_app
+from seq.cli.volume import app as volume_app
 from seq.errors import SeqInputError
 
 app = typer.Typer(
@@ -24,6 +27,9 @@ app.add_typer(eval_app, name="eval")
 app.add_typer(benchmark_app, name="benchmark")
 app.add_typer(adapter_app, name="adapter")
 app.add_typer(policy_app, name="policy")
+app.add_typer(image_app, name="image")
+app.add_typer(volume_app, name="volume")
+app.add_typer(secret_app, name="secret")
 
 
 def main(argv: list[str] | None = None) -> None:

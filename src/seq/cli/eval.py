@@ -78,6 +78,9 @@ def run_command(
         "seq", "--policy-protocol", help="Its protocol: seq, openpi, vla-eval."
     ),
     address: str = typer.Option(None, "--address", help="With --engine ray: auto, or ray://host:port."),
+    allow_cpu: bool = typer.Option(
+        False, "--allow-cpu", help="Run a benchmark that declares a gpu= card this machine lacks on the CPU."
+    ),
     eval_id: str = typer.Option(None, "--eval-id", help="The eval's id, shared by its shards."),
     shard_id: int = typer.Option(None, "--shard-id", help="This process's shard, 0 … num-shards − 1."),
     num_shards: int = typer.Option(None, "--num-shards", help="How many shards share the eval."),
@@ -130,6 +133,7 @@ def run_command(
         policy_protocol=policy_protocol,
         eval_id=eval_id,
         adapter=adapter,
+        allow_cpu=allow_cpu,
     )
     if dry_run:
         print_dry_run(api.dry_run(policy, store=store, **request), as_json)

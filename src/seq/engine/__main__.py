@@ -3,6 +3,11 @@
 import sys
 from multiprocessing.connection import Connection
 
-from seq.engine.worker import worker_main
+from seq.engine.isolation import enter_worker_limits
 
-worker_main(Connection(int(sys.argv[1])))
+assets = enter_worker_limits()  # before a simulator or a thread starts
+
+from seq.engine.wire import Channel  # noqa: E402
+from seq.engine.worker import worker_main  # noqa: E402
+
+worker_main(Channel(Connection(int(sys.argv[1]))), assets)

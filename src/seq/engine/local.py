@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 from multiprocessing.connection import Connection, wait
 from typing import Any, Protocol
 
+from seq.engine.isolation import WorkerProcess
+from seq.engine.wire import Channel
 from seq.engine.worker import WorkerConfig
 from seq.record.episode import ERROR, TIMED_OUT, EpisodeResult
 from seq.record.store import WorkItem
@@ -42,7 +44,7 @@ class WorkersFailed(RuntimeError):
 @dataclass
 class _Worker:
     process: subprocess.Popen
-    connection: Connection
+    connection: Channel
     item: WorkItem | None = None
     ready: bool = False
     tasks: set[str] = field(default_factory=set)
@@ -99,12 +101,11 @@ class _Queue:
         return item
 
 
-def _lost(item: WorkItem, exitcode: int | None) -> EpisodeResult:
-    return item.result(
-        status=ERROR,
-        ended_by="error",
-        error=f"the worker process died (exit code {exitcode}) while running this episode; it was replaced.",
-    )
+def _lost(item: WorkItem, exitcode: int | None, process: WorkerProcess | None = None) -> EpisodeResult:
+    error = f"the worker process died (exit code {exitcode}) while running this episode; it was replaced."
+    if process is not None and process.memory_bytes is not None:
+        error += f" Its memory limit was {process.memory_text()}: it may have run past it."
+    return item.result(status=ERROR, ended_by="error", error=error)
 
 
 def _wedged(item: WorkItem) -> EpisodeResult:
@@ -127,24 +128,41 @@ def device_environment(index: int) -> dict[str, str]:
     return {"CUDA_VISIBLE_DEVICES": device, "MUJOCO_EGL_DEVICE_ID": device}
 
 
+def _relay(stream: Any, target: Any, mask: Callable[[str], str]) -> None:
+    for line in iter(stream.readline, b""):
+        target.write(mask(line.decode(errors="replace")))
+        target.flush()
+    stream.close()
+
+
 class LocalBackend:
     """Runs work items on `envs` local worker processes."""
 
-    def __init__(self, config: WorkerConfig, envs: int) -> None:
+    def __init__(self, config: WorkerConfig, envs: int, process: WorkerProcess | None = None) -> None:
         self.config = config
         self.envs = envs
+        self.process = process or WorkerProcess()
         self._started = 0
 
     def _start(self) -> _Worker:
         ours, theirs = socket.socketpair()
+        masker = self.process.masker
         process = subprocess.Popen(
-            [sys.executable, "-m", "seq.engine", str(theirs.fileno())],
+            self.process.command(theirs.fileno()),
             pass_fds=[theirs.fileno()],
-            env={**SINGLE_THREADED, **os.environ, **device_environment(self._started)},
+            env=self.process.environment_for(
+                {**SINGLE_THREADED, **os.environ, **device_environment(self._started)}
+            ),
+            # What a benchmark prints is the eval's log, on stderr: stdout is the report's (--json).
+            stdout=subprocess.PIPE if masker else 2,
+            stderr=subprocess.PIPE if masker else None,
         )
+        if masker:  # ... with its secrets masked
+            for stream in (process.stdout, process.stderr):
+                threading.Thread(target=_relay, args=(stream, sys.stderr, masker.text), daemon=True).start()
         self._started += 1
         theirs.close()
-        connection = Connection(ours.detach())
+        connection = Channel(Connection(ours.detach()))
         connection.send(self.config)
         return _Worker(process, connection)
 
@@ -191,7 +209,7 @@ class LocalBackend:
             worker.connection.close()
             workers.remove(worker)
             if worker.item is not None:
-                on_result(result or _lost(worker.item, exitcode))
+                on_result(result or _lost(worker.item, exitcode, self.process))
             elif not worker.ready:
                 startup_deaths += 1
                 if startup_deaths >= MAX_STARTUP_DEATHS:

@@ -17,6 +17,7 @@ from seq.authoring.params import Parameter, settable
 from seq.authoring.policy import Policy, policy_spec_of
 from seq.engine.arms import Arm
 from seq.engine.compatibility import check_compatibility
+from seq.engine.isolation import check_gpu
 from seq.engine.plan import plan
 from seq.engine.sequential import check_sequential
 from seq.errors import SeqInputError
@@ -56,6 +57,7 @@ class EvalRequest:
     serve: dict[str, Any] | None = None  # {"max_batch_size", "max_wait_ms"}: serve each arm's policy
     policy_url: str | None = None  # the first arm's policy is already served there
     policy_protocol: str = "seq"  # ... speaking this protocol: seq, openpi or vla-eval
+    allow_cpu: bool = False  # run a benchmark that declares a gpu= card missing here on the CPU
 
 
 def _resolve_params(
@@ -169,6 +171,7 @@ def prepare_eval(request: EvalRequest, store: Store) -> PreparedEval:
     benchmark_row = resolve("benchmark", request.benchmark, store)
     check_envs(request.envs)
     spec = spec_of(load_version(benchmark_row))
+    check_gpu(spec.name, spec.declared.get("gpu"), request.allow_cpu)  # refused before it is stored
     adapter_row = resolve_adapter(request.adapter, store) if request.adapter is not None else None
     adapter_declared = adapter_spec(adapter_row) if adapter_row is not None else None
     arms, policies = [], []
@@ -231,6 +234,7 @@ def prepare_eval(request: EvalRequest, store: Store) -> PreparedEval:
         "sequential": request.sequential,
         "serve": request.serve,
         "adapter": adapter_row.label if adapter_row is not None else None,
+        "allow_cpu": request.allow_cpu,
     }
     manifest = {
         "seq": {"version": __version__, "git_sha": git_sha()},

@@ -11,6 +11,7 @@ from dataclasses import replace
 from typing import Any
 
 from seq.engine.inprocess import InProcessBackend
+from seq.engine.isolation import Isolation, isolate
 from seq.engine.local import LocalBackend, WorkersFailed
 from seq.engine.prepare import check_envs, default_envs
 from seq.engine.scoring import score_groups
@@ -58,13 +59,25 @@ def worker_config(eval_row: EvalRow, store: Store) -> WorkerConfig:
 
 @contextmanager
 def _served(
-    config: WorkerConfig, settings: dict[str, Any] | None, engine: str = "local", address: str | None = None
+    config: WorkerConfig,
+    settings: dict[str, Any] | None,
+    engine: str = "local",
+    address: str | None = None,
+    policy_apart: bool = False,
 ) -> Iterator[WorkerConfig]:
     """With `--serve`: a batching policy server per arm — in this process, or with `--engine ray` in
-    a Ray actor of its own — and the workers pointed at it."""
+    a Ray actor of its own — and the workers pointed at it.
+
+    `policy_apart` (a benchmark with secrets) serves every arm in this process, whose environment
+    holds no secret, and applies each arm's adapter there too: no code but the benchmark's runs in
+    the workers.
+    """
+    if policy_apart and not settings:
+        settings = {"max_batch_size": 1, "max_wait_ms": 0.0}
     if not settings:
         yield config
         return
+    from seq.registry.adapters import load_adapter
     from seq.serving import serve
 
     with ExitStack() as servers:
@@ -84,16 +97,32 @@ def _served(
                     "max_batch_size": settings["max_batch_size"],
                     "max_wait_ms": settings["max_wait_ms"],
                 }
+                if policy_apart and arm.adapter_ref is not None:
+                    options["adapter"] = load_adapter(arm.adapter_ref, arm.adapter_parameters)
+                    arm = replace(arm, adapter_ref=None, adapter_parameters={})
                 url = servers.enter_context(serve(policy, port=0, **options)).url
             arms[name] = replace(arm, policy_url=url, protocol="seq")
         yield replace(config, arms=arms)
 
 
 def _backend(
-    config: WorkerConfig, workers: int, engine: str, address: str | None, shard: Shard | None, in_memory: bool
+    config: WorkerConfig,
+    workers: int,
+    engine: str,
+    address: str | None,
+    shard: Shard | None,
+    in_memory: bool,
+    isolation: Isolation,
 ) -> Any:
     """Where the episodes run: in this process (a policy object held here), on local worker
     processes, or on Ray actors."""
+    if isolation.declared and (in_memory or engine == "ray"):
+        where = "beside a policy object in this process" if in_memory else "on Ray (--engine ray)"
+        raise SeqInputError(
+            f"the benchmark declares {', '.join(k + '=' for k in isolation.declared)}, which seq honours "
+            f"on local worker processes only, not {where}; "
+            + ("pass the policy's name instead." if in_memory else "run it with --engine local.")
+        )
     if in_memory and shard is not None:
         raise SeqInputError(
             "a policy object in this process's memory cannot be sharded; pass its name instead."
@@ -108,7 +137,7 @@ def _backend(
         from seq.engine.ray_backend import RayBackend
 
         return RayBackend(config, workers, address)
-    return LocalBackend(config, workers)
+    return LocalBackend(config, workers, isolation.process)
 
 
 def execute_eval(
@@ -129,13 +158,19 @@ def execute_eval(
     assert benchmark_row is not None
     config = worker_config(eval_row, store)
     items = store.items(eval_row.id, unfinished_only=True)
-    workers = check_envs(envs if envs is not None else eval_row.arguments.get("envs"))
+    declared = benchmark_row.declared.get("declared", {})
+    envs = envs if envs is not None else eval_row.arguments.get("envs")
+    workers = check_envs(envs if envs is not None else declared.get("cpu"))
+    isolation = _isolation(eval_row, store, declared, workers)
     store.set_eval_status(eval_row.id, RUNNING)
     environment_seen = bool(eval_row.manifest.get("environment"))
 
     health = HealthCheck() if shard is not None else None
 
     def record(result: EpisodeResult) -> None:
+        masker = isolation.process.masker
+        if masker:
+            result = replace(result, error=masker.text(result.error), metrics=masker.value(result.metrics))
         store.write_episode(eval_row.id, result)
         if on_result is not None:
             on_result(result)
@@ -147,13 +182,22 @@ def execute_eval(
         store.add_setup_cpu(eval_row.id, report["setup_cpu_s"])
         if not environment_seen:
             store.update_manifest(eval_row.id, environment=report["environment"])
+            if report.get("assets"):
+                store.update_manifest(
+                    eval_row.id, assets={**isolation.manifest["assets"], "seen": report["assets"]}
+                )
             environment_seen = True
 
     servers = ExitStack()
-    config = servers.enter_context(_served(config, eval_row.arguments.get("serve"), engine, address))
     in_memory = any("in_memory" in arm.policy_ref and arm.policy_url is None for arm in config.arms.values())
     try:
-        backend = _backend(config, workers, engine, address, shard, in_memory)
+        if isolation.declared and (in_memory or engine == "ray"):
+            _backend(config, workers, engine, address, shard, in_memory, isolation)  # refuses
+        serve_settings = eval_row.arguments.get("serve")
+        config = servers.enter_context(
+            _served(config, serve_settings, engine, address, isolation.policy_apart and not in_memory)
+        )
+        backend = _backend(config, workers, engine, address, shard, in_memory, isolation)
     except BaseException:
         servers.close()
         raise
@@ -197,6 +241,25 @@ def execute_eval(
     if status == CANCELED:
         raise EvalCanceled(eval_row.id)
     return status
+
+
+def _isolation(eval_row: EvalRow, store: Store, declared: dict[str, Any], workers: int) -> Isolation:
+    """The benchmark's declarations resolved for this eval (the image built if need be), recorded
+    in its manifest; a failed build or a missing volume or secret fails the eval before any episode."""
+    try:
+        isolation = isolate(
+            eval_row.benchmark,
+            declared,
+            workers,
+            eval_row.manifest,
+            allow_cpu=bool(eval_row.arguments.get("allow_cpu")),
+        )
+    except SeqInputError:
+        store.set_eval_status(eval_row.id, FAILED)  # what ran before (a resumed eval) is kept
+        raise
+    if isolation.manifest:
+        store.update_manifest(eval_row.id, **isolation.manifest)
+    return isolation
 
 
 def resume_eval(eval_id: str, store: Store) -> EvalRow:

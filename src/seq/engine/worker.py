@@ -14,8 +14,7 @@ import time
 import traceback
 import weakref
 from dataclasses import dataclass, field
-from multiprocessing.connection import Connection
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from seq.authoring.benchmark import spec_of
 from seq.authoring.policy import policy_spec_of
@@ -28,6 +27,9 @@ from seq.registry.adapters import load_adapter
 from seq.registry.loader import IN_MEMORY, load_class
 from seq.serving.adapted import AdaptedPolicy
 from seq.serving.inline import InlinePolicy, PolicyHandle
+
+if TYPE_CHECKING:
+    from seq.engine.wire import Channel
 
 
 @dataclass(frozen=True)
@@ -127,8 +129,24 @@ def build_runners(config: WorkerConfig, closer: _EnvCloser | None = None) -> dic
     return runners
 
 
-def worker_main(connection: Connection) -> None:
-    """Serve work items from the runner until it closes the connection."""
+def _over_memory(result: Any) -> Any:
+    """An episode that ran out of memory under `memory=`: its error names the limit first."""
+    from seq.authoring.resources import memory_text
+    from seq.engine.isolation import worker_memory_limit
+
+    limit = worker_memory_limit()
+    if limit is None or result.status != ERROR or "MemoryError" not in (result.error or ""):
+        return result
+    result.error = (
+        f"the episode ran past its worker's memory limit of {memory_text(limit)} (the benchmark's "
+        f"memory= shared by its workers) and was stopped:\n{result.error}"
+    )
+    return result
+
+
+def worker_main(connection: Channel, assets: str | None = None) -> None:
+    """Serve work items from the runner until it closes the connection; `assets` says how the
+    benchmark's volume is seen, for the eval's manifest."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides what Ctrl-C cancels
     try:
         config: WorkerConfig = connection.recv()
@@ -142,7 +160,10 @@ def worker_main(connection: Connection) -> None:
         runners = {name: error for name in config.arms}
     try:
         connection.send(
-            ("ready", {"environment": describe_environment(), "setup_cpu_s": time.process_time()})
+            (
+                "ready",
+                {"environment": describe_environment(), "setup_cpu_s": time.process_time(), "assets": assets},
+            )
         )
         while True:
             try:
@@ -153,7 +174,7 @@ def worker_main(connection: Connection) -> None:
             if isinstance(runner, str):
                 result = item.result(status=ERROR, ended_by="error", error=runner)
             else:
-                result = runner.run(item)
+                result = _over_memory(runner.run(item))
             connection.send(("done", result))
     except (BrokenPipeError, EOFError, OSError):
         pass

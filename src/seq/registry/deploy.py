@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from seq.authoring.adapter import AdapterSpec
-from seq.authoring.benchmark import NOT_YET_HONOURED, BenchmarkSpec
 from seq.authoring.benchmark import SPEC_ATTRIBUTE as BENCHMARK_SPEC
+from seq.authoring.benchmark import BenchmarkSpec
 from seq.authoring.policy import Policy, PolicySpec
 from seq.errors import SeqInputError
 from seq.record.store import Store, VersionRow, seq_home
@@ -70,16 +70,24 @@ def _import_user_file(path: Path, data: bytes) -> tuple[Any, Path, str]:
 
 
 def _notes(spec: BenchmarkSpec | PolicySpec | AdapterSpec) -> tuple[str, ...]:
+    """What an eval of this benchmark still needs here: a volume not put yet, a secret not set."""
     if not isinstance(spec, BenchmarkSpec):
         return ()
-    unhonoured = [key for key in NOT_YET_HONOURED if key in spec.declared]
-    if not unhonoured:
-        return ()
-    return (
-        f"{', '.join(k + '=' for k in unhonoured)} stored with {spec.name}'s version but not yet honoured "
-        "locally: it runs in this Python environment, on this machine's cores, with no volume, secret "
-        "or recording.",
-    )
+    from seq.isolation.secrets import secret_environment
+    from seq.isolation.volumes import current_volume
+
+    needs = []
+    if spec.declared.get("assets"):
+        try:
+            current_volume(spec.declared["assets"]["volume"])
+        except SeqInputError as error:
+            needs.append(str(error))
+    for entry in spec.declared.get("secrets") or []:
+        try:
+            secret_environment([entry["secret"]])
+        except SeqInputError as error:
+            needs.append(str(error))
+    return tuple(needs)
 
 
 def deploy(target: str | Path, store: Store | None = None) -> list[Deployed]:
@@ -235,7 +243,10 @@ def register_remote(url: str, protocol: str, store: Store) -> tuple[VersionRow, 
         name = f"{protocol}-server"
         sha, parameters = _sha256(json.dumps(metadata, sort_keys=True, default=str).encode()), {}
     ref = {"remote": url, "protocol": protocol, "qualname": name}
-    declared = {"name": name, "parameters": {p.name: {"type": p.type, "default": p.default}
-                                             for p in parameters.values()}, "remote": url}
+    declared = {
+        "name": name,
+        "parameters": {p.name: {"type": p.type, "default": p.default} for p in parameters.values()},
+        "remote": url,
+    }
     row, _ = store.register_version("policy", name, sha or _sha256(url.encode()), ref, declared)
     return row, parameters

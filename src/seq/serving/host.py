@@ -81,6 +81,9 @@ class PolicyHost:
         self._infers = [getattr(instance, self.spec.hooks["infer"]) for instance in instances]
         self.defaults = {p.name: p.default for p in self.parameters.values()}
         self.defaults = self.coerce(params, "serve")
+        # An adapter applied here rather than in the workers: for a benchmark with secrets, whose
+        # workers' environment no code but the benchmark's may read.
+        self.adapter: Any = None
 
     @classmethod
     def load(
@@ -136,9 +139,12 @@ class PolicyHost:
         groups: dict[tuple, list[int]] = {}
         outcomes: list[Outcome] = [(False, "not run")] * len(batch)
         for index, request in enumerate(batch):
-            if request.prepare is not None:
+            if request.prepare is not None or self.adapter is not None:
                 try:
-                    request.obs = request.prepare(request.obs)
+                    if request.prepare is not None:
+                        request.obs = request.prepare(request.obs)
+                    if self.adapter is not None:
+                        request.obs = self.adapter.transform_obs(request.obs)
                 except Exception:
                     outcomes[index] = (False, traceback.format_exc())
                     continue
@@ -154,7 +160,7 @@ class PolicyHost:
                         instruction=[batch[i].instruction for i in indices],
                         **first.params,
                     )
-                    chunks = [_chunk(out) for out in split_batch(outputs, len(indices))]
+                    chunks = [self._chunk(out) for out in split_batch(outputs, len(indices))]
                     for i, chunk in zip(indices, chunks, strict=True):
                         outcomes[i] = (True, chunk)
                 except Exception:
@@ -168,14 +174,13 @@ class PolicyHost:
                     output = infer(
                         request.obs, seed=request.seed, instruction=request.instruction, **first.params
                     )
-                    outcomes[i] = (True, _chunk(output))
+                    outcomes[i] = (True, self._chunk(output))
                 except Exception:
                     outcomes[i] = (False, traceback.format_exc())
         return outcomes
 
-
-def _chunk(output: Any) -> np.ndarray:
-    chunk = as_chunk(output)
-    if chunk.dtype.kind not in "biufc":
-        raise TypeError(f"infer returned actions of dtype {chunk.dtype}; actions must be numbers.")
-    return chunk
+    def _chunk(self, output: Any) -> np.ndarray:
+        chunk = as_chunk(output)
+        if chunk.dtype.kind not in "biufc":
+            raise TypeError(f"infer returned actions of dtype {chunk.dtype}; actions must be numbers.")
+        return as_chunk(self.adapter.transform_chunk(chunk)) if self.adapter is not None else chunk

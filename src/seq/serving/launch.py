@@ -109,13 +109,16 @@ def serve(
     params: dict[str, Any] | None = None,
     max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
     store: Store | None = None,
+    adapter: Any = None,
 ) -> ServerHandle:
     """Serve a policy (a name, `NAME@vN`, a built-in, a `@seq.policy` class or an instance) over
     websockets; returns once it listens. `port=0` picks a free port; see `ServerHandle.url`.
 
     Requests from all connections are gathered up to `max_batch_size` or `max_wait_ms` (a batched
     `@seq.infer` gets them as one call); `replicas` instances each compute in their own thread.
-    `params` sets the policy's declared parameters (a client may override them per episode).
+    `params` sets the policy's declared parameters (a client may override them per episode);
+    `adapter` (an adapter instance) transforms each observation before the policy and each action
+    after it, on the server's side.
     """
     for name, value, least in (("max_batch_size", max_batch_size, 1), ("replicas", replicas, 1)):
         if not isinstance(value, int) or value < least:
@@ -127,6 +130,7 @@ def serve(
     if not isinstance(max_message_bytes, int) or max_message_bytes < 1024:
         raise SeqInputError(f"serve: max_message_bytes must be at least 1024, got {max_message_bytes!r}.")
     policy_host = PolicyHost.load(policy, replicas, params, store)
+    policy_host.adapter = adapter
     server = PolicyServer(
         policy_host,
         max_batch_size=max_batch_size,

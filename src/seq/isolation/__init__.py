@@ -1,0 +1,1 @@
+"""Isolation: read-only volumes, the assets mount, secrets given to the simulator only."""
