@@ -1,5 +1,9 @@
-"""robosuite (`pip install 'seq[robosuite]'`, robosuite 1.5.2 on MuJoCo 3.3.0, numpy < 2): the
-`robosuite` benchmark and the `robosuite-scripted` policy.
+"""robosuite 1.5.2 on MuJoCo 3.3.0 and numpy < 2: the `robosuite` benchmark and the
+`robosuite-scripted` policy.
+
+robosuite cannot share seq's own environment (numpy 2, other MuJoCo pins), so the benchmark
+declares its own image: the first eval builds it (a virtual environment made with uv, cached
+under `SEQ_HOME`) and every worker runs in it; nothing needs installing by hand.
 
 Tasks `Lift`, `Stack` and `PickPlaceCan` with a Panda arm and robosuite's default controller
 (operational-space deltas plus a gripper command, 7 numbers in [-1, 1]), state observations
@@ -63,10 +67,16 @@ class RobosuiteEnv:
         self.env.close()
 
 
+IMAGE = seq.Image.debian_slim().uv_pip_install(
+    "robosuite==1.5.2", "mujoco==3.3.0", "numpy<2", "imageio-ffmpeg==0.8.1"
+)
+
+
 @seq.benchmark(
     name="robosuite",
     conditions=seq.conditions(tasks=list(TASKS), seeds=SEEDS),
     max_steps=MAX_STEPS,
+    image=IMAGE,
 )
 class Robosuite(seq.Benchmark):
     @seq.setup
