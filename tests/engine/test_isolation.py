@@ -208,3 +208,19 @@ def test_an_isolated_benchmark_refuses_a_policy_object_in_this_process(isolated_
     policy = load_version(row)()
     with pytest.raises(seq.SeqInputError, match="assets=.*local worker processes"):
         seq.evaluate(policy, benchmark="from-volume", seeds=[0])
+
+
+def test_an_image_that_fails_to_build_refuses_the_eval_before_it_is_stored(tmp_path, toy_file):
+    source = tmp_path / "broken_image.py"
+    source.write_text(
+        toy_file.read_text().replace(
+            'name="line",',
+            'name="line-in-a-broken-image", image=seq.Image.debian_slim().uv_pip_install('
+            '"seq-no-such-package-xyz==1.0"),',
+        )
+    )
+    seq.deploy(source)
+    result = run_cli("eval", "run", "line-controller", "--benchmark", "line-in-a-broken-image")
+    assert result.returncode == 2
+    assert "seq-no-such-package-xyz" in result.stderr and "failed" in result.stderr
+    assert seq.Store().evals() == []

@@ -17,7 +17,7 @@ from seq.authoring.params import Parameter, settable
 from seq.authoring.policy import Policy, policy_spec_of
 from seq.engine.arms import Arm
 from seq.engine.compatibility import check_compatibility
-from seq.engine.isolation import check_gpu
+from seq.engine.isolation import check_gpu, check_isolation
 from seq.engine.plan import plan
 from seq.engine.sequential import check_sequential
 from seq.errors import SeqInputError
@@ -106,6 +106,8 @@ def start_eval(request: EvalRequest, store: Store) -> EvalRow:
     """Validate the request, plan the work items and store the eval before any episode runs."""
     prepared = prepare_eval(request, store)
     eval_id, arguments = prepared.eval_id, prepared.arguments
+    # An image that fails to build, a volume or a secret missing: refused before the eval is stored.
+    check_isolation(prepared.benchmark.declared.get("declared", {}))
     existing = store.get_eval(eval_id)
     if existing is None:
         try:

@@ -266,7 +266,27 @@ def _manifest_lines(report: Report) -> list[str]:
         f"parameters: {manifest.get('parameters')}",
         f"python {environment.get('python', '?')} on {environment.get('platform', '?')}",
         f"packages: {packages or 'n/a'}",
+        *_isolation_lines(manifest),
     ]
+
+
+def _isolation_lines(manifest: dict[str, Any]) -> list[str]:
+    """Where the benchmark ran: its image, the volume version it read, its secrets (names only),
+    memory and device."""
+    lines = []
+    if image := manifest.get("image"):
+        lines.append(f"image {image['key']}")
+    if assets := manifest.get("assets"):
+        seen = f" ({assets['seen']})" if assets.get("seen") else ""
+        lines.append(f"assets: volume {assets['volume']}@{assets['version']}{seen}")
+    if secrets := manifest.get("secrets"):
+        lines.append(f"secrets: {', '.join(secrets['names'])} (values never recorded)")
+    if memory := manifest.get("memory"):
+        lines.append(f"memory: {memory['total']} ({memory['per_worker']} per worker)")
+    gpu = manifest.get("gpu")
+    if gpu and gpu.get("declared") != "cpu":
+        lines.append(f"gpu: declared {gpu['declared']}, ran on {gpu['used']}")
+    return lines
 
 
 def print_report(report: Report, console: Any = None, compact: bool = False) -> None:
