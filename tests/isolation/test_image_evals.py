@@ -42,7 +42,9 @@ def test_two_images_with_conflicting_pins_run_one_after_the_other_from_a_bare_se
     bare = tmp_path / "bare"
     uv = find_uv_bin()
     subprocess.run([uv, "venv", "-q", "--python", sys.executable, str(bare)], check=True)
-    subprocess.run([uv, "pip", "install", "-q", "--python", str(bare / "bin" / "python"), "-e", str(ROOT)], check=True)
+    subprocess.run(
+        [uv, "pip", "install", "-q", "--python", str(bare / "bin" / "python"), "-e", str(ROOT)], check=True
+    )
     environment = {**os.environ, "SEQ_HOME": str(seq_home), "COLUMNS": "200"}
 
     def seq_cli(*args: str) -> subprocess.CompletedProcess:
