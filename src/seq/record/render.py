@@ -106,7 +106,10 @@ def gl_context(name: str | None, width: int, height: int) -> Any:
 
 def mujoco_handles(env: Any) -> tuple[Any, Any] | None:
     """The `(MjModel, MjData)` behind a gymnasium, robosuite or dm_control env, if any."""
-    import mujoco
+    try:
+        import mujoco
+    except ImportError:  # an environment without MuJoCo (ManiSkill's image): no MuJoCo env here
+        return None
 
     candidates = [env, getattr(env, "unwrapped", None)]
     candidates += [getattr(c, "_env", None) for c in list(candidates) if c is not None]

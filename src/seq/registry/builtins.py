@@ -8,6 +8,7 @@ BUILTIN_BENCHMARKS: dict[str, tuple[str, str]] = {
     "fetch": ("seq.shelf.fetch", "Fetch"),
     "robosuite": ("seq.shelf.robosuite", "Robosuite"),
     "aloha": ("seq.shelf.aloha", "Aloha"),
+    "maniskill": ("seq.shelf.maniskill", "ManiSkill"),
 }
 
 BUILTIN_POLICIES: dict[str, tuple[str, str]] = {
@@ -17,6 +18,7 @@ BUILTIN_POLICIES: dict[str, tuple[str, str]] = {
     "pusht-pusher": ("seq.shelf.pusht", "PushTPusher"),
     "fetch-scripted": ("seq.shelf.fetch", "FetchScripted"),
     "robosuite-scripted": ("seq.shelf.robosuite", "RobosuiteScripted"),
+    "maniskill-motionplanner": ("seq.shelf.maniskill", "ManiSkillMotionPlanner"),
 }
 
 BUILTINS = {"benchmark": BUILTIN_BENCHMARKS, "policy": BUILTIN_POLICIES}
