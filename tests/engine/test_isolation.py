@@ -107,6 +107,15 @@ ISOLATED = textwrap.dedent('''
         @seq.infer
         def infer(self, obs, *, seed=None, instruction=None):
             return np.array([np.clip(obs[1] - obs[0], -0.1, 0.1), float("SIM_TOKEN" in os.environ)])
+
+
+    @seq.policy(name="flag-reader")
+    class FlagReader(seq.Policy):
+        """Moves toward the goal; its second number passes on an adapter's third observation."""
+
+        @seq.infer
+        def infer(self, obs, *, seed=None, instruction=None):
+            return np.array([np.clip(obs[1] - obs[0], -0.1, 0.1), obs[2]])
 ''')
 
 
@@ -224,3 +233,33 @@ def test_an_image_that_fails_to_build_refuses_the_eval_before_it_is_stored(tmp_p
     assert result.returncode == 2
     assert "seq-no-such-package-xyz" in result.stderr and "failed" in result.stderr
     assert seq.Store().evals() == []
+
+
+ADAPTER = textwrap.dedent("""
+    import os
+
+    import numpy as np
+
+    import seq
+
+
+    def _flag(obs):
+        return np.append(obs, float("SIM_TOKEN" in os.environ))
+
+
+    @seq.adapter(name="token-peeker")
+    class TokenPeeker(seq.Adapter):
+        obs_transforms = [seq.tf.custom(_flag, label=seq.tf.lossy("adds whether SIM_TOKEN is set"))]
+""")
+
+
+def test_an_adapter_of_a_benchmark_with_secrets_does_not_see_them(isolated_file, tmp_path):
+    adapter_file = tmp_path / "token_peeker.py"
+    adapter_file.write_text(ADAPTER)
+    seq.deploy(adapter_file)
+    set_secret("sim-token", "SIM_TOKEN", "hunter2-very-secret")
+    report = seq.eval.run(
+        "flag-reader", benchmark="with-secret", tasks=["near"], adapter="token-peeker", envs=1
+    )
+    rows = _rows(report)
+    assert rows and all(r.status == "ok" and r.metrics["policy_saw_token"] == 0.0 for r in rows)

@@ -16,7 +16,7 @@ compared with the inputs. A mismatch is refused with every mismatched key named.
 from __future__ import annotations
 
 import traceback
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -159,14 +159,19 @@ def check_compatibility(
     policy_label: str,
     adapter: Adapter | None = None,
     adapter_label: str | None = None,
+    sampler: Callable[[], list[Any]] | None = None,
 ) -> Compatibility | None:
     """Refuse an eval whose policy cannot take the benchmark's observation (through the adapter,
     when one is named), before any episode, naming every mismatched key. Returns what it saw, or
-    None when there was nothing to check (no declared inputs and no adapter)."""
+    None when there was nothing to check (no declared inputs and no adapter). `sampler` gives the
+    observations instead of a reset in this process (a benchmark isolated in an image)."""
     inputs = policy_inputs(policy_cls)
     if inputs is None and adapter is None:
         return None
-    observations = sample_observations(benchmark_cls, setup_parameters, conditions, benchmark_label)
+    if sampler is not None:
+        observations = sampler()
+    else:
+        observations = sample_observations(benchmark_cls, setup_parameters, conditions, benchmark_label)
     seen = observations
     result = Compatibility(observation=observations[0])
     if adapter is not None:

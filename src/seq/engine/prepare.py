@@ -8,6 +8,7 @@ import sqlite3
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from seq._version import __version__, git_sha
@@ -19,6 +20,7 @@ from seq.engine.arms import Arm
 from seq.engine.compatibility import check_compatibility
 from seq.engine.isolation import check_gpu, check_isolation
 from seq.engine.plan import plan
+from seq.engine.sample import sample_in_isolation
 from seq.engine.sequential import check_sequential
 from seq.errors import SeqInputError
 from seq.record.store import EvalRow, Store, VersionRow, WorkItem
@@ -268,6 +270,8 @@ def _check_compatibility(
     each arm's adapter version and lossy transforms (its parameters may change them)."""
     benchmark_cls = load_version(benchmark_row)
     conditions = list({item.condition.key: item.condition for item in items}.values())
+    declared = benchmark_row.declared.get("declared", {})
+    isolated = any(declared.get(key) for key in ("image", "assets", "secrets"))
     for arm, policy_cls in zip(arms, policies, strict=True):
         adapter = None
         if adapter_row is not None:
@@ -288,6 +292,16 @@ def _check_compatibility(
             arm["policy"],
             adapter,
             adapter_row.label if adapter_row is not None else None,
+            sampler=partial(
+                sample_in_isolation,
+                benchmark_row.label,
+                benchmark_row.ref,
+                declared,
+                arm["parameters"]["benchmark"],
+                conditions,
+            )
+            if isolated
+            else None,
         )
         if seen is not None:
             arm["observation"] = {k: v for k, v in seen.to_manifest().items() if k != "adapter"}
