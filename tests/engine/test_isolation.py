@@ -176,7 +176,10 @@ def test_an_episode_past_memory_is_an_error_naming_the_limit_and_the_eval_goes_o
     report = seq.eval.run("reader", benchmark="hungry")  # cpu=2: two workers, 300 MiB each
     huge = [r for r in _rows(report) if r.task == "huge"]
     near = [r for r in _rows(report) if r.task == "near"]
-    assert huge and all(r.status == "error" and "memory limit of 300 MiB" in r.error for r in huge)
+    assert huge and all(
+        r.status == "error" and "memory limit of 300 MiB" in r.error and "worker replaced" in r.error
+        for r in huge
+    )
     assert near and all(r.status == "ok" for r in near)
     assert len({r.metrics["pid"] for r in near}) <= 2
     manifest = seq.Store().get_eval(report.eval_id).manifest

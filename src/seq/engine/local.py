@@ -199,6 +199,13 @@ class LocalBackend:
             else:
                 worker.give(None)
                 on_result(payload)
+                if kind == "spent":  # it ran past its memory limit and exits: replace it
+                    worker.connection.close()
+                    workers.remove(worker)
+                    retired.append(worker)
+                    if pending or later:
+                        workers.append(self._start())
+                    return
             feed(worker)
 
         def bury(worker: _Worker, result: EpisodeResult | None = None) -> None:

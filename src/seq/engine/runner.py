@@ -257,8 +257,7 @@ def _isolation(eval_row: EvalRow, store: Store, declared: dict[str, Any], worker
     except SeqInputError:
         store.set_eval_status(eval_row.id, FAILED)  # what ran before (a resumed eval) is kept
         raise
-    if isolation.manifest:
-        store.update_manifest(eval_row.id, **isolation.manifest)
+    store.update_manifest(eval_row.id, workers=workers, **isolation.manifest)
     return isolation
 
 

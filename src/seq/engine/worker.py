@@ -3,7 +3,8 @@
 It is started as `python -m seq.engine FD` and talks to the runner over that socket: it
 receives its `WorkerConfig` first, then sends `("ready", environment)` once set up, then one
 `("done", EpisodeResult)` per work item it is given, and exits when the socket closes (so a
-runner killed with SIGKILL leaves no worker behind).
+runner killed with SIGKILL leaves no worker behind) — or after an episode that ran past its
+memory limit, which it sends as `("spent", EpisodeResult)`.
 """
 
 from __future__ import annotations
@@ -129,19 +130,19 @@ def build_runners(config: WorkerConfig, closer: _EnvCloser | None = None) -> dic
     return runners
 
 
-def _over_memory(result: Any) -> Any:
-    """An episode that ran out of memory under `memory=`: its error names the limit first."""
+def _over_memory(result: Any) -> bool:
+    """Whether an episode ran out of memory under `memory=`; if so, its error names the limit."""
     from seq.authoring.resources import memory_text
     from seq.engine.isolation import worker_memory_limit
 
     limit = worker_memory_limit()
     if limit is None or result.status != ERROR or "MemoryError" not in (result.error or ""):
-        return result
+        return False
     result.error = (
         f"the episode ran past its worker's memory limit of {memory_text(limit)} (the benchmark's "
-        f"memory= shared by its workers) and was stopped:\n{result.error}"
+        f"memory= shared by its workers); it was stopped and its worker replaced:\n{result.error}"
     )
-    return result
+    return True
 
 
 def worker_main(connection: Channel, assets: str | None = None) -> None:
@@ -174,7 +175,10 @@ def worker_main(connection: Channel, assets: str | None = None) -> None:
             if isinstance(runner, str):
                 result = item.result(status=ERROR, ended_by="error", error=runner)
             else:
-                result = _over_memory(runner.run(item))
+                result = runner.run(item)
+            if _over_memory(result):  # what it allocated may still be held: a fresh worker takes over
+                connection.send(("spent", result))
+                break
             connection.send(("done", result))
     except (BrokenPipeError, EOFError, OSError):
         pass
