@@ -266,3 +266,20 @@ def test_an_adapter_of_a_benchmark_with_secrets_does_not_see_them(isolated_file,
     )
     rows = _rows(report)
     assert rows and all(r.status == "ok" and r.metrics["policy_saw_token"] == 0.0 for r in rows)
+
+
+def test_an_isolated_benchmark_is_refused_on_ray_rather_than_run_without_isolation(isolated_file, tmp_path):
+    put_volume("tasks", _tasks(tmp_path, {"near": 0.5, "far": 1.0}))
+    refused = run_cli("eval", "run", "reader", "--benchmark", "from-volume", "--engine", "ray")
+    assert refused.returncode == 2
+    assert "assets=" in refused.stderr and "--engine local" in refused.stderr
+
+
+def test_image_imports_skips_what_only_the_image_has_outside_it(monkeypatch):
+    image = seq.Image.debian_slim().uv_pip_install("seq-no-such-package-xyz")
+    monkeypatch.delenv("SEQ_IMAGE", raising=False)
+    with image.imports():
+        import seq_no_such_package_xyz  # noqa: F401
+    monkeypatch.setenv("SEQ_IMAGE", "abc123")  # inside the image's workers: a missing module raises
+    with pytest.raises(ImportError), image.imports():
+        import seq_no_such_package_xyz  # noqa: F401
