@@ -1,8 +1,10 @@
 """ManiSkill 3: the `maniskill` benchmark and the `maniskill-motionplanner` policy.
 
 ManiSkill needs numpy < 2 (mplib 0.1.1 crashes with numpy 2) and torch, so the benchmark declares an
-image of its own (`IMAGE`), built on the first eval and reused after; torch is the CPU build where
-the machine holds one on disk. SAPIEN needs a Vulkan driver newer than Debian 12's:
+image of its own (`IMAGE`), built on the first eval and reused after. torch is pinned to the CPU
+build (`2.13.0+cpu`), which the image build finds among the machine's own wheels (`/opt/wheels`,
+as pip does here); PyPI's plain `torch` is a multi-GB CUDA build, so where no such wheel lies the
+build stops with uv's reason rather than download it. SAPIEN needs a Vulkan driver newer than Debian 12's:
 `bash tools/install_vulkan.sh` (as root) installs Mesa 25's lavapipe from bookworm-backports.
 
 Tasks `PushCube-v1`, `PickCube-v1` and `StackCube-v1` with a Panda arm on ManiSkill's CPU (PhysX)
@@ -124,7 +126,9 @@ class ManiSkillEnv:
 
 IMAGE = (
     seq.Image.debian_slim()
-    .uv_pip_install("mani-skill==3.0.1", "mplib==0.1.1", "torch==2.13.0", "numpy<2", "imageio-ffmpeg==0.8.1")
+    .uv_pip_install(
+        "mani-skill==3.0.1", "mplib==0.1.1", "torch==2.13.0+cpu", "numpy<2", "imageio-ffmpeg==0.8.1"
+    )
     .apt_install("mesa-vulkan-drivers")
 )
 
