@@ -138,3 +138,13 @@ def run_cli(*args: str, env: dict | None = None, timeout: float = 300) -> subpro
         timeout=timeout,
         env={**os.environ, "COLUMNS": "200", **(env or {})},
     )
+
+
+def refused_in_one_line(result: subprocess.CompletedProcess, *fragments: str) -> None:
+    """The command exited with code 2 and said why in one line holding every fragment, no traceback."""
+    assert result.returncode == 2, result.stderr + result.stdout
+    assert "Traceback" not in result.stderr + result.stdout
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, result.stderr
+    for fragment in fragments:
+        assert fragment in lines[0]

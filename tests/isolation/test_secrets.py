@@ -10,7 +10,7 @@ import sys
 from collections import namedtuple
 
 import pytest
-from conftest import run_cli
+from conftest import refused_in_one_line, run_cli
 
 from seq.errors import SeqInputError
 from seq.isolation.secrets import Masker, list_secrets, remove_secret, secret_environment, set_secret
@@ -28,15 +28,6 @@ def _cli(*args, stdin=subprocess.DEVNULL, input=None, env=None):
         input=input,
         env={**os.environ, "COLUMNS": "200", **(env or {})},
     )
-
-
-def _refused(result, *fragments):
-    assert result.returncode == 2, result.stderr + result.stdout
-    assert "Traceback" not in result.stderr + result.stdout
-    lines = [line for line in result.stderr.splitlines() if line.strip()]
-    assert len(lines) == 1, result.stderr
-    for fragment in fragments:
-        assert fragment in lines[0]
 
 
 def test_a_secret_is_stored_0600_in_a_0700_folder(seq_home):
@@ -66,7 +57,7 @@ def test_list_environment_and_remove():
         remove_secret("sim")
 
 
-def test_two_secrets_for_one_variable_are_refused():
+def test_two_secrets_for_one_variable_arerefused_in_one_line():
     set_secret("a", "TOKEN", "one")
     set_secret("b", "TOKEN", "two")
     with pytest.raises(SeqInputError, match="secrets a and b both set TOKEN"):
@@ -118,10 +109,10 @@ def test_ls_never_shows_the_value_and_rm_removes():
 
 def test_the_command_line_refuses_bad_input():
     env = {"HF_TOKEN": ""}
-    _refused(_cli("secret", "set", "hf", "--env", "HF_TOKEN", env=env), "secret hf: no value")
-    _refused(_cli("secret", "set", "hf", "--env", "1X", env=env), "environment variable '1X'")
-    _refused(_cli("secret", "set", "a/b", "--env", "X", input="v"), "secret name 'a/b'")
-    _refused(_cli("secret", "rm", "nope"), "secret nope: not set")
+    refused_in_one_line(_cli("secret", "set", "hf", "--env", "HF_TOKEN", env=env), "secret hf: no value")
+    refused_in_one_line(_cli("secret", "set", "hf", "--env", "1X", env=env), "environment variable '1X'")
+    refused_in_one_line(_cli("secret", "set", "a/b", "--env", "X", input="v"), "secret name 'a/b'")
+    refused_in_one_line(_cli("secret", "rm", "nope"), "secret nope: not set")
 
 
 def test_masker_on_nested_values():

@@ -7,7 +7,7 @@ import os
 import stat
 
 import pytest
-from conftest import run_cli
+from conftest import refused_in_one_line, run_cli
 
 from seq.errors import SeqInputError
 from seq.isolation.volumes import (
@@ -26,15 +26,6 @@ def tasks_dir(tmp_path):
     (folder / "tasks.json").write_text(json.dumps({"tasks": ["reach", "push"]}))
     (folder / "sub" / "weights.bin").write_bytes(bytes(range(256)) * 10)
     return folder
-
-
-def _refused(result, *fragments):
-    assert result.returncode == 2, result.stderr + result.stdout
-    assert "Traceback" not in result.stderr + result.stdout
-    lines = [line for line in result.stderr.splitlines() if line.strip()]
-    assert len(lines) == 1, result.stderr
-    for fragment in fragments:
-        assert fragment in lines[0]
 
 
 def test_the_same_content_is_the_same_version(tasks_dir, tmp_path, seq_home):
@@ -93,7 +84,7 @@ def test_stored_files_are_read_only(tasks_dir):
     assert put_volume("tasks", tasks_dir)[0].kind == "weights"
 
 
-def test_links_inside_are_copied_and_links_outside_refused(tasks_dir, tmp_path):
+def test_links_inside_are_copied_and_links_outsiderefused_in_one_line(tasks_dir, tmp_path):
     (tasks_dir / "alias.json").symlink_to("tasks.json")
     (tasks_dir / "subalias").symlink_to("sub")
     version, _ = put_volume("tasks", tasks_dir)
@@ -110,7 +101,7 @@ def test_links_inside_are_copied_and_links_outside_refused(tasks_dir, tmp_path):
     assert not list((version.path.parent).glob(".tmp-*"))
 
 
-def test_a_link_loop_is_refused(tasks_dir):
+def test_a_link_loop_isrefused_in_one_line(tasks_dir):
     (tasks_dir / "sub" / "up").symlink_to("..")
     with pytest.raises(SeqInputError, match="loop"):
         put_volume("tasks", tasks_dir)
@@ -173,11 +164,11 @@ def test_the_command_line(tasks_dir):
     as_json = json.loads(run_cli("volume", "ls", "--json").stdout)
     assert as_json[0]["version"] == version and as_json[0]["current"] is True
 
-    _refused(run_cli("volume", "put", "a/b", str(tasks_dir)), "volume name 'a/b'")
-    _refused(run_cli("volume", "put", "tasks", str(tasks_dir), "--kind", "model"), "kind 'model'")
-    _refused(run_cli("volume", "put", "tasks", str(tasks_dir / "nope")), "does not exist")
-    _refused(run_cli("volume", "rm", "tasks", "--version", "0000"), "no version '0000'")
-    _refused(run_cli("volume", "rm", "other"), "volume other: no such volume")
+    refused_in_one_line(run_cli("volume", "put", "a/b", str(tasks_dir)), "volume name 'a/b'")
+    refused_in_one_line(run_cli("volume", "put", "tasks", str(tasks_dir), "--kind", "model"), "kind 'model'")
+    refused_in_one_line(run_cli("volume", "put", "tasks", str(tasks_dir / "nope")), "does not exist")
+    refused_in_one_line(run_cli("volume", "rm", "tasks", "--version", "0000"), "no version '0000'")
+    refused_in_one_line(run_cli("volume", "rm", "other"), "volume other: no such volume")
 
     removed = run_cli("volume", "rm", "tasks")
     assert removed.returncode == 0 and f"removed volume tasks version {version}" in removed.stdout
