@@ -115,10 +115,17 @@ TOY = textwrap.dedent('''
 ''')
 
 
+@pytest.fixture(scope="session")
+def shared_images(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One image cache for the whole run: a built image is the same in every workspace."""
+    return tmp_path_factory.mktemp("seq-images")
+
+
 @pytest.fixture(autouse=True)
-def seq_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+def seq_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, shared_images: Path) -> Path:
     home = tmp_path / "seq-home"
     monkeypatch.setenv("SEQ_HOME", str(home))
+    monkeypatch.setenv("SEQ_IMAGES", str(shared_images))
     return home
 
 

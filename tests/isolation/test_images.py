@@ -34,10 +34,17 @@ def shared(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, Bui
     home = tmp_path_factory.mktemp("images-home")
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("SEQ_HOME", str(home))
+        patch.delenv("SEQ_IMAGES", raising=False)
         lines: list[str] = []
         built = ensure_image(SIX, log=lines.append)
         assert any("uv_pip_install" in line for line in lines)
     yield home, built
+
+
+@pytest.fixture(autouse=True)
+def images_in_seq_home(monkeypatch: pytest.MonkeyPatch) -> None:
+    """These tests build their images where a user's go by default: `$SEQ_HOME/images`."""
+    monkeypatch.delenv("SEQ_IMAGES", raising=False)
 
 
 @pytest.fixture
@@ -48,6 +55,13 @@ def built(shared, monkeypatch: pytest.MonkeyPatch) -> BuiltImage:
 
 def _python(built: BuiltImage, code: str) -> subprocess.CompletedProcess:
     return subprocess.run([str(built.python), "-c", code], capture_output=True, text=True, timeout=120)
+
+
+def test_seq_images_moves_the_image_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from seq.isolation.images import images_dir
+
+    monkeypatch.setenv("SEQ_IMAGES", str(tmp_path / "shared-images"))
+    assert images_dir() == tmp_path / "shared-images"
 
 
 def test_a_built_image_has_its_packages_and_seq_but_not_the_runners_environment(built: BuiltImage) -> None:

@@ -1,13 +1,12 @@
 """The built-in ManiSkill benchmark and its motion-planning expert (short runs), in ManiSkill's own
-image (numpy < 2, torch on the CPU), built once for this module. Skipped where the machine lacks
-a Vulkan driver new enough for SAPIEN (`bash tools/install_vulkan.sh` installs one; CI runs it)."""
+image (numpy < 2, torch on the CPU), built once for the test run (`SEQ_IMAGES`). Skipped where the
+machine lacks a Vulkan driver new enough for SAPIEN (`bash tools/install_vulkan.sh`; CI runs it)."""
 
 from __future__ import annotations
 
 import shutil
 import subprocess
 import textwrap
-from pathlib import Path
 
 import pytest
 
@@ -26,18 +25,6 @@ pytestmark = pytest.mark.skipif(
     _vulkan_driver_major() < 25,
     reason="SAPIEN needs Mesa 25's Vulkan driver: run `bash tools/install_vulkan.sh` (as root)",
 )
-
-
-@pytest.fixture(scope="module")
-def maniskill_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("maniskill-home")
-
-
-@pytest.fixture(autouse=True)
-def seq_home(maniskill_home: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """One SEQ_HOME for the module, so that ManiSkill's image is built once."""
-    monkeypatch.setenv("SEQ_HOME", str(maniskill_home))
-    return maniskill_home
 
 
 def test_the_motion_planner_succeeds_and_random_fails():

@@ -77,7 +77,10 @@ class ImageInfo:
 
 
 def images_dir() -> Path:
-    return seq_home() / "images"
+    """Where built images live: `$SEQ_IMAGES` (one cache for several workspaces), else
+    `$SEQ_HOME/images`."""
+    shared = os.environ.get("SEQ_IMAGES")
+    return Path(shared) if shared else seq_home() / "images"
 
 
 def image_of(value: Any) -> Image:
@@ -126,9 +129,18 @@ def describe_image(image: Image) -> dict[str, Any]:
     return {**image.to_dict(), "python": python_version(image)}
 
 
+# How seq builds an image from its description; a change here (a new uv flag) is a new key for all.
+RECIPE = 2
+
+
 def image_key(image: Image) -> str:
-    """The first 16 hex digits of the sha256 of the description, Python version and seq's requirements."""
-    payload = {"description": describe_image(image), "seq_requirements": seq_requirements()}
+    """The first 16 hex digits of the sha256 of the description, Python version, seq's requirements
+    and the build recipe."""
+    payload = {
+        "description": describe_image(image),
+        "seq_requirements": seq_requirements(),
+        "recipe": RECIPE,
+    }
     text = json.dumps(payload, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
@@ -326,7 +338,9 @@ def _uv(args: list[str], key: str, what: str, cwd: Path) -> None:
 
 
 def _pip(venv_python: Path, packages: list[str], key: str, what: str, cwd: Path) -> None:
-    args = ["pip", "install", "--python", str(venv_python)]
+    # Bytecode compiled now: every worker of every eval imports from the image, and one that cannot
+    # write .pyc files (PYTHONDONTWRITEBYTECODE, a read-only home) would compile at each start.
+    args = ["pip", "install", "--python", str(venv_python), "--compile-bytecode"]
     sources = []
     for folder in FIND_LINKS:
         if Path(folder).is_dir():
