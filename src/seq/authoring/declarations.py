@@ -72,8 +72,9 @@ class Image:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Image:
         """The image a `to_dict()` described (as stored with a benchmark's version)."""
-        steps = tuple((kind, tuple(items)) for kind, items in data.get("steps", []))
-        return cls(data.get("base", "debian-slim"), steps, tuple(sorted(data.get("env", {}).items())))
+        steps = tuple((str(kind), tuple(map(str, items))) for kind, items in data.get("steps", []))
+        variables = tuple(sorted((str(k), str(v)) for k, v in (data.get("env") or {}).items()))
+        return cls(str(data.get("base", "debian-slim")), steps, variables)
 
 
 @dataclass(frozen=True)

@@ -1,10 +1,10 @@
 """Local images: a `seq.Image` built once as a virtual environment with uv, cached by content hash.
 
 `ensure_image(image)` returns the environment for an image's description, building it the first
-time into `seq_home()/images/<key>`, where the key hashes the description, the Python version and
-seq's own core requirements. A build happens in a temporary folder next to the final one, under a
-lock file, and is renamed into place only when complete, so two evals starting together build once
-and a half-built folder is never used.
+time into `images_dir()/<key>` (`$SEQ_IMAGES`, else `$SEQ_HOME/images`), where the key hashes the
+description, the Python version, seq's own core requirements and the build recipe. A build happens
+in a temporary folder next to the final one, under a lock file, and is renamed into place only when
+complete, so two evals starting together build once and a half-built folder is never used.
 
 `seq` itself is not installed into an image: its core requirements are (resolved together with the
 image's first pip step), and the `seq` package is linked in (`<image>/seq-link/seq` points at the
@@ -58,7 +58,7 @@ class ImageBuildError(SeqInputError):
 @dataclass(frozen=True)
 class BuiltImage:
     key: str  # content hash of the description (first 16 hex digits of sha256)
-    path: Path  # seq_home()/"images"/key
+    path: Path  # images_dir() / key
     python: Path  # the virtual environment's python
     environment: dict[str, str]  # the Image's .env(...) variables, for worker processes
     description: dict[str, Any]  # Image.to_dict() plus the python version used
@@ -88,9 +88,7 @@ def image_of(value: Any) -> Image:
     if isinstance(value, Image):
         return value
     if isinstance(value, dict) and "base" in value:
-        steps = tuple((str(kind), tuple(str(i) for i in items)) for kind, items in value.get("steps", []))
-        env = tuple(sorted((str(k), str(v)) for k, v in (value.get("env") or {}).items()))
-        return Image(str(value["base"]), steps, env)
+        return Image.from_dict(value)
     raise SeqInputError(f"expected a seq.Image (or its stored description), got {value!r}.")
 
 
