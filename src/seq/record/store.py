@@ -133,6 +133,24 @@ def item_id(condition: Condition, trial: int, trials: int, arm: str, arms: int) 
     return f"{arm}/{key}" if arms > 1 else key
 
 
+def _add_missing_columns(db: sqlite3.Connection) -> None:
+    """Bring a record written by an older seq up to `SCHEMA` in place: each column added since is
+    added with its default, so every eval already recorded stays readable (nothing is dropped)."""
+    wanted = sqlite3.connect(":memory:")
+    wanted.executescript(SCHEMA)
+    tables = [row[0] for row in wanted.execute("SELECT name FROM sqlite_master WHERE type='table'")]
+    for table in tables:
+        have = {row[1] for row in db.execute(f"PRAGMA table_info({table})")}
+        for _, name, kind, not_null, default, _ in wanted.execute(f"PRAGMA table_info({table})"):
+            if name in have:
+                continue
+            column = f"{name} {kind}" + (f" DEFAULT {default}" if default is not None else "")
+            if not_null and default is not None:
+                column += " NOT NULL"
+            db.execute(f"ALTER TABLE {table} ADD COLUMN {column}")
+    wanted.close()
+
+
 class Store:
     """Typed access to the record database."""
 
@@ -144,6 +162,7 @@ class Store:
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.executescript(SCHEMA)
+        _add_missing_columns(self._db)
 
     def close(self) -> None:
         self._db.close()
