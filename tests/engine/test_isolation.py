@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import textwrap
 from pathlib import Path
 
@@ -61,7 +62,8 @@ ISOLATED = textwrap.dedent('''
             return LineEnv(goals[variant.task])
 
         def extra(self, env):
-            return {"goal": env.goal, "write_refused": self.refused}
+            mounted = float(str(seq.assets_path()) == "/assets")
+            return {"goal": env.goal, "write_refused": self.refused, "at_slash_assets": mounted}
 
 
     @seq.benchmark(name="with-secret", conditions=seq.conditions(tasks=["near", "leak"], seeds=range(2)),
@@ -144,6 +146,8 @@ def test_a_volume_is_read_only_and_each_eval_records_the_version_it_read(isolate
     assert {r.status for r in _rows(before)} == {"ok"}
     assert {r.metrics["write_refused"] for r in _rows(before)} == {1.0}
     assert {r.task: r.metrics["goal"] for r in _rows(before)} == {"near": 0.5, "far": 1.0}
+    if os.geteuid() == 0:  # root may mount: the volume is at /assets itself
+        assert {r.metrics["at_slash_assets"] for r in _rows(before)} == {1.0}
 
     second, created = put_volume("tasks", _tasks(tmp_path, {"near": 0.3, "far": 0.8}))
     assert created and second.version != first.version
