@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import sys
 
 import typer
@@ -32,8 +33,21 @@ app.add_typer(volume_app, name="volume")
 app.add_typer(secret_app, name="secret")
 
 
+def _show_progress_log() -> None:
+    """What seq logs at INFO (an image being built, the renderer recordings use) goes to stderr as
+    `seq: …` lines: stdout stays the report's."""
+    logger = logging.getLogger("seq")
+    if not logger.handlers:
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("seq: %(message)s"))
+        logger.addHandler(handler)
+        logger.setLevel(logging.INFO)
+        logger.propagate = False
+
+
 def main(argv: list[str] | None = None) -> None:
     """Entry point of the `seq` script: bad input is one sentence on stderr and exit code 2."""
+    _show_progress_log()
     try:
         app(args=argv, standalone_mode=True)
     except SeqInputError as error:

@@ -9,6 +9,7 @@ manifest, only their names, and a `Masker` hides them in everything recorded.
 
 from __future__ import annotations
 
+import logging
 import os
 import shutil
 import subprocess
@@ -22,6 +23,7 @@ from seq.authoring.resources import memory_text
 from seq.errors import SeqInputError
 from seq.isolation.secrets import Masker
 
+log = logging.getLogger("seq.isolation")  # an image's build, step by step (the CLI shows it)
 MEMORY_VARIABLE = "SEQ_WORKER_MEMORY_BYTES"  # read by the worker before it imports anything heavy
 ASSETS_VARIABLE = "SEQ_WORKER_ASSETS"
 IMAGE_VARIABLE = "SEQ_IMAGE"  # set in an image's workers: `Image.imports()` raises there
@@ -96,7 +98,7 @@ def check_gpu(benchmark: str, gpu: str | None, allow_cpu: bool) -> dict[str, Any
     return {"declared": gpu, "used": "cpu (--allow-cpu)"}
 
 
-def check_isolation(declared: Mapping[str, Any], log: Callable[[str], None] | None = None) -> None:
+def check_isolation(declared: Mapping[str, Any], log: Callable[[str], None] | None = log.info) -> None:
     """Build the declared image (once: it is cached) and check that the volume and the secrets
     exist; raises `SeqInputError` (an `ImageBuildError` for a build) naming what is missing."""
     if declared.get("image") is not None:
@@ -119,7 +121,7 @@ def isolate(
     workers: int,
     recorded: Mapping[str, Any],
     allow_cpu: bool = False,
-    log: Callable[[str], None] | None = None,
+    log: Callable[[str], None] | None = log.info,
 ) -> Isolation:
     """Resolve `declared` (a benchmark spec's `declared`) for an eval with `workers` workers.
 

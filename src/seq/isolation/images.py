@@ -159,8 +159,6 @@ def ensure_image(image: Image, log: Callable[[str], None] | None = None) -> Buil
             cached = _complete(final)  # another process may have built it while we waited
             if not cached:
                 _build(image, key, description, final, say)
-    if cached:
-        say(f"image {key}: cached at {final}")
     _link_seq(final)  # point at the seq this process runs, should the checkout have moved
     (final / LAST_USED_FILE).touch()
     return BuiltImage(
