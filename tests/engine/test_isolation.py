@@ -287,3 +287,22 @@ def test_image_imports_skips_what_only_the_image_has_outside_it(monkeypatch):
     monkeypatch.setenv("SEQ_IMAGE", "abc123")  # inside the image's workers: a missing module raises
     with pytest.raises(ImportError), image.imports():
         import seq_no_such_package_xyz  # noqa: F401
+
+
+def test_a_resumed_eval_reads_the_volume_version_it_started_with(isolated_file, tmp_path):
+    first, _ = put_volume("tasks", _tasks(tmp_path, {"near": 0.5, "far": 1.0}))
+    started: list[str] = []
+
+    def stop_after_one(result: object) -> None:
+        raise KeyboardInterrupt  # Ctrl-C after the first episode: what ran is kept
+
+    with pytest.raises(seq.EvalCanceled):
+        seq.eval.run(
+            "reader", benchmark="from-volume", envs=1, on_start=lambda row: started.append(row.id),
+            on_result=stop_after_one,
+        )  # fmt: skip
+    put_volume("tasks", _tasks(tmp_path, {"near": 0.3, "far": 0.8}))
+    resumed = seq.eval.run(resume=started[0], envs=1)
+    rows = _rows(resumed)
+    assert len(rows) == 4 and {(r.task, r.metrics["goal"]) for r in rows} == {("near", 0.5), ("far", 1.0)}
+    assert seq.Store().get_eval(started[0]).manifest["assets"]["version"] == first.version
