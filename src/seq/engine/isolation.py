@@ -98,21 +98,10 @@ def check_gpu(benchmark: str, gpu: str | None, allow_cpu: bool) -> dict[str, Any
     return {"declared": gpu, "used": "cpu (--allow-cpu)"}
 
 
-def check_isolation(declared: Mapping[str, Any], log: Callable[[str], None] | None = log.info) -> None:
+def check_isolation(declared: Mapping[str, Any], benchmark: str) -> None:
     """Build the declared image (once: it is cached) and check that the volume and the secrets
     exist; raises `SeqInputError` (an `ImageBuildError` for a build) naming what is missing."""
-    if declared.get("image") is not None:
-        from seq.isolation.images import ensure_image
-
-        ensure_image(Image.from_dict(declared["image"]), log=log)
-    if declared.get("assets") is not None:
-        from seq.isolation.volumes import current_volume
-
-        current_volume(declared["assets"]["volume"])
-    if declared.get("secrets"):
-        from seq.isolation.secrets import secret_environment
-
-        secret_environment([entry["secret"] for entry in declared["secrets"]])
+    isolate(benchmark, declared, 1, {}, allow_cpu=True)
 
 
 def isolate(

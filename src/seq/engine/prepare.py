@@ -109,7 +109,7 @@ def start_eval(request: EvalRequest, store: Store) -> EvalRow:
     prepared = prepare_eval(request, store)
     eval_id, arguments = prepared.eval_id, prepared.arguments
     # An image that fails to build, a volume or a secret missing: refused before the eval is stored.
-    check_isolation(prepared.benchmark.declared.get("declared", {}))
+    check_isolation(prepared.benchmark.declared.get("declared", {}), prepared.benchmark.label)
     existing = store.get_eval(eval_id)
     if existing is None:
         try:

@@ -105,6 +105,17 @@ def _served(
         yield replace(config, arms=arms)
 
 
+def _refuse_unisolated(isolation: Isolation, in_memory: bool, engine: str) -> None:
+    """Isolation is honoured on local worker processes only: refuse rather than run without it."""
+    if isolation.declared and (in_memory or engine == "ray"):
+        where = "beside a policy object in this process" if in_memory else "on Ray (--engine ray)"
+        raise SeqInputError(
+            f"the benchmark declares {', '.join(k + '=' for k in isolation.declared)}, which seq honours "
+            f"on local worker processes only, not {where}; "
+            + ("pass the policy's name instead." if in_memory else "run it with --engine local.")
+        )
+
+
 def _backend(
     config: WorkerConfig,
     workers: int,
@@ -116,13 +127,6 @@ def _backend(
 ) -> Any:
     """Where the episodes run: in this process (a policy object held here), on local worker
     processes, or on Ray actors."""
-    if isolation.declared and (in_memory or engine == "ray"):
-        where = "beside a policy object in this process" if in_memory else "on Ray (--engine ray)"
-        raise SeqInputError(
-            f"the benchmark declares {', '.join(k + '=' for k in isolation.declared)}, which seq honours "
-            f"on local worker processes only, not {where}; "
-            + ("pass the policy's name instead." if in_memory else "run it with --engine local.")
-        )
     if in_memory and shard is not None:
         raise SeqInputError(
             "a policy object in this process's memory cannot be sharded; pass its name instead."
@@ -191,8 +195,7 @@ def execute_eval(
     servers = ExitStack()
     in_memory = any("in_memory" in arm.policy_ref and arm.policy_url is None for arm in config.arms.values())
     try:
-        if isolation.declared and (in_memory or engine == "ray"):
-            _backend(config, workers, engine, address, shard, in_memory, isolation)  # refuses
+        _refuse_unisolated(isolation, in_memory, engine)
         serve_settings = eval_row.arguments.get("serve")
         config = servers.enter_context(
             _served(config, serve_settings, engine, address, isolation.policy_apart and not in_memory)
