@@ -9,7 +9,8 @@ import subprocess
 import sys
 import time
 
-from conftest import run_cli
+import pytest
+from conftest import refused_in_one_line, run_cli
 
 import seq
 
@@ -72,7 +73,8 @@ def _serve(port: int) -> subprocess.Popen:
     raise AssertionError(server.communicate(timeout=5))
 
 
-def test_a_server_killed_mid_eval_costs_only_the_episodes_in_flight(toy_file):
+@pytest.mark.parametrize("envs_per_worker", ["1", "3"])
+def test_a_server_killed_mid_eval_costs_only_the_episodes_in_flight(toy_file, envs_per_worker):
     assert run_cli("deploy", str(toy_file)).returncode == 0
     port = _free_port()
     server = _serve(port)
@@ -89,6 +91,8 @@ def test_a_server_killed_mid_eval_costs_only_the_episodes_in_flight(toy_file):
             f"ws://127.0.0.1:{port}",
             "--envs",
             "2",
+            "--envs-per-worker",
+            envs_per_worker,
             "--trials",
             "3",
             "--param",
@@ -116,3 +120,13 @@ def test_a_server_killed_mid_eval_costs_only_the_episodes_in_flight(toy_file):
     lost = [e for e in report.episodes if e.status == "error"]
     assert lost and all(e.ended_by == "server_unreachable" for e in lost)
     assert len(lost) < 18
+
+
+def test_a_policy_url_where_nothing_answers_is_refused_in_one_line(toy_file):
+    assert run_cli("deploy", str(toy_file)).returncode == 0
+    url = f"ws://127.0.0.1:{_free_port()}"
+    refused_in_one_line(
+        run_cli("eval", "run", "--benchmark", "line", "--policy-url", url),
+        f"--policy-url {url}",
+        "unreachable",
+    )

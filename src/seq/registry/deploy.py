@@ -228,11 +228,14 @@ def register_remote(url: str, protocol: str, store: Store) -> tuple[VersionRow, 
     its policy, version and code sha256 (and declared parameters); an openpi or vla-eval server is
     versioned by what its greeting says. Returns the row and the declared parameters."""
     from seq.serving.client import connect, parameters_of
+    from seq.serving.errors import ServerUnreachable
 
     handle = connect(url, protocol=protocol, retries=2)
     try:
         handle.connect()  # type: ignore[attr-defined]
         metadata = dict(handle.metadata)  # type: ignore[attr-defined]
+    except ServerUnreachable as error:
+        raise SeqInputError(f"--policy-url {url}: {error}") from None
     finally:
         handle.close()  # type: ignore[attr-defined]
     if protocol == "seq":
