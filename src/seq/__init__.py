@@ -8,26 +8,89 @@ each one in SQLite as it finishes, and reports every metric with its confidence 
 >>> report.print()
 """
 
-from typing import Any
+from __future__ import annotations
 
-from seq import eval, stats, tf
-from seq._version import __version__
-from seq.authoring.adapter import Adapter, adapter
-from seq.authoring.benchmark import Benchmark, Step, benchmark
-from seq.authoring.conditions import Condition, conditions
-from seq.authoring.declarations import Image, Record, Secret, Volume
-from seq.authoring.hooks import check, infer, load, reset, score, setup
-from seq.authoring.policy import Policy, policy
-from seq.engine.arms import Arm
-from seq.errors import EvalCanceled, SeqInputError
-from seq.eval import evaluate
-from seq.isolation.assets import assets_path
-from seq.record.episode import EpisodeResult
-from seq.record.store import Store
-from seq.registry.adapters import adapter_source, adapters, check_adapter, remove_adapter, show_adapter
-from seq.registry.benchmarks import benchmark_evals, benchmarks, compare_benchmarks, remove_benchmark
-from seq.registry.deploy import deploy
-from seq.report.report import Report
+import importlib
+from typing import TYPE_CHECKING, Any
+
+# The flat API, imported on first use: a worker process or a CLI command loads only the planes it
+# touches (`import seq` alone costs a few milliseconds, not the whole engine and report).
+_EXPORTS = {
+    "__version__": "seq._version",
+    "Adapter": "seq.authoring.adapter",
+    "adapter": "seq.authoring.adapter",
+    "Benchmark": "seq.authoring.benchmark",
+    "Step": "seq.authoring.benchmark",
+    "benchmark": "seq.authoring.benchmark",
+    "Condition": "seq.authoring.conditions",
+    "conditions": "seq.authoring.conditions",
+    "Image": "seq.authoring.declarations",
+    "Record": "seq.authoring.declarations",
+    "Secret": "seq.authoring.declarations",
+    "Volume": "seq.authoring.declarations",
+    "check": "seq.authoring.hooks",
+    "infer": "seq.authoring.hooks",
+    "load": "seq.authoring.hooks",
+    "reset": "seq.authoring.hooks",
+    "score": "seq.authoring.hooks",
+    "setup": "seq.authoring.hooks",
+    "Policy": "seq.authoring.policy",
+    "policy": "seq.authoring.policy",
+    "Arm": "seq.engine.arms",
+    "EvalCanceled": "seq.errors",
+    "SeqInputError": "seq.errors",
+    "evaluate": "seq.eval",
+    "assets_path": "seq.isolation.assets",
+    "EpisodeResult": "seq.record.episode",
+    "Store": "seq.record.store",
+    "adapter_source": "seq.registry.adapters",
+    "adapters": "seq.registry.adapters",
+    "check_adapter": "seq.registry.adapters",
+    "remove_adapter": "seq.registry.adapters",
+    "show_adapter": "seq.registry.adapters",
+    "benchmark_evals": "seq.registry.benchmarks",
+    "benchmarks": "seq.registry.benchmarks",
+    "compare_benchmarks": "seq.registry.benchmarks",
+    "remove_benchmark": "seq.registry.benchmarks",
+    "deploy": "seq.registry.deploy",
+    "Report": "seq.report.report",
+}
+_SUBMODULES = ("eval", "stats", "tf")
+
+if TYPE_CHECKING:
+    from seq import eval, stats, tf
+    from seq._version import __version__
+    from seq.authoring.adapter import Adapter, adapter
+    from seq.authoring.benchmark import Benchmark, Step, benchmark
+    from seq.authoring.conditions import Condition, conditions
+    from seq.authoring.declarations import Image, Record, Secret, Volume
+    from seq.authoring.hooks import check, infer, load, reset, score, setup
+    from seq.authoring.policy import Policy, policy
+    from seq.engine.arms import Arm
+    from seq.errors import EvalCanceled, SeqInputError
+    from seq.eval import evaluate
+    from seq.isolation.assets import assets_path
+    from seq.record.episode import EpisodeResult
+    from seq.record.store import Store
+    from seq.registry.adapters import adapter_source, adapters, check_adapter, remove_adapter, show_adapter
+    from seq.registry.benchmarks import benchmark_evals, benchmarks, compare_benchmarks, remove_benchmark
+    from seq.registry.deploy import deploy
+    from seq.report.report import Report
+
+
+def __getattr__(name: str) -> Any:
+    if name in _SUBMODULES:
+        return importlib.import_module(f"seq.{name}")
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'seq' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_EXPORTS) | set(_SUBMODULES))
 
 
 def serve(policy: Any, **options: Any) -> Any:

@@ -27,6 +27,7 @@ def run(
     *,
     benchmark: Any = None,
     envs: int | None = None,
+    envs_per_worker: int = 1,
     suites: Sequence[str] | None = None,
     tasks: Sequence[str] | None = None,
     seeds: Sequence[int] | None = None,
@@ -74,9 +75,13 @@ def run(
       soon as the group-sequential test at level `alpha` decides on `metric`.
     - `record=` ("all", "first", "none") overrides the benchmark's `render=`; `trajectories=True`
       keeps every episode's steps.
+    - `envs` worker processes (default: one per core) each run `envs_per_worker` episodes side by
+      side and ask the policy for all their chunks at once: one message to a served policy, one
+      call of a batched one (`seq.engine.lockstep`); each episode's row is the same either way.
     - `engine="ray"`: workers are Ray actors (the cluster at `address`, else a local Ray); same rows.
     - `serve=True`: each arm's policy runs behind a batching websocket server in this process
-      (`max_batch_size`, default one per worker; `max_wait_ms`), which every worker calls;
+      (`max_batch_size`, default one per episode running at once; `max_wait_ms`), which every
+      worker calls;
       `policy_url=` uses a server already running (`policy_protocol` "seq", "openpi" or "vla-eval").
     - `eval_id=` with `shard=(K, N)`: this process is shard K of N of one eval, claiming work items
       from the shared record (`seq.engine.shards`); an unhealthy shard raises `ShardUnhealthy`.
@@ -111,6 +116,7 @@ def run(
             policy,
             benchmark=benchmark,
             envs=envs,
+            envs_per_worker=envs_per_worker,
             suites=suites,
             tasks=tasks,
             seeds=seeds,
@@ -174,6 +180,7 @@ def _request(
     *,
     benchmark: Any = None,
     envs: int | None = None,
+    envs_per_worker: int = 1,
     suites: Sequence[str] | None = None,
     tasks: Sequence[str] | None = None,
     seeds: Sequence[int] | None = None,
@@ -207,6 +214,7 @@ def _request(
         arms=build_arms(policy, params, vs=vs, vs_params=vs_params, sweep=sweep, arms=arms),
         benchmark=benchmark,
         envs=envs,
+        envs_per_worker=envs_per_worker,
         suites=suites,
         tasks=tasks,
         seeds=seeds,
@@ -218,7 +226,10 @@ def _request(
         sequential={"alpha": alpha, "looks": looks, "metric": metric} if sequential else None,
         eval_id=eval_id,
         adapter=adapter,
-        serve={"max_batch_size": max_batch_size or _workers(envs), "max_wait_ms": max_wait_ms}
+        serve={
+            "max_batch_size": max_batch_size or _workers(envs) * envs_per_worker,
+            "max_wait_ms": max_wait_ms,
+        }
         if serve
         else None,
         policy_url=policy_url,

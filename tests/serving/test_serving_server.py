@@ -15,7 +15,7 @@ from seq.record.store import Store
 from seq.registry.deploy import load_version, resolve
 from seq.serving import RemotePolicy, RemotePolicyError, serve
 from seq.serving.codec import SUBPROTOCOL, pack, unpack
-from seq.serving.inline import InlinePolicy
+from seq.serving.inline import ActRequest, InlinePolicy
 from seq.serving.transport import SyncSocket
 
 
@@ -106,6 +106,25 @@ def test_a_policy_exception_is_an_error_reply_with_its_traceback_and_the_episode
         and "Traceback on the policy server" in results["far"].error
     )
     assert results["near"].status == "ok"
+
+
+def test_several_episodes_acts_travel_in_one_message_and_an_error_stays_with_its_own(tmp_path):
+    deploy_all(tmp_path)
+    with serve("flaky", port=0) as server, RemotePolicy(server.url) as remote:
+        for slot in range(3):
+            remote.begin_episode(None, slot=slot)
+        requests = [
+            ActRequest(np.zeros(2), slot, instruction, slot)
+            for slot, instruction in enumerate(["a", "boom", "b"])
+        ]
+        first, failed, last = remote.act_many(requests)
+        assert first.tolist() == last.tolist() == [[0.0]]
+        assert isinstance(failed, RemotePolicyError) and "boom from the policy" in str(failed)
+        assert server.stats()["requests"] == 3 and server.stats()["errors"] == 1
+        with pytest.raises(RemotePolicyError, match="seed must be an integer") as refused:
+            remote.act_many([requests[0], ActRequest(np.zeros(2), "x", None, 1)])  # type: ignore[arg-type]
+        assert refused.value.kind == "bad_request"
+        assert remote.act(np.zeros(2), seed=0, instruction="fine").tolist() == [[0.0]]  # still usable
 
 
 def test_a_malformed_frame_gets_an_error_reply_and_the_connection_stays_usable(tmp_path):

@@ -45,7 +45,10 @@ def run_command(
         None, help="A policy name, NAME@vN, or a built-in (metaworld-expert, random …)."
     ),
     benchmark: str = typer.Option(None, "--benchmark", "-b", help="A benchmark name or NAME@vN."),
-    envs: int = typer.Option(None, "--envs", help="Worker processes, one env each [default: the cores]."),
+    envs: int = typer.Option(None, "--envs", help="Worker processes [default: the cores]."),
+    envs_per_worker: int = typer.Option(
+        1, "--envs-per-worker", help="Episodes each worker runs side by side, their acts sent together."
+    ),
     suite: list[str] = typer.Option(None, "--suite", help="A suite of the benchmark [default: its first]."),
     tasks: list[str] = typer.Option(None, "--tasks", help="Only these tasks (comma-separated or repeated)."),
     seeds: list[str] = typer.Option(None, "--seeds", help="Seeds, such as 0,1,2 or 0-9."),
@@ -71,7 +74,9 @@ def run_command(
     serve: bool = typer.Option(
         False, "--serve", help="Serve the policy (batching websocket) to every worker."
     ),
-    max_batch_size: int = typer.Option(None, "--max-batch-size", help="With --serve [default: --envs]."),
+    max_batch_size: int = typer.Option(
+        None, "--max-batch-size", help="With --serve [default: the episodes at once]."
+    ),
     max_wait_ms: float = typer.Option(10.0, "--max-wait-ms", help="With --serve: longest wait for a batch."),
     policy_url: str = typer.Option(None, "--policy-url", help="A policy server already running (ws://…)."),
     policy_protocol: str = typer.Option(
@@ -112,6 +117,7 @@ def run_command(
     request = dict(
         benchmark=benchmark,
         envs=envs,
+        envs_per_worker=envs_per_worker,
         suites=split_list(suite),
         tasks=split_list(tasks),
         seeds=parse_seeds(seeds),

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import time
 import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Generator, Sequence
 from typing import Any
 
 import numpy as np
@@ -26,7 +26,7 @@ from seq.engine.observer import EpisodeObserver
 from seq.engine.seeding import act_seed
 from seq.record.episode import ERROR, TIMED_OUT, EpisodeResult
 from seq.record.store import WorkItem
-from seq.serving.inline import PolicyHandle
+from seq.serving.inline import ActRequest, PolicyHandle
 
 
 def _observation(reset_output: Any) -> Any:
@@ -81,6 +81,25 @@ class EpisodeRunner:
                 errors.append(f"{type(observer).__name__}.{method}: {traceback.format_exc()}")
 
     def run(self, item: WorkItem) -> EpisodeResult:
+        """Run one episode to its end, asking the policy for each chunk as it is needed."""
+        episode = self.episode(item)
+        reply: np.ndarray | BaseException | None = None
+        while True:
+            try:
+                thrown = isinstance(reply, BaseException)
+                request = episode.throw(reply) if thrown else episode.send(reply)  # type: ignore[arg-type]
+            except StopIteration as stop:
+                return stop.value
+            try:
+                reply = self.policy.act(request.obs, seed=request.seed, instruction=request.instruction)
+            except Exception as error:
+                reply = error
+
+    def episode(self, item: WorkItem, slot: int = 0) -> Generator[ActRequest, Any, EpisodeResult]:
+        """The episode as a generator: it yields an `ActRequest` whenever it needs the policy, is
+        sent the chunk (or thrown what the act raised, recorded as the episode's error), and
+        returns the `EpisodeResult`. `run` drives one; a worker with `envs_per_worker > 1` drives
+        several side by side (`seq.engine.lockstep`), asking the policy for their chunks at once."""
         condition = item.condition
         result = item.result()
         max_steps = condition.max_steps or self.spec.max_steps
@@ -96,7 +115,7 @@ class EpisodeRunner:
             obs = _observation(env.reset(seed=condition.seed))
             if watching:
                 self._notify(watching, observer_errors, "begin", item, env, obs)
-            self.policy.begin_episode(getattr(env, "action_space", None))
+            self.policy.begin_episode(getattr(env, "action_space", None), slot=slot)
             instruction = self.benchmark.instruction(condition)
             chunk: np.ndarray | None = None
             position = used = 0
@@ -107,7 +126,7 @@ class EpisodeRunner:
                     break
                 if chunk is None or position >= used:
                     seed = act_seed(condition.seed, item.trial, result.queries)
-                    chunk = self.policy.act(obs, seed=seed, instruction=instruction)
+                    chunk = yield ActRequest(obs, seed, instruction, slot)
                     used = len(chunk) if self.steps_per_query is None else self.steps_per_query
                     if used > len(chunk):
                         raise ValueError(

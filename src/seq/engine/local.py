@@ -1,6 +1,7 @@
-"""The local backend: N worker processes on this machine, each running one env at a time.
+"""The local backend: N worker processes on this machine, each running one env at a time (or
+`envs_per_worker` side by side, `seq.engine.lockstep`).
 
-Work items are handed out one at a time to whichever worker is free, preferring a task the worker
+Work items are handed out one at a time to whichever worker has a free slot, preferring a task the worker
 has already run (a benchmark that builds one env per task then builds each task once per worker,
 not once per worker per task); a worker that dies is replaced and its episode recorded as an
 error. Each worker is a fresh `python -m seq.engine` joined to the runner by a socket
@@ -45,20 +46,30 @@ class WorkersFailed(RuntimeError):
 class _Worker:
     process: subprocess.Popen
     connection: Channel
-    item: WorkItem | None = None
+    items: dict[str, WorkItem] = field(default_factory=dict)  # the episodes it runs, by item id
     ready: bool = False
     tasks: set[str] = field(default_factory=set)
-    deadline: float | None = None  # when the watchdog kills the worker's episode
+    deadlines: dict[str, float] = field(default_factory=dict)  # when the watchdog kills an episode
 
-    def give(self, item: WorkItem | None) -> None:
-        self.item = item
-        self.deadline = None
-        if item is not None:
-            self.tasks.add(item.condition.task)
-            timeout = item.condition.timeout_s
-            if timeout is not None:
-                self.deadline = time.monotonic() + timeout + WATCHDOG_GRACE_S
-            self.connection.send(item)
+    @property
+    def deadline(self) -> float | None:
+        return min(self.deadlines.values(), default=None)
+
+    def give(self, item: WorkItem) -> None:
+        self.items[item.item_id] = item
+        self.tasks.add(item.condition.task)
+        timeout = item.condition.timeout_s
+        if timeout is not None:
+            self.deadlines[item.item_id] = time.monotonic() + timeout + WATCHDOG_GRACE_S
+        self.connection.send(item)
+
+    def finished(self, result: EpisodeResult) -> None:
+        self.items.pop(result.item_id, None)
+        self.deadlines.pop(result.item_id, None)
+
+    def overdue(self) -> WorkItem:
+        """The episode whose deadline passed first."""
+        return self.items[min(self.deadlines, key=self.deadlines.__getitem__)]
 
 
 class WorkSource(Protocol):
@@ -101,11 +112,15 @@ class _Queue:
         return item
 
 
-def _lost(item: WorkItem, exitcode: int | None, process: WorkerProcess | None = None) -> EpisodeResult:
-    error = f"the worker process died (exit code {exitcode}) while running this episode; it was replaced."
-    if process is not None and process.memory_bytes is not None:
-        error += f" Its memory limit was {process.memory_text()}: it may have run past it."
-    return item.result(status=ERROR, ended_by="error", error=error)
+def _lost(item: WorkItem, why: str) -> EpisodeResult:
+    return item.result(status=ERROR, ended_by="error", error=f"{why}; it was replaced.")
+
+
+def _died(exitcode: int | None, process: WorkerProcess) -> str:
+    why = f"the worker process died (exit code {exitcode}) while running this episode"
+    if process.memory_bytes is not None:
+        why += f" (its memory limit was {process.memory_text()}: it may have run past it)"
+    return why
 
 
 def _wedged(item: WorkItem) -> EpisodeResult:
@@ -141,6 +156,7 @@ class LocalBackend:
     def __init__(self, config: WorkerConfig, envs: int, process: WorkerProcess | None = None) -> None:
         self.config = config
         self.envs = envs
+        self.slots = config.envs_per_worker
         self.process = process or WorkerProcess()
         self._started = 0
 
@@ -187,8 +203,12 @@ class LocalBackend:
         startup_deaths = 0
 
         def feed(worker: _Worker) -> None:
-            claimed = set().union(*(w.tasks for w in workers + retired))
-            worker.give(pending.take(worker.tasks, claimed))
+            while len(worker.items) < self.slots:
+                claimed = set().union(*(w.tasks for w in workers + retired))
+                item = pending.take(worker.tasks, claimed)
+                if item is None:
+                    return
+                worker.give(item)
 
         def handle(worker: _Worker, message: tuple[str, Any]) -> None:
             kind, payload = message
@@ -197,26 +217,41 @@ class LocalBackend:
                 if on_ready is not None:
                     on_ready(payload)
             else:
-                worker.give(None)
+                worker.finished(payload)
                 on_result(payload)
                 if kind == "spent":  # it ran past its memory limit and exits: replace it
-                    worker.connection.close()
-                    workers.remove(worker)
-                    retired.append(worker)
-                    if pending or later:
-                        workers.append(self._start())
+                    bury(worker, spent=payload.item_id)
                     return
             feed(worker)
 
-        def bury(worker: _Worker, result: EpisodeResult | None = None) -> None:
-            """The worker's socket closed (it exited or died) or the watchdog killed it: record its
-            episode, replace it."""
+        def bury(worker: _Worker, overdue: WorkItem | None = None, spent: str | None = None) -> None:
+            """The worker's socket closed (it died, or exited after its `spent` episode ran past its
+            memory limit) or the watchdog killed it for its `overdue` episode: record the episodes
+            it was running, replace it."""
             nonlocal startup_deaths
             exitcode = worker.process.wait()
             worker.connection.close()
             workers.remove(worker)
-            if worker.item is not None:
-                on_result(result or _lost(worker.item, exitcode, self.process))
+            if worker.items:
+                for item in worker.items.values():
+                    if item is overdue:
+                        on_result(_wedged(item))
+                    elif overdue is not None:
+                        on_result(
+                            _lost(
+                                item,
+                                f"the watchdog killed the worker for {overdue.item_id}, which hung beside it",
+                            )
+                        )
+                    elif spent is not None:
+                        on_result(
+                            _lost(
+                                item,
+                                f"the worker stopped: {spent}, beside it, ran past its memory limit",
+                            )
+                        )
+                    else:
+                        on_result(_lost(item, _died(exitcode, self.process)))
             elif not worker.ready:
                 startup_deaths += 1
                 if startup_deaths >= MAX_STARTUP_DEATHS:
@@ -229,7 +264,7 @@ class LocalBackend:
 
         try:
             while True:
-                if not pending and all(w.item is None and w.ready for w in workers):
+                if not pending and all(not w.items and w.ready for w in workers):
                     if later and not (after_round is not None and after_round()):
                         pending.extend(later.popleft())
                         for worker in workers:
@@ -246,7 +281,7 @@ class LocalBackend:
                     if worker.connection in ready:
                         continue  # it answered just in time
                     worker.process.kill()
-                    bury(worker, _wedged(worker.item))  # type: ignore[arg-type]
+                    bury(worker, worker.overdue())
                 for connection in ready:
                     worker = owner[id(connection)]
                     if worker not in workers:
@@ -257,7 +292,7 @@ class LocalBackend:
                         bury(worker)
                         continue
                     handle(worker, message)
-                for worker in [w for w in workers if w.ready and w.item is None and not later]:
+                for worker in [w for w in workers if w.ready and not w.items and not later]:
                     worker.connection.close()  # nothing left for it: the worker exits on EOF
                     workers.remove(worker)
                     retired.append(worker)

@@ -45,6 +45,7 @@ class EvalRequest:
     arms: list[Arm]
     benchmark: Any
     envs: int | None = None
+    envs_per_worker: int = 1  # episodes each worker runs side by side, their acts asked for at once
     suites: Sequence[str] | None = None
     tasks: Sequence[str] | None = None
     seeds: Sequence[int] | None = None
@@ -92,6 +93,36 @@ def check_envs(envs: int | None) -> int:
     return envs
 
 
+def check_envs_per_worker(request: EvalRequest, policies: list[type | None] | None = None) -> None:
+    """Several episodes per worker ask for their acts at once: refused where nothing would batch
+    them (an inline policy that takes one observation at a time, an openpi or vla-eval server, a
+    policy object that runs its episodes in this process). `policies`: each arm's class, once
+    resolved (None: a served one)."""
+    count = request.envs_per_worker
+    if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+        raise SeqInputError(f"--envs-per-worker must be a positive integer, got {count!r}.")
+    if count == 1:
+        return
+    if request.policy_url is not None and request.policy_protocol != "seq":
+        raise SeqInputError(
+            f"--envs-per-worker {count} sends several episodes' acts in one message, which a "
+            f"{request.policy_protocol} server does not take; use --envs-per-worker 1."
+        )
+    if any(isinstance(arm.policy, Policy) for arm in request.arms):
+        raise SeqInputError(
+            f"envs_per_worker={count} runs on worker processes, but a policy object in this process "
+            "runs its episodes here, one at a time: pass the policy's name or envs_per_worker=1."
+        )
+    for policy_cls in policies or ():
+        spec = policy_spec_of(policy_cls) if policy_cls is not None else None
+        if spec is not None and request.serve is None and not spec.batched:
+            raise SeqInputError(
+                f"--envs-per-worker {count} asks the policy for several episodes' acts at once, but "
+                f"{spec.name} takes one observation at a time: serve it (--serve) or declare "
+                "@seq.infer(batched=True)."
+            )
+
+
 @dataclass(frozen=True)
 class PreparedEval:
     """An eval validated and planned, not stored yet: what `start_eval` stores, `dry_run` shows."""
@@ -119,8 +150,9 @@ def start_eval(request: EvalRequest, store: Store) -> EvalRow:
         except sqlite3.IntegrityError:  # another shard created it a moment ago
             existing = store.get_eval(eval_id)
     if existing is not None:
-        mine = {k: v for k, v in arguments.items() if k != "envs"}
-        theirs = {k: v for k, v in existing.arguments.items() if k != "envs"}
+        how = ("envs", "envs_per_worker")  # how each shard runs, not what the eval is
+        mine = {k: v for k, v in arguments.items() if k not in how}
+        theirs = {k: v for k, v in existing.arguments.items() if k not in how}
         if mine != theirs:
             raise SeqInputError(
                 f"--eval-id {eval_id}: an eval with this id exists with other arguments; "
@@ -174,6 +206,7 @@ def prepare_eval(request: EvalRequest, store: Store) -> PreparedEval:
     """Resolve versions and parameters, check compatibility and plan the work items."""
     benchmark_row = resolve("benchmark", request.benchmark, store)
     check_envs(request.envs)
+    check_envs_per_worker(request)
     spec = spec_of(load_version(benchmark_row))
     check_gpu(spec.name, spec.declared.get("gpu"), request.allow_cpu)  # refused before it is stored
     adapter_row = resolve_adapter(request.adapter, store) if request.adapter is not None else None
@@ -216,6 +249,7 @@ def prepare_eval(request: EvalRequest, store: Store) -> PreparedEval:
         arms=[arm["name"] for arm in arms] if len(arms) > 1 else (),
     )
     _check_compatibility(arms, policies, benchmark_row, adapter_row, items)
+    check_envs_per_worker(request, policies)
     first = store.version("policy", arms[0]["policy_name"], arms[0]["policy_version"])
     assert first is not None
     if request.sequential is not None:
@@ -226,6 +260,7 @@ def prepare_eval(request: EvalRequest, store: Store) -> PreparedEval:
         "arms": [{"name": a["name"], "policy": a["policy"], "params": a["params"]} for a in arms],
         "benchmark": benchmark_row.label,
         "envs": request.envs,
+        "envs_per_worker": request.envs_per_worker,
         "suites": list(request.suites or [spec.default_suite]),
         "tasks": list(request.tasks or []) or None,
         "seeds": None if request.seeds is None else list(request.seeds),

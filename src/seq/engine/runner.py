@@ -54,7 +54,12 @@ def worker_config(eval_row: EvalRow, store: Store) -> WorkerConfig:
             arm.get("policy_url"),
             arm.get("protocol", "seq"),
         )
-    return WorkerConfig(benchmark_row.ref, arms, eval_row.arguments.get("observers", []))
+    return WorkerConfig(
+        benchmark_row.ref,
+        arms,
+        eval_row.arguments.get("observers", []),
+        eval_row.arguments.get("envs_per_worker") or 1,
+    )
 
 
 @contextmanager
@@ -135,6 +140,8 @@ def _backend(
         raise SeqInputError(f"--engine {engine}: expected local or ray.")
     if in_memory:
         return InProcessBackend(config)
+    if engine == "ray" and config.envs_per_worker > 1:
+        raise SeqInputError("--envs-per-worker runs on local worker processes; with --engine ray use 1.")
     if engine == "ray":
         if shard is not None:
             raise SeqInputError("--engine ray runs the whole eval on the cluster; it takes no --shard-id.")
@@ -260,7 +267,12 @@ def _isolation(eval_row: EvalRow, store: Store, declared: dict[str, Any], worker
     except SeqInputError:
         store.set_eval_status(eval_row.id, FAILED)  # what ran before (a resumed eval) is kept
         raise
-    store.update_manifest(eval_row.id, workers=workers, **isolation.manifest)
+    store.update_manifest(
+        eval_row.id,
+        workers=workers,
+        envs_per_worker=eval_row.arguments.get("envs_per_worker") or 1,
+        **isolation.manifest,
+    )
     return isolation
 
 

@@ -68,6 +68,10 @@ class Channel:
     def recv(self) -> Any:
         return _typed(unpack(self.connection.recv_bytes()), self._types)
 
+    def poll(self) -> bool:
+        """Whether a message is waiting."""
+        return self.connection.poll()
+
     def fileno(self) -> int:  # for multiprocessing.connection.wait
         return self.connection.fileno()
 

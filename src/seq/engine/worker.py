@@ -2,9 +2,9 @@
 
 It is started as `python -m seq.engine FD` and talks to the runner over that socket: it
 receives its `WorkerConfig` first, then sends `("ready", environment)` once set up, then one
-`("done", EpisodeResult)` per work item it is given, and exits when the socket closes (so a
-runner killed with SIGKILL leaves no worker behind) — or after an episode that ran past its
-memory limit, which it sends as `("spent", EpisodeResult)`.
+`("done", EpisodeResult)` per work item it is given (up to `envs_per_worker` of them run at once),
+and exits when the socket closes (so a runner killed with SIGKILL leaves no worker behind) — or
+after an episode that ran past its memory limit, which it sends as `("spent", EpisodeResult)`.
 """
 
 from __future__ import annotations
@@ -14,15 +14,16 @@ import signal
 import time
 import traceback
 import weakref
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from seq.authoring.benchmark import spec_of
 from seq.authoring.policy import policy_spec_of
 from seq.engine.environment import describe_environment
 from seq.engine.episode import EpisodeRunner
+from seq.engine.lockstep import Lockstep
 from seq.engine.observer import build_observers
-from seq.record.episode import ERROR
+from seq.record.episode import ERROR, EpisodeResult
 from seq.record.store import WorkItem
 from seq.registry.adapters import load_adapter
 from seq.registry.loader import IN_MEMORY, load_class
@@ -54,6 +55,7 @@ class WorkerConfig:
     benchmark_ref: dict[str, Any]
     arms: dict[str, ArmConfig]
     observers: list[dict[str, Any]] = field(default_factory=list)
+    envs_per_worker: int = 1  # episodes a worker runs side by side (`seq.engine.lockstep`)
 
 
 class _EnvCloser:
@@ -82,52 +84,81 @@ class _EnvCloser:
                     pass
 
 
-def build_runners(config: WorkerConfig, closer: _EnvCloser | None = None) -> dict[str, EpisodeRunner | str]:
-    """Each arm's episode runner, after `@seq.setup` (once per distinct set of setup parameters)
-    and `@seq.load`; an arm whose setup or load raised maps to that traceback instead."""
+def _policy_handle(arm: ArmConfig, closer: _EnvCloser | None) -> PolicyHandle:
+    """The arm's policy as the episode loop drives it: served, or loaded here; through its adapter."""
+    handle: PolicyHandle
+    if arm.policy_url is not None:  # served: the same episode loop talks to it over a socket
+        from seq.serving.client import connect
+
+        parameters = arm.policy_parameters if arm.protocol == "seq" else None
+        handle = connect(arm.policy_url, protocol=arm.protocol, parameters=parameters)
+        if closer is not None:
+            closer.add(handle)
+    else:
+        policy_cls = load_class(arm.policy_ref)
+        if "in_memory" in arm.policy_ref:  # the caller's own object, loaded (trained) already
+            policy = IN_MEMORY[arm.policy_ref["in_memory"]]
+        else:
+            policy = policy_cls()
+            policy_hooks = policy_spec_of(policy_cls).hooks
+            if "load" in policy_hooks:
+                getattr(policy, policy_hooks["load"])(None)
+        handle = InlinePolicy(policy, arm.policy_parameters)
+    if arm.adapter_ref is not None:  # reset → (adapter → policy → adapter) → step
+        handle = AdaptedPolicy(handle, load_adapter(arm.adapter_ref, arm.adapter_parameters))
+    return handle
+
+
+def build_slots(
+    config: WorkerConfig, closer: _EnvCloser | None = None
+) -> list[dict[str, EpisodeRunner | str]]:
+    """Each of the worker's `envs_per_worker` slots: every arm's episode runner, with the slot's own
+    benchmark instances (`@seq.setup` once per slot and distinct set of setup parameters) and
+    observers; the arm's policy handle (`@seq.load`, or its server's connection) is shared by all
+    slots. An arm whose setup or load raised maps to that traceback instead."""
     benchmark_cls = load_class(config.benchmark_ref)
     spec = spec_of(benchmark_cls)
-    observers = build_observers(config.observers)
-    benchmarks: dict[str, Any] = {}
-    runners: dict[str, EpisodeRunner | str] = {}
+    handles: dict[str, PolicyHandle | str] = {}
     for name, arm in config.arms.items():
         try:
-            key = json.dumps(arm.setup_parameters, sort_keys=True)
-            if key not in benchmarks:
-                benchmarks[key] = benchmark_cls()
-                if "setup" in spec.hooks:
-                    getattr(benchmarks[key], spec.hooks["setup"])(**arm.setup_parameters)
-            handle: PolicyHandle
-            if arm.policy_url is not None:  # served: the same episode loop talks to it over a socket
-                from seq.serving.client import connect
-
-                parameters = arm.policy_parameters if arm.protocol == "seq" else None
-                handle = connect(arm.policy_url, protocol=arm.protocol, parameters=parameters)
-                if closer is not None:
-                    closer.add(handle)
-            else:
-                policy_cls = load_class(arm.policy_ref)
-                if "in_memory" in arm.policy_ref:  # the caller's own object, loaded (trained) already
-                    policy = IN_MEMORY[arm.policy_ref["in_memory"]]
-                else:
-                    policy = policy_cls()
-                    policy_hooks = policy_spec_of(policy_cls).hooks
-                    if "load" in policy_hooks:
-                        getattr(policy, policy_hooks["load"])(None)
-                handle = InlinePolicy(policy, arm.policy_parameters)
-            if arm.adapter_ref is not None:  # reset → (adapter → policy → adapter) → step
-                handle = AdaptedPolicy(handle, load_adapter(arm.adapter_ref, arm.adapter_parameters))
-            runners[name] = EpisodeRunner(
-                benchmarks[key],
-                spec,
-                handle,
-                arm.steps_per_query,
-                on_env=closer.add if closer else None,
-                observers=observers,
-            )
+            handles[name] = _policy_handle(arm, closer)
         except Exception:
-            runners[name] = "the worker's setup failed, so no episode could run:\n" + traceback.format_exc()
-    return runners
+            handles[name] = "the worker's setup failed, so no episode could run:\n" + traceback.format_exc()
+    slots = []
+    for _ in range(config.envs_per_worker):
+        observers = build_observers(config.observers)
+        benchmarks: dict[str, Any] = {}
+        runners: dict[str, EpisodeRunner | str] = {}
+        for name, arm in config.arms.items():
+            handle = handles[name]
+            if isinstance(handle, str):
+                runners[name] = handle
+                continue
+            try:
+                key = json.dumps(arm.setup_parameters, sort_keys=True)
+                if key not in benchmarks:
+                    benchmarks[key] = benchmark_cls()
+                    if "setup" in spec.hooks:
+                        getattr(benchmarks[key], spec.hooks["setup"])(**arm.setup_parameters)
+                runners[name] = EpisodeRunner(
+                    benchmarks[key],
+                    spec,
+                    handle,
+                    arm.steps_per_query,
+                    on_env=closer.add if closer else None,
+                    observers=observers,
+                )
+            except Exception:
+                runners[name] = (
+                    "the worker's setup failed, so no episode could run:\n" + traceback.format_exc()
+                )
+        slots.append(runners)
+    return slots
+
+
+def build_runners(config: WorkerConfig, closer: _EnvCloser | None = None) -> dict[str, EpisodeRunner | str]:
+    """Each arm's episode runner for one episode at a time (see `build_slots`)."""
+    return build_slots(replace(config, envs_per_worker=1), closer)[0]
 
 
 def _over_memory(result: Any) -> bool:
@@ -145,6 +176,16 @@ def _over_memory(result: Any) -> bool:
     return True
 
 
+def _send(connection: Channel, result: EpisodeResult) -> bool:
+    """Send an ended episode's result; False when the worker must stop: the episode ran past its
+    memory limit, and what it allocated may still be held, so a fresh worker takes over."""
+    if _over_memory(result):
+        connection.send(("spent", result))
+        return False
+    connection.send(("done", result))
+    return True
+
+
 def worker_main(connection: Channel, assets: str | None = None) -> None:
     """Serve work items from the runner until it closes the connection; `assets` says how the
     benchmark's volume is seen, for the eval's manifest."""
@@ -155,10 +196,11 @@ def worker_main(connection: Channel, assets: str | None = None) -> None:
         return
     closer = _EnvCloser()
     try:
-        runners = build_runners(config, closer)
+        slots = build_slots(config, closer)
     except Exception:  # the benchmark class itself cannot be loaded
         error = "the worker's setup failed, so no episode could run:\n" + traceback.format_exc()
-        runners = {name: error for name in config.arms}
+        slots = [{name: error for name in config.arms}]
+    episodes = Lockstep(slots)
     try:
         connection.send(
             (
@@ -167,19 +209,18 @@ def worker_main(connection: Channel, assets: str | None = None) -> None:
             )
         )
         while True:
-            try:
-                item: WorkItem = connection.recv()
-            except (EOFError, OSError):
-                break
-            runner = runners[item.arm]
-            if isinstance(runner, str):
-                result = item.result(status=ERROR, ended_by="error", error=runner)
-            else:
-                result = runner.run(item)
-            if _over_memory(result):  # what it allocated may still be held: a fresh worker takes over
-                connection.send(("spent", result))
-                break
-            connection.send(("done", result))
+            # take new work while a slot is free: wait for it when nothing runs, else only what is there
+            while episodes.free and (episodes.idle or connection.poll()):
+                try:
+                    item: WorkItem = connection.recv()
+                except (EOFError, OSError):
+                    return
+                ended = episodes.start(item)
+                if ended is not None and not _send(connection, ended):
+                    return
+            for _, result in episodes.step():
+                if not _send(connection, result):
+                    return
     except (BrokenPipeError, EOFError, OSError):
         pass
     finally:

@@ -7,12 +7,14 @@ reset → (adapter → policy → adapter) → step → check.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
 from seq.authoring.adapter import Adapter
-from seq.serving.inline import PolicyHandle, as_chunk
+from seq.serving.inline import ActRequest, PolicyHandle, as_chunk
 
 
 class AdaptedPolicy:
@@ -22,9 +24,29 @@ class AdaptedPolicy:
         self.handle = handle
         self.adapter = adapter
 
-    def begin_episode(self, action_space: Any) -> None:
-        self.handle.begin_episode(action_space)
+    def begin_episode(self, action_space: Any, slot: int = 0) -> None:
+        self.handle.begin_episode(action_space, slot)
 
     def act(self, obs: Any, *, seed: int, instruction: str | None) -> np.ndarray:
         chunk = self.handle.act(self.adapter.transform_obs(obs), seed=seed, instruction=instruction)
         return as_chunk(self.adapter.transform_chunk(chunk))
+
+    def act_many(self, requests: Sequence[ActRequest]) -> list[np.ndarray | Exception]:
+        outcomes: list[np.ndarray | Exception | None] = [None] * len(requests)
+        adapted, positions = [], []
+        for index, request in enumerate(requests):
+            try:
+                adapted.append(replace(request, obs=self.adapter.transform_obs(request.obs)))
+                positions.append(index)
+            except Exception as error:
+                outcomes[index] = error
+        answers = self.handle.act_many(adapted) if adapted else []  # type: ignore[attr-defined]
+        for index, answer in zip(positions, answers, strict=True):
+            if isinstance(answer, Exception):
+                outcomes[index] = answer
+                continue
+            try:
+                outcomes[index] = as_chunk(self.adapter.transform_chunk(answer))
+            except Exception as error:
+                outcomes[index] = error
+        return outcomes  # type: ignore[return-value]

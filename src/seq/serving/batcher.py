@@ -73,11 +73,13 @@ class Batcher:
     def start(self, loop: asyncio.AbstractEventLoop) -> None:
         self._loop = loop
 
-    def submit(self, request: Request) -> None:
-        """Queue one request; its `reply` is called with the outcome (at once, when the batch it
-        completes is ready and nothing else is running)."""
-        request.arrived = self._loop.time()
-        self._queue.append(request)
+    def submit(self, *requests: Request) -> None:
+        """Queue requests (the acts of one message, together); each `reply` is called with its
+        outcome (at once, when the batch it completes is ready and nothing else is running)."""
+        arrived = self._loop.time()
+        for request in requests:
+            request.arrived = arrived
+            self._queue.append(request)
         if self._running:
             self._schedule()
         else:

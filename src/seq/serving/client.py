@@ -1,15 +1,18 @@
 """`RemotePolicy`: a served policy, driven by the episode loop exactly like an inline one.
 
-It implements `PolicyHandle` (`begin_episode`, `act`): the act's seed and instruction travel with
-the observation, and the server calls the policy's infer with them, so a served eval and an inline
-eval of the same deterministic policy give identical rows. Chunks and `steps_per_query` stay in the
-episode loop. The client is synchronous (it runs in the worker's loop): one request, one reply.
+It implements `PolicyHandle` (`begin_episode`, `act`, `act_many`): the act's seed and instruction
+travel with the observation, and the server calls the policy's infer with them, so a served eval
+and an inline eval of the same deterministic policy give identical rows. Chunks and
+`steps_per_query` stay in the episode loop. The client is synchronous (it runs in the worker's
+loop): one request, one reply. A worker running several episodes side by side sends their acts as
+one `act_batch` message, each tagged with its episode's slot: one round trip for all of them.
 
 `connect(url, protocol=…)` builds the handle for a `seq`, openpi or vla-eval server.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -19,7 +22,7 @@ from seq.errors import SeqInputError
 from seq.serving import codec
 from seq.serving.codec import SUBPROTOCOL
 from seq.serving.errors import MessageTooLarge, RemotePolicyError
-from seq.serving.inline import PolicyHandle
+from seq.serving.inline import ActRequest, PolicyHandle
 from seq.serving.spaces import describe_space
 from seq.serving.transport import BaseClient, SyncSocket
 
@@ -57,6 +60,7 @@ class RemotePolicy(BaseClient):
         self._encoder = codec.Encoder(jpeg_quality if image_encoding == "jpeg" else None)
         self._id = 0
         self.max_message_bytes: int | None = None
+        self.act_batch = False
 
     def _handshake(self, sock: SyncSocket) -> dict:
         try:
@@ -79,7 +83,9 @@ class RemotePolicy(BaseClient):
                 "protocol='openpi', for a vla-eval one protocol='vla-eval').",
                 kind="protocol",
             )
-        self.max_message_bytes = payload.get("capabilities", {}).get("max_message_bytes")
+        capabilities = payload.get("capabilities", {})
+        self.max_message_bytes = capabilities.get("max_message_bytes")
+        self.act_batch = bool(capabilities.get("act_batch"))  # an older seq server answers one act at a time
         return payload
 
     @property
@@ -108,35 +114,70 @@ class RemotePolicy(BaseClient):
             self._drop()
             raise RemotePolicyError(f"the server at {self.url} answered {what} out of turn.", kind="protocol")
         if answer.get("type") == "error":
-            kind, error, trace = answer.get("kind", "policy"), answer.get("error"), answer.get("traceback")
-            if kind == "policy":
-                label = self.metadata.get("policy", {}).get("label", self.url)
-                text = f"the served policy {label} raised {error}"
-                if trace:
-                    text += f"\n\nTraceback on the policy server:\n{trace}"
-            else:
-                text = f"the policy server at {self.url} refused {what}: {error}"
-            raise RemotePolicyError(text, kind=kind, remote_traceback=trace)
+            raise self._refusal(answer, what)
         return answer
 
-    def begin_episode(self, action_space: Any) -> None:
+    def _refusal(self, answer: dict[str, Any], what: str) -> RemotePolicyError:
+        """The error an `error` reply stands for."""
+        kind, error, trace = answer.get("kind", "policy"), answer.get("error"), answer.get("traceback")
+        if kind == "policy":
+            label = self.metadata.get("policy", {}).get("label", self.url)
+            text = f"the served policy {label} raised {error}"
+            if trace:
+                text += f"\n\nTraceback on the policy server:\n{trace}"
+        else:
+            text = f"the policy server at {self.url} refused {what}: {error}"
+        return RemotePolicyError(text, kind=kind, remote_traceback=trace)
+
+    def begin_episode(self, action_space: Any, slot: int = 0) -> None:
         """Connect (again, with backoff, if the last episode lost the server), then send the
-        episode's action space and parameters."""
+        episode's action space and parameters (for its `slot`, when a worker runs several)."""
         self.connect()
-        self._request(
-            {
-                "type": "episode_start",
-                "action_space": describe_space(action_space),
-                "params": self.parameters_sent,
-            },
-            "an episode's start",
-        )
+        message = {
+            "type": "episode_start",
+            "action_space": describe_space(action_space),
+            "params": self.parameters_sent,
+        }
+        if slot:
+            message["episode"] = slot
+        self._request(message, "an episode's start")
 
     def act(self, obs: Any, *, seed: int, instruction: str | None) -> np.ndarray:
         answer = self._request(
             {"type": "act", "obs": obs, "seed": seed, "instruction": instruction}, "an act"
         )
         return np.array(answer["actions"])  # a writable copy, as an inline policy's output would be
+
+    def act_many(self, requests: Sequence[ActRequest]) -> list[np.ndarray | Exception]:
+        """The chunks of several episodes' acts, asked in one message (one by one from an older
+        server); a policy error fails only its own request."""
+        if len(requests) == 1 and requests[0].slot == 0:
+            request = requests[0]
+            try:
+                return [self.act(request.obs, seed=request.seed, instruction=request.instruction)]
+            except RemotePolicyError as error:  # the policy raised: that episode's error
+                return [error]
+        if not self.act_batch:
+            raise RemotePolicyError(
+                f"the policy server at {self.url} answers one act per message; run with envs_per_worker=1 "
+                "or serve the policy with this version of seq.",
+                kind="protocol",
+            )
+        acts = [
+            {"episode": r.slot, "obs": r.obs, "seed": r.seed, "instruction": r.instruction} for r in requests
+        ]
+        answer = self._request({"type": "act_batch", "acts": acts}, f"a batch of {len(acts)} acts")
+        results = answer.get("results")
+        if answer.get("type") != "actions" or not isinstance(results, list) or len(results) != len(acts):
+            self._drop()
+            raise RemotePolicyError(
+                f"the server at {self.url} answered a batch of {len(acts)} acts with something else.",
+                kind="protocol",
+            )
+        return [
+            np.array(result["actions"]) if "actions" in result else self._refusal(result, "an act")
+            for result in results
+        ]
 
 
 def parameters_of(metadata: dict[str, Any]) -> dict[str, Parameter]:

@@ -108,11 +108,26 @@ class Connection(asyncio.Protocol):
     ) -> None:
         """Queue one act on this replica; `reply(outcome)` is called once it ran. `prepare` runs
         on the observation first (to decode compressed images)."""
+        self.submit(self.request(obs, seed, instruction, reply, params, key, space, prepare))
+
+    def request(
+        self,
+        obs: Any,
+        seed: int | None,
+        instruction: str | None,
+        reply: Callable[[Outcome], None],
+        params: dict[str, Any] | None = None,
+        key: str | None = None,
+        space: Any = None,
+        prepare: Callable[[Any], Any] | None = None,
+    ) -> Request:
+        """An act for this replica's batcher (the server's default parameters unless given)."""
         params = params or self.server.host.defaults
-        request = Request(
-            obs, seed, instruction, params, key or self.server.default_key, space, reply, prepare
-        )
-        self.replica.batcher.submit(request)
+        return Request(obs, seed, instruction, params, key or self.server.default_key, space, reply, prepare)
+
+    def submit(self, *requests: Request) -> None:
+        """Queue requests on this replica, together (the acts of one message batch together)."""
+        self.replica.batcher.submit(*requests)
 
     # internals
     def _flush(self) -> None:

@@ -2,12 +2,15 @@
 
 The episode loop talks to any policy through `act(obs, seed=, instruction=)`, which returns a 2-D
 action chunk; a served policy (`seq.serving.client.RemotePolicy`, behind a websocket) implements
-the same two methods, so the loop never knows which one it drives.
+the same methods, so the loop never knows which one it drives. A worker that runs several episodes
+side by side (`envs_per_worker`) asks for all their chunks at once with `act_many`: one batched
+call of a batched policy, one message to a served one.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 import numpy as np
@@ -15,10 +18,29 @@ import numpy as np
 from seq.authoring.policy import Policy, policy_spec_of
 
 
-class PolicyHandle(Protocol):
-    def act(self, obs: Any, *, seed: int, instruction: str | None) -> np.ndarray: ...
+@dataclass(frozen=True)
+class ActRequest:
+    """One episode asking for its next chunk: the observation, the seed the act carries, the
+    instruction, and which of its worker's side-by-side episodes (`slot`) asks."""
 
-    def begin_episode(self, action_space: Any) -> None: ...
+    obs: Any
+    seed: int
+    instruction: str | None
+    slot: int = 0
+
+
+class PolicyHandle(Protocol):
+    def begin_episode(self, action_space: Any, slot: int = 0) -> None:
+        """An episode starts in `slot` (0 unless the worker runs several side by side)."""
+
+    def act(self, obs: Any, *, seed: int, instruction: str | None) -> np.ndarray:
+        """The chunk for one observation (an episode in slot 0)."""
+
+
+class BatchingHandle(PolicyHandle, Protocol):
+    def act_many(self, requests: Sequence[ActRequest]) -> list[np.ndarray | Exception]:
+        """One chunk per request, in order, or what that request's act raised; raises only when
+        no request could be answered (a served policy's server is unreachable)."""
 
 
 def as_chunk(output: Any) -> np.ndarray:
@@ -68,9 +90,51 @@ class InlinePolicy:
         self._infer = getattr(instance, spec.hooks["infer"])
         self._batched = spec.batched
         self._parameters = parameters
+        self._spaces: dict[int, Any] = {}  # each slot's action space
 
-    def begin_episode(self, action_space: Any) -> None:
+    @property
+    def batched(self) -> bool:
+        return self._batched
+
+    def begin_episode(self, action_space: Any, slot: int = 0) -> None:
+        self._spaces[slot] = action_space
         self.instance.action_space = action_space
+
+    def act_many(self, requests: Sequence[ActRequest]) -> list[np.ndarray | Exception]:
+        """A batched policy gets the requests that share an action space as one call; any other
+        is called once per request."""
+        outcomes: list[np.ndarray | Exception | None] = [None] * len(requests)
+        groups: dict[int, list[int]] = {}
+        for index, request in enumerate(requests):
+            groups.setdefault(id(self._spaces.get(request.slot)), []).append(index)
+        for indices in groups.values():
+            self.instance.action_space = self._spaces.get(requests[indices[0]].slot)
+            if not self._batched:
+                for index in indices:
+                    obs, seed, instruction = (
+                        requests[index].obs,
+                        requests[index].seed,
+                        requests[index].instruction,
+                    )
+                    try:
+                        outcomes[index] = self.act(obs, seed=seed, instruction=instruction)
+                    except Exception as error:
+                        outcomes[index] = error
+                continue
+            group = [requests[index] for index in indices]
+            try:
+                outputs = self._infer(
+                    [r.obs for r in group],
+                    seed=[r.seed for r in group],
+                    instruction=[r.instruction for r in group],
+                    **self._parameters,
+                )
+                for index, output in zip(indices, split_batch(outputs, len(group)), strict=True):
+                    outcomes[index] = as_chunk(output)
+            except Exception as error:
+                for index in indices:
+                    outcomes[index] = error
+        return outcomes  # type: ignore[return-value]
 
     def act(self, obs: Any, *, seed: int, instruction: str | None) -> np.ndarray:
         if self._batched:

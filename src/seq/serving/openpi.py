@@ -83,7 +83,7 @@ class OpenPiPolicy(BaseClient):
         metadata = unpack(frame)
         return metadata if isinstance(metadata, dict) else {"metadata": metadata}
 
-    def begin_episode(self, action_space: Any) -> None:
+    def begin_episode(self, action_space: Any, slot: int = 0) -> None:
         self.connect()
 
     def act(self, obs: Any, *, seed: int, instruction: str | None) -> np.ndarray:

@@ -75,6 +75,7 @@ class PolicyServer:
                 "replicas": len(host.instances),
                 "max_message_bytes": max_message_bytes,
                 "image_encodings": ["raw", "jpeg"],
+                "act_batch": True,
                 "protocols": {"seq": PROTOCOL_VERSION, "openpi": 1, "vla-eval": vlaeval.PROTOCOL_VERSION},
             },
         }

@@ -6,6 +6,11 @@ Frames are `seq` codec maps with a `type` and an `id`; each gets exactly one ans
   the episode's action space and parameter values → `{"type": "ready"}`;
 - `{"type": "act", "obs": ..., "seed": int | None, "instruction": str | None}` →
   `{"type": "action", "actions": chunk [H, D]}`;
+- `{"type": "act_batch", "acts": [{"episode": slot, "obs", "seed", "instruction"}, ...]}` (a worker
+  running several episodes side by side; each started with `episode_start` carrying its
+  `"episode": slot`) → `{"type": "actions", "results": [{"actions": chunk} | an error map, ...]}`,
+  one result per act, in order: the acts go to the batcher together, and one that raised fails
+  alone;
 - anything malformed → `{"type": "error", "kind": "bad_request", "error": ...}`, and a policy that
   raised → `{"type": "error", "kind": "policy", "error": its last line, "traceback": ...}`. The
   connection stays usable after either.
@@ -18,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from seq.errors import SeqInputError
 from seq.serving import codec
-from seq.serving.host import Outcome, params_key
+from seq.serving.host import Outcome, Request, params_key
 
 if TYPE_CHECKING:
     from seq.serving.connection import Connection
@@ -35,7 +40,9 @@ class SeqSession:
 
     def __init__(self, connection: Connection) -> None:
         self.connection, self.server, self.send = connection, connection.server, connection.send
-        self.params, self.key, self.space = self.server.host.defaults, self.server.default_key, None
+        # each episode slot's (parameter values, their key, action space), as its episode_start set them
+        self.episodes: dict[int, tuple[dict[str, Any], str, Any]] = {}
+        self.defaults = (self.server.host.defaults, self.server.default_key, None)
 
     def _reply(self, message: dict[str, Any]) -> None:
         try:
@@ -59,11 +66,15 @@ class SeqSession:
         if kind == "act":
             self._act(rid, message, done)
             return
+        if kind == "act_batch":
+            self._act_batch(rid, message, done)
+            return
         if kind == "episode_start":
             try:
-                self.params = self.server.host.coerce(message.get("params"), "episode_start")
-                self.key = params_key(self.params)
-                self.space = self.server.spaces.get(message.get("action_space"))
+                slot = _slot(message)
+                params = self.server.host.coerce(message.get("params"), "episode_start")
+                space = self.server.spaces.get(message.get("action_space"))
+                self.episodes[slot] = (params, params_key(params), space)
                 self._reply({"type": "ready", "id": rid})
             except (SeqInputError, ValueError, TypeError, KeyError) as error:
                 self._error(rid, "bad_request", f"{type(error).__name__}: {error}")
@@ -86,14 +97,7 @@ class SeqSession:
         return message
 
     def _act(self, rid: Any, message: dict[str, Any], done: Callable[[], None]) -> None:
-        seed, instruction = message.get("seed"), message.get("instruction")
-        problem = None
-        if "obs" not in message:
-            problem = "an act needs 'obs'."
-        elif not (seed is None or (isinstance(seed, int) and not isinstance(seed, bool))):
-            problem = f"an act's seed must be an integer, got {seed!r}."
-        elif not (instruction is None or isinstance(instruction, str)):
-            problem = "an act's instruction must be a string or null."
+        problem = _act_problem(message)
         if problem is not None:
             self._error(rid, "bad_request", problem)
             done()
@@ -107,4 +111,65 @@ class SeqSession:
                 self._error(rid, "policy", last_line(value), value)
             done()
 
-        self.connection.act(message["obs"], seed, instruction, answer, self.params, self.key, self.space)
+        self.connection.submit(self._request(message, answer))
+
+    def _act_batch(self, rid: Any, message: dict[str, Any], done: Callable[[], None]) -> None:
+        acts = message.get("acts")
+        problem = None if isinstance(acts, list) and acts else "an act_batch needs a non-empty list 'acts'."
+        for act in acts if problem is None else ():
+            problem = _act_problem(act) if isinstance(act, dict) else "each of an act_batch's acts is a map."
+            if problem is not None:
+                break
+        if problem is not None:
+            self._error(rid, "bad_request", problem)
+            done()
+            return
+        results: list[dict[str, Any] | None] = [None] * len(acts)
+        waiting = [len(acts)]
+
+        def answer_for(index: int) -> Callable[[Outcome], None]:
+            def answer(outcome: Outcome) -> None:
+                ok, value = outcome
+                results[index] = (
+                    {"actions": value}
+                    if ok
+                    else {"kind": "policy", "error": last_line(value), "traceback": value}
+                )
+                waiting[0] -= 1
+                if not waiting[0]:
+                    self._reply({"type": "actions", "id": rid, "results": results})
+                    done()
+
+            return answer
+
+        self.connection.submit(*(self._request(act, answer_for(index)) for index, act in enumerate(acts)))
+
+    def _request(self, act: dict[str, Any], answer: Callable[[Outcome], None]) -> Request:
+        params, key, space = self.episodes.get(_slot(act), self.defaults)
+        return self.connection.request(
+            act["obs"], act.get("seed"), act.get("instruction"), answer, params, key, space
+        )
+
+
+def _slot(message: dict[str, Any]) -> int:
+    """Which of the client's side-by-side episodes a message is for (0 when it does not say)."""
+    slot = message.get("episode", 0)
+    if not isinstance(slot, int) or isinstance(slot, bool) or slot < 0:
+        raise ValueError(f"an episode slot must be a non-negative integer, got {slot!r}.")
+    return slot
+
+
+def _act_problem(message: dict[str, Any]) -> str | None:
+    """What is wrong with an act, if anything."""
+    seed, instruction = message.get("seed"), message.get("instruction")
+    if "obs" not in message:
+        return "an act needs 'obs'."
+    if not (seed is None or (isinstance(seed, int) and not isinstance(seed, bool))):
+        return f"an act's seed must be an integer, got {seed!r}."
+    if not (instruction is None or isinstance(instruction, str)):
+        return "an act's instruction must be a string or null."
+    try:
+        _slot(message)
+    except ValueError as error:
+        return str(error)
+    return None

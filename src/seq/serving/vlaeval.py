@@ -163,7 +163,7 @@ class VlaEvalPolicy(BaseClient):
         self._in_episode = False
         return reply["payload"] if isinstance(reply["payload"], dict) else {}
 
-    def begin_episode(self, action_space: Any) -> None:
+    def begin_episode(self, action_space: Any, slot: int = 0) -> None:
         self.connect()
         if self._in_episode:
             self._send(pack_message("episode_end", {}, self._next()), "an episode's end")

@@ -1,0 +1,102 @@
+"""A worker's episodes side by side: `envs_per_worker` slots, their acts asked for together.
+
+A worker process normally runs one episode at a time, and a served policy then costs one round
+trip per act. With K slots it runs up to K episodes at once, each in its own copy of the benchmark
+(so a benchmark that keeps one env per task never hands one env to two episodes), and steps them
+in turn: every episode runs until it needs the policy, then the worker asks for all the pending
+chunks at once (`act_many`: one `act_batch` message to a served policy, one call of a batched
+one). Each episode's seeds, chunks and `steps_per_query` are its own, so its row is the same as
+when it runs alone.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Generator
+from dataclasses import dataclass
+from typing import Any
+
+from seq.engine.episode import EpisodeRunner
+from seq.record.episode import ERROR, EpisodeResult
+from seq.record.store import WorkItem
+from seq.serving.inline import ActRequest
+
+
+@dataclass
+class _Running:
+    item: WorkItem
+    episode: Generator[ActRequest, Any, EpisodeResult]
+    runner: EpisodeRunner
+    request: ActRequest
+    cpu_s: float
+
+
+class Lockstep:
+    """Up to `len(slots)` episodes at once; `slots[i]` maps each arm to slot i's runner (or to
+    the traceback of that arm's failed setup). All slots of an arm share one policy handle."""
+
+    def __init__(self, slots: list[dict[str, EpisodeRunner | str]]) -> None:
+        self.slots = slots
+        self.running: dict[int, _Running] = {}
+
+    @property
+    def free(self) -> bool:
+        return len(self.running) < len(self.slots)
+
+    @property
+    def idle(self) -> bool:
+        return not self.running
+
+    def start(self, item: WorkItem) -> EpisodeResult | None:
+        """Start `item` in a free slot and run it to its first act; its result if it ended already."""
+        slot = next(index for index in range(len(self.slots)) if index not in self.running)
+        runner = self.slots[slot][item.arm]
+        if isinstance(runner, str):
+            return item.result(status=ERROR, ended_by="error", error=runner)
+        cpu_start = time.process_time()
+        episode = runner.episode(item, slot)
+        try:
+            request = next(episode)
+        except StopIteration as stop:
+            return stop.value
+        self.running[slot] = _Running(item, episode, runner, request, time.process_time() - cpu_start)
+        return None
+
+    def step(self) -> list[tuple[WorkItem, EpisodeResult]]:
+        """Ask for every running episode's chunk, then run each to its next act or its end; returns
+        the episodes that ended, with their CPU time their own share of the worker's."""
+        by_handle: dict[int, list[int]] = {}
+        for slot, running in self.running.items():
+            by_handle.setdefault(id(running.runner.policy), []).append(slot)
+        replies: dict[int, Any] = {}
+        origins: dict[int, Any] = {}  # where a shared error was raised: each episode gets that trace alone
+        for slots in by_handle.values():
+            handle = self.running[slots[0]].runner.policy
+            cpu_start = time.process_time()
+            try:
+                outcomes = handle.act_many([self.running[slot].request for slot in slots])  # type: ignore[attr-defined]
+            except Exception as error:  # nothing answered (the server is unreachable): each episode fails
+                outcomes = [error] * len(slots)
+                origins.update(dict.fromkeys(slots, error.__traceback__))
+            share = (time.process_time() - cpu_start) / len(slots)
+            for slot, outcome in zip(slots, outcomes, strict=True):
+                replies[slot] = outcome
+                self.running[slot].cpu_s += share
+        ended = []
+        for slot, reply in replies.items():
+            running = self.running[slot]
+            cpu_start = time.process_time()
+            try:
+                if isinstance(reply, BaseException):
+                    if slot in origins:
+                        reply.with_traceback(origins[slot])
+                    running.request = running.episode.throw(reply)
+                else:
+                    running.request = running.episode.send(reply)
+                running.cpu_s += time.process_time() - cpu_start
+            except StopIteration as stop:
+                result: EpisodeResult = stop.value
+                result.cpu_s = running.cpu_s + time.process_time() - cpu_start
+                del self.running[slot]
+                ended.append((running.item, result))
+        return ended
