@@ -16,17 +16,25 @@ import subprocess
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from seq.authoring.declarations import Image
 from seq.authoring.resources import memory_text
 from seq.errors import SeqInputError
-from seq.isolation.secrets import Masker
+
+if TYPE_CHECKING:  # the secrets store is the runner's business: a worker starts without it
+    from seq.isolation.secrets import Masker
 
 log = logging.getLogger("seq.isolation")  # an image's build, step by step (the CLI shows it)
 MEMORY_VARIABLE = "SEQ_WORKER_MEMORY_BYTES"  # read by the worker before it imports anything heavy
 ASSETS_VARIABLE = "SEQ_WORKER_ASSETS"
 IMAGE_VARIABLE = "SEQ_IMAGE"  # set in an image's workers: `Image.imports()` raises there
+
+
+def _masker(values: Any) -> Masker:
+    from seq.isolation.secrets import Masker
+
+    return Masker(values)
 
 
 @dataclass(frozen=True)
@@ -37,7 +45,7 @@ class WorkerProcess:
     environment: Mapping[str, str] = field(default_factory=dict)
     memory_bytes: int | None = None
     assets: str | None = None
-    masker: Masker = field(default_factory=lambda: Masker(()))  # what the workers' stderr must not show
+    masker: Masker = field(default_factory=lambda: _masker(()))  # what the workers' stderr must not show
 
     def command(self, fd: int) -> list[str]:
         return [self.python, "-m", "seq.engine", str(fd)]
@@ -142,14 +150,14 @@ def isolate(
         assets = str(volume.path)
         manifest["assets"] = {"volume": volume.name, "version": volume.version, "kind": volume.kind}
         kinds.append("assets")
-    masker = Masker(())
+    masker = _masker(())
     if declared.get("secrets"):
         from seq.isolation.secrets import secret_environment
 
         names = [entry["secret"] for entry in declared["secrets"]]
         secrets = secret_environment(names)
         environment.update(secrets)
-        masker = Masker(secrets.values())
+        masker = _masker(secrets.values())
         manifest["secrets"] = {"names": names, "variables": sorted(secrets)}
         kinds.append("secrets")
     memory_bytes = None

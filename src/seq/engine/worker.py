@@ -25,7 +25,6 @@ from seq.engine.lockstep import Lockstep
 from seq.engine.observer import build_observers
 from seq.record.episode import ERROR, EpisodeResult
 from seq.record.store import WorkItem
-from seq.registry.adapters import load_adapter
 from seq.registry.loader import IN_MEMORY, load_class
 from seq.serving.adapted import AdaptedPolicy
 from seq.serving.inline import InlinePolicy, PolicyHandle
@@ -105,6 +104,8 @@ def _policy_handle(arm: ArmConfig, closer: _EnvCloser | None) -> PolicyHandle:
                 getattr(policy, policy_hooks["load"])(None)
         handle = InlinePolicy(policy, arm.policy_parameters)
     if arm.adapter_ref is not None:  # reset → (adapter → policy → adapter) → step
+        from seq.registry.adapters import load_adapter
+
         handle = AdaptedPolicy(handle, load_adapter(arm.adapter_ref, arm.adapter_parameters))
     return handle
 
