@@ -95,21 +95,6 @@ class Connection(asyncio.Protocol):
             self.protocol.send_binary(data)
         self._flush()
 
-    def act(
-        self,
-        obs: Any,
-        seed: int | None,
-        instruction: str | None,
-        reply: Callable[[Outcome], None],
-        params: dict[str, Any] | None = None,
-        key: str | None = None,
-        space: Any = None,
-        prepare: Callable[[Any], Any] | None = None,
-    ) -> None:
-        """Queue one act on this replica; `reply(outcome)` is called once it ran. `prepare` runs
-        on the observation first (to decode compressed images)."""
-        self.submit(self.request(obs, seed, instruction, reply, params, key, space, prepare))
-
     def request(
         self,
         obs: Any,
@@ -121,7 +106,9 @@ class Connection(asyncio.Protocol):
         space: Any = None,
         prepare: Callable[[Any], Any] | None = None,
     ) -> Request:
-        """An act for this replica's batcher (the server's default parameters unless given)."""
+        """An act for this replica's batcher (the server's default parameters unless given):
+        `reply(outcome)` is called once it ran; `prepare` runs on the observation first (to decode
+        compressed images)."""
         params = params or self.server.host.defaults
         return Request(obs, seed, instruction, params, key or self.server.default_key, space, reply, prepare)
 

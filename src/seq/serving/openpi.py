@@ -140,4 +140,5 @@ class OpenPiSession:
                     self.send(f"seq: the policy's actions cannot be sent: {error}")
             done()
 
-        self.connection.act(obs, None, prompt if isinstance(prompt, str) else None, answer)
+        instruction = prompt if isinstance(prompt, str) else None
+        self.connection.submit(self.connection.request(obs, None, instruction, answer))

@@ -278,4 +278,4 @@ class VlaEvalSession:
             done()
 
         instruction = instruction if isinstance(instruction, str) else None
-        self.connection.act(obs, seed, instruction, answer, prepare=prepare)
+        self.connection.submit(self.connection.request(obs, seed, instruction, answer, prepare=prepare))
