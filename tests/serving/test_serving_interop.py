@@ -170,3 +170,18 @@ def test_png_images_from_a_vla_eval_client_reach_the_policy_exactly(tmp_path):
         sock.close()
     assert reply.type == MessageType.ACTION, reply.payload
     assert reply.payload["actions"].tolist() == [float(image.astype(np.int64).sum()), 64.0, 1.0]
+
+
+def test_seq_eval_run_drives_openpi_and_vla_eval_servers_from_its_workers(tmp_path):
+    import seq
+
+    deploy_all(tmp_path)
+    inline = seq.eval.run("dict-line", benchmark="line", envs=2)
+    expected = [(e.item_id, e.steps, e.metrics["success"]) for e in inline.episodes]
+    with OpenPiReferenceServer(lambda obs: {"actions": line_step(obs["state"])[None]}, {}) as server:
+        openpi = seq.eval.run(benchmark="line", policy_url=server.url, policy_protocol="openpi", envs=2)
+    with vla_eval.serve_background(_LineModel()) as server:
+        vla = seq.eval.run(benchmark="line", policy_url=server.url, policy_protocol="vla-eval", envs=2)
+    for report in (openpi, vla):
+        assert all(e.status == "ok" for e in report.episodes), [e.error for e in report.episodes]
+        assert [(e.item_id, e.steps, e.metrics["success"]) for e in report.episodes] == expected

@@ -19,7 +19,7 @@ from typing import Any
 from seq.engine.episode import EpisodeRunner
 from seq.record.episode import ERROR, EpisodeResult
 from seq.record.store import WorkItem
-from seq.serving.inline import ActRequest
+from seq.serving.inline import ActRequest, act_all
 
 
 @dataclass
@@ -74,7 +74,7 @@ class Lockstep:
             handle = self.running[slots[0]].runner.policy
             cpu_start = time.process_time()
             try:
-                outcomes = handle.act_many([self.running[slot].request for slot in slots])  # type: ignore[attr-defined]
+                outcomes = act_all(handle, [self.running[slot].request for slot in slots])
             except Exception as error:  # nothing answered (the server is unreachable): each episode fails
                 outcomes = [error] * len(slots)
                 origins.update(dict.fromkeys(slots, error.__traceback__))

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from seq.authoring.adapter import Adapter
-from seq.serving.inline import ActRequest, PolicyHandle, as_chunk
+from seq.serving.inline import ActRequest, PolicyHandle, act_all, as_chunk
 
 
 class AdaptedPolicy:
@@ -40,7 +40,7 @@ class AdaptedPolicy:
                 positions.append(index)
             except Exception as error:
                 outcomes[index] = error
-        answers = self.handle.act_many(adapted) if adapted else []  # type: ignore[attr-defined]
+        answers = act_all(self.handle, adapted) if adapted else []
         for index, answer in zip(positions, answers, strict=True):
             if isinstance(answer, Exception):
                 outcomes[index] = answer

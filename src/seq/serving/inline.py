@@ -9,7 +9,7 @@ call of a batched policy, one message to a served one.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -41,6 +41,27 @@ class BatchingHandle(PolicyHandle, Protocol):
     def act_many(self, requests: Sequence[ActRequest]) -> list[np.ndarray | Exception]:
         """One chunk per request, in order, or what that request's act raised; raises only when
         no request could be answered (a served policy's server is unreachable)."""
+
+
+def act_all(handle: PolicyHandle, requests: Sequence[ActRequest]) -> list[np.ndarray | Exception]:
+    """The chunks of several requests: the handle's `act_many` where it has one (a batch), else
+    its `act` in turn (an openpi or vla-eval server, one episode at a time); an act that raised is
+    its request's outcome."""
+    act_many = getattr(handle, "act_many", None)
+    return act_many(requests) if act_many is not None else act_in_turn(handle.act, requests)
+
+
+def act_in_turn(
+    act: Callable[..., np.ndarray], requests: Sequence[ActRequest]
+) -> list[np.ndarray | Exception]:
+    """Each request's chunk from `act`, one after another; an act that raised is its outcome."""
+    outcomes: list[np.ndarray | Exception] = []
+    for request in requests:
+        try:
+            outcomes.append(act(request.obs, seed=request.seed, instruction=request.instruction))
+        except Exception as error:
+            outcomes.append(error)
+    return outcomes
 
 
 def as_chunk(output: Any) -> np.ndarray:
@@ -109,19 +130,11 @@ class InlinePolicy:
             groups.setdefault(id(self._spaces.get(request.slot)), []).append(index)
         for indices in groups.values():
             self.instance.action_space = self._spaces.get(requests[indices[0]].slot)
-            if not self._batched:
-                for index in indices:
-                    obs, seed, instruction = (
-                        requests[index].obs,
-                        requests[index].seed,
-                        requests[index].instruction,
-                    )
-                    try:
-                        outcomes[index] = self.act(obs, seed=seed, instruction=instruction)
-                    except Exception as error:
-                        outcomes[index] = error
-                continue
             group = [requests[index] for index in indices]
+            if not self._batched:
+                for index, outcome in zip(indices, act_in_turn(self.act, group), strict=True):
+                    outcomes[index] = outcome
+                continue
             try:
                 outputs = self._infer(
                     [r.obs for r in group],
