@@ -134,3 +134,21 @@ def test_a_policy_object_in_this_process_is_refused(deployed):
     policy = load_version(resolve("policy", "batched-line", seq.Store()))()
     with pytest.raises(seq.SeqInputError, match="policy object in this process"):
         seq.eval.run(policy, benchmark="line", envs_per_worker=2)
+
+
+def test_each_episode_side_by_side_keeps_its_own_trajectory(deployed):
+    from seq.record.trajectory import read_trajectory
+
+    def steps(report):
+        by_item = {}
+        for episode in report.episodes:
+            trajectory = read_trajectory(episode.artifacts["trajectory"])
+            by_item[episode.item_id] = (trajectory.actions, trajectory.act_seeds, trajectory.observations)
+        return by_item
+
+    params = {"noise": "0.05"}
+    alone = seq.eval.run("batched-line", benchmark="line", envs=1, params=params, trajectories=True)
+    together = seq.eval.run(
+        "batched-line", benchmark="line", envs=1, envs_per_worker=4, params=params, trajectories=True
+    )
+    assert steps(together) == steps(alone) and len(steps(alone)) == 6
