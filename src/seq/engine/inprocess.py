@@ -12,8 +12,8 @@ from collections.abc import Callable
 from typing import Any
 
 from seq.engine.environment import describe_environment
-from seq.engine.worker import WorkerConfig, _EnvCloser, build_runners
-from seq.record.episode import ERROR, EpisodeResult
+from seq.engine.worker import WorkerConfig, _EnvCloser, build_runners, run_item
+from seq.record.episode import EpisodeResult
 from seq.record.store import WorkItem
 
 
@@ -41,10 +41,6 @@ class InProcessBackend:
                 if index and after_round is not None and after_round():
                     return
                 for item in batch:
-                    runner = runners[item.arm]
-                    if isinstance(runner, str):
-                        on_result(item.result(status=ERROR, ended_by="error", error=runner))
-                    else:
-                        on_result(runner.run(item))
+                    on_result(run_item(runners, item))
         finally:
             closer.close_all()

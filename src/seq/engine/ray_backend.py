@@ -15,9 +15,9 @@ from contextlib import contextmanager
 from typing import Any
 
 from seq.engine.local import WATCHDOG_GRACE_S, _lost, _Queue, _wedged
-from seq.engine.worker import WorkerConfig, build_runners
+from seq.engine.worker import WorkerConfig, build_runners, run_item
 from seq.errors import SeqInputError
-from seq.record.episode import ERROR, EpisodeResult
+from seq.record.episode import EpisodeResult
 from seq.record.store import WorkItem
 
 
@@ -35,10 +35,7 @@ class _EnvWorker:
         return self.report
 
     def run(self, item: WorkItem) -> EpisodeResult:
-        runner = self.runners[item.arm]
-        if isinstance(runner, str):
-            return item.result(status=ERROR, ended_by="error", error=runner)
-        return runner.run(item)
+        return run_item(self.runners, item)
 
 
 class RayBackend:

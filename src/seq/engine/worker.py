@@ -162,6 +162,15 @@ def build_runners(config: WorkerConfig, closer: _EnvCloser | None = None) -> dic
     return build_slots(replace(config, envs_per_worker=1), closer)[0]
 
 
+def run_item(runners: dict[str, EpisodeRunner | str], item: WorkItem) -> EpisodeResult:
+    """One work item, one episode at a time, by its arm's runner; an arm whose setup failed makes
+    that the episode's error."""
+    runner = runners[item.arm]
+    if isinstance(runner, str):
+        return item.result(status=ERROR, ended_by="error", error=runner)
+    return runner.run(item)
+
+
 def _over_memory(result: Any) -> bool:
     """Whether an episode ran out of memory under `memory=`; if so, its error names the limit."""
     from seq.authoring.resources import memory_text
