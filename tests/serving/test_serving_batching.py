@@ -6,12 +6,14 @@ import os
 import subprocess
 import sys
 import threading
+import time
 
 import numpy as np
 import pytest
 from serving_helpers import deploy_all, policy_module
 
 from seq.serving import RemotePolicy, ServerUnreachable, serve, transport
+from seq.serving.inline import ActRequest
 
 
 def _acts(url: str, client: int, count: int, out: dict, errors: list) -> None:
@@ -51,6 +53,32 @@ def test_eight_clients_give_a_batched_policy_batches_and_each_its_own_answers(tm
     assert stats["mean_batch_size"] > 1.5, histogram
     for client in range(8):
         np.testing.assert_array_equal(np.concatenate(out[client]), np.concatenate(_expected(client, 25)))
+
+
+def test_a_message_of_several_acts_still_waits_for_the_other_connections(tmp_path):
+    """Two acts from one connection are as many requests as there are connections, but the batch
+    waits for the other connection's, which can still come."""
+    deploy_all(tmp_path)
+    requests = [ActRequest(np.array([0.0, 1.0]), seed, "near", slot) for slot, seed in enumerate((1, 2))]
+    answers: dict[str, list] = {}
+    with serve("batched-line", port=0, max_batch_size=4, max_wait_ms=10_000) as server:
+        with RemotePolicy(server.url) as first, RemotePolicy(server.url) as second:
+            for remote in (first, second):
+                for request in requests:
+                    remote.begin_episode(None, slot=request.slot)
+            waiting = threading.Thread(target=lambda: answers.setdefault("first", first.act_many(requests)))
+            waiting.start()
+            deadline = time.monotonic() + 10
+            while server.stats()["queued"] < 2:
+                assert time.monotonic() < deadline, server.stats()
+                time.sleep(0.01)
+            time.sleep(0.2)
+            assert server.stats()["queued"] == 2  # held for the second connection
+            answers["second"] = second.act_many(requests)
+            waiting.join(10)
+        histogram = server.stats()["batch_size_histogram"]
+    assert histogram == {4: 1}
+    assert [a.tolist() for a in answers["first"]] == [a.tolist() for a in answers["second"]]
 
 
 def test_a_policy_that_is_not_batched_is_called_one_request_at_a_time(tmp_path):

@@ -1,8 +1,9 @@
 """Gathers one replica's act requests into batches and runs them.
 
 A batch closes at `max_batch_size` requests, `max_wait_ms` after its first request arrived, or as
-soon as every connection of the replica has a request waiting (clients act in lockstep, one
-request at a time, so no other request can come). A policy whose `@seq.infer` is not batched gets
+soon as every connection of the replica has a request waiting (clients act in lockstep: a client
+sends one message — one act, or the acts of its worker's side-by-side episodes — and waits for
+the answer, so no other request can come). A policy whose `@seq.infer` is not batched gets
 requests one at a time, with no waiting.
 
 The batcher lives on its replica's event loop, in the replica's own thread: a ready batch runs
@@ -65,8 +66,9 @@ class Batcher:
         self.max_batch_size = max_batch_size
         self.max_wait_s = max_wait_ms / 1000.0
         self.batched = host.spec.batched and max_batch_size > 1
-        self.connections = 0  # this replica's open connections: each has at most one request pending
+        self.connections = 0  # this replica's open connections: each has at most one message pending
         self._queue: deque[Request] = deque()
+        self._waiting: Counter[int] = Counter()  # queued requests by the connection they came from
         self._timer: asyncio.TimerHandle | None = None
         self._scheduled = self._running = False
 
@@ -80,6 +82,7 @@ class Batcher:
         for request in requests:
             request.arrived = arrived
             self._queue.append(request)
+            self._waiting[request.source] += 1
         if self._running:
             self._schedule()
         else:
@@ -98,7 +101,7 @@ class Batcher:
     def _ready(self) -> bool:
         if not self.batched or len(self._queue) >= self.max_batch_size:
             return True
-        if len(self._queue) >= self.connections:  # every client is waiting: nobody else can come
+        if len(self._waiting) >= self.connections:  # every client is waiting: nobody else can come
             return True
         deadline = self._queue[0].arrived + self.max_wait_s
         if self._loop.time() >= deadline:
@@ -122,9 +125,16 @@ class Batcher:
                     self._timer.cancel()
                     self._timer = None
                 size = min(self.max_batch_size, len(self._queue)) if self.batched else 1
-                self._run([self._queue.popleft() for _ in range(size)])
+                self._run([self._take() for _ in range(size)])
         finally:
             self._running = False
+
+    def _take(self) -> Request:
+        request = self._queue.popleft()
+        self._waiting[request.source] -= 1
+        if not self._waiting[request.source]:
+            del self._waiting[request.source]
+        return request
 
     def _run(self, batch: list[Request]) -> None:
         start = time.perf_counter()
@@ -144,7 +154,7 @@ class Batcher:
         if self._timer is not None:
             self._timer.cancel()
         while self._queue:
-            self._queue.popleft().reply((False, "the server stopped before this request ran."))
+            self._take().reply((False, "the server stopped before this request ran."))
 
     @property
     def queued(self) -> int:

@@ -110,7 +110,8 @@ class Connection(asyncio.Protocol):
         `reply(outcome)` is called once it ran; `prepare` runs on the observation first (to decode
         compressed images)."""
         params = params or self.server.host.defaults
-        return Request(obs, seed, instruction, params, key or self.server.default_key, space, reply, prepare)
+        key = key or self.server.default_key
+        return Request(obs, seed, instruction, params, key, space, reply, prepare, source=id(self))
 
     def submit(self, *requests: Request) -> None:
         """Queue requests on this replica, together (the acts of one message batch together)."""

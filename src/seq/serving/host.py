@@ -38,6 +38,7 @@ class Request:
     space: Any
     reply: Callable[[Outcome], None]
     prepare: Callable[[Any], Any] | None = None  # run on obs in the replica's thread (image decoding)
+    source: int = 0  # the connection it came from
     arrived: float = 0.0
     group: tuple = field(init=False)
 
