@@ -37,16 +37,11 @@ class PolicyHandle(Protocol):
         """The chunk for one observation (an episode in slot 0)."""
 
 
-class BatchingHandle(PolicyHandle, Protocol):
-    def act_many(self, requests: Sequence[ActRequest]) -> list[np.ndarray | Exception]:
-        """One chunk per request, in order, or what that request's act raised; raises only when
-        no request could be answered (a served policy's server is unreachable)."""
-
-
 def act_all(handle: PolicyHandle, requests: Sequence[ActRequest]) -> list[np.ndarray | Exception]:
-    """The chunks of several requests: the handle's `act_many` where it has one (a batch), else
-    its `act` in turn (an openpi or vla-eval server, one episode at a time); an act that raised is
-    its request's outcome."""
+    """The chunks of several requests, in order: the handle's `act_many(requests)` where it has
+    one (a batch; it raises only when no request could be answered, as when a server is
+    unreachable), else its `act` in turn (an openpi or vla-eval server, one episode at a time); an
+    act that raised is its request's outcome."""
     act_many = getattr(handle, "act_many", None)
     return act_many(requests) if act_many is not None else act_in_turn(handle.act, requests)
 
@@ -112,10 +107,6 @@ class InlinePolicy:
         self._batched = spec.batched
         self._parameters = parameters
         self._spaces: dict[int, Any] = {}  # each slot's action space
-
-    @property
-    def batched(self) -> bool:
-        return self._batched
 
     def begin_episode(self, action_space: Any, slot: int = 0) -> None:
         self._spaces[slot] = action_space
