@@ -12,7 +12,12 @@ import seq
 from seq.shelf.metaworld import MT10, MetaWorld
 
 IMAGE = seq.Image.debian_slim().uv_pip_install(
-    "metaworld==3.1.1", "mujoco==3.3.0", "gymnasium>=1.0", "packaging", "imageio-ffmpeg==0.8.1"
+    "metaworld==3.1.1",
+    "mujoco==3.3.0",
+    "gymnasium>=1.0",
+    "packaging",
+    "av>=17,<19",
+    "fast-simplification>=0.1.9,<0.3",
 )
 
 

@@ -13,10 +13,10 @@ from conftest import run_cli
 
 import seq
 
-pytest.importorskip("imageio_ffmpeg")
+pytest.importorskip("av")
 
+from seq.record.mp4 import read_video  # noqa: E402
 from seq.record.render import frame_stride  # noqa: E402
-from seq.record.video import read_video  # noqa: E402
 
 PIXELS = textwrap.dedent('''
     """A dot that walks right on a 32×48 picture; `shrink` breaks the picture's size mid-episode."""

@@ -92,8 +92,8 @@ def test_observations_and_a_planned_chunk_replayed_on_a_fresh_env():
 
 
 def test_a_recording_of_the_human_camera():
-    pytest.importorskip("imageio_ffmpeg")
-    from seq.record.video import read_video
+    pytest.importorskip("av")
+    from seq.record.mp4 import read_video
 
     report = seq.eval.run(
         "maniskill-motionplanner",

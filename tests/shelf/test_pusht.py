@@ -32,8 +32,8 @@ def test_the_pusher_moves_the_block_onto_the_goal():
 
 
 def test_pixel_observations_and_a_recording():
-    pytest.importorskip("imageio_ffmpeg")
-    from seq.record.video import read_video
+    pytest.importorskip("av")
+    from seq.record.mp4 import read_video
 
     report = seq.eval.run(
         "random",

@@ -7,11 +7,11 @@ import pytest
 
 import seq
 
-pytest.importorskip("imageio_ffmpeg")
+pytest.importorskip("av")
 
 
 def test_scripted_lift_succeeds_random_fails_and_a_recording_decodes():
-    from seq.record.video import read_video
+    from seq.record.mp4 import read_video
 
     report = seq.eval.run(
         "robosuite-scripted",

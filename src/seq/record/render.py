@@ -6,8 +6,9 @@
   (it must happen before `import mujoco`: MuJoCo reads `MUJOCO_GL` then).
 - `MujocoView` snapshots what a camera sees into an `mjvScene` on the episode's thread (microseconds);
   `SceneRenderer` turns snapshots into pixels on another thread, where the GL context lives.
-  `fast=True` turns off shadows, reflections and multisampling: software rendering spends most of
-  its time on them (MetaWorld at 224²: ~9 → ~85 fps here).
+  `fast=True` turns off shadows, reflections and multisampling (software rendering spends most of
+  its time on them: MetaWorld at 224², ~9 → ~85 fps here), and draws from a lighter copy of the
+  model (`seq.record.lod`: simplified meshes, smaller textures).
 - `image_from_obs` finds a camera's image in an observation (`<camera>_image`, `pixels[camera]`).
 """
 
@@ -16,6 +17,7 @@ from __future__ import annotations
 import copy
 import functools
 import os
+import queue
 import subprocess
 import sys
 from collections import OrderedDict
@@ -23,6 +25,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+
+from seq.record.lod import MAX_FACES, MAX_TEXTURE, drawing_model
 
 BACKENDS = ("egl", "osmesa")
 _PROBE = (
@@ -188,8 +192,6 @@ class MujocoView:
     def __init__(
         self, model: Any, data: Any, camera: str | int | None, fast: bool = True, pool: int = 8
     ) -> None:
-        import queue
-
         import mujoco
 
         self.model, self.data = model, data
@@ -212,19 +214,28 @@ class MujocoView:
             if not orientation.any():  # the env has not computed its kinematics yet
                 mujoco.mju_quat2Mat(orientation, np.array(model.cam_quat[index], dtype=np.float64))
             self.upside_down = bool(orientation.reshape(3, 3)[2, 1] < -0.25)
+        self.fast, self.pool, self.made = fast, pool, 0
         self.free: queue.Queue[Any] = queue.Queue()
-        for _ in range(pool):
-            scene = mujoco.MjvScene(model, maxgeom=max(1000, 2 * model.ngeom))
-            if fast:
-                scene.flags[mujoco.mjtRndFlag.mjRND_SHADOW] = 0
-                scene.flags[mujoco.mjtRndFlag.mjRND_REFLECTION] = 0
-            self.free.put(scene)
 
-    def snapshot(self, timeout: float = 60.0) -> Any:
-        """The scene as the camera sees it now (blocks while every pooled scene awaits rendering)."""
+    def _scene(self) -> Any:
         import mujoco
 
-        scene = self.free.get(timeout=timeout)
+        scene = mujoco.MjvScene(self.model, maxgeom=max(1000, 2 * self.model.ngeom))
+        if self.fast:
+            scene.flags[mujoco.mjtRndFlag.mjRND_SHADOW] = 0
+            scene.flags[mujoco.mjtRndFlag.mjRND_REFLECTION] = 0
+        self.made += 1
+        return scene
+
+    def snapshot(self, timeout: float = 60.0) -> Any:
+        """The scene as the camera sees it now: a free pooled scene, or a new one while the pool has
+        fewer than `pool`, else it blocks until the renderer hands one back."""
+        import mujoco
+
+        try:
+            scene = self.free.get_nowait()
+        except queue.Empty:
+            scene = self._scene() if self.made < self.pool else self.free.get(timeout=timeout)
         mujoco.mjv_updateScene(
             self.model, self.data, self.option, None, self.camera, mujoco.mjtCatBit.mjCAT_ALL, scene
         )
@@ -235,14 +246,23 @@ class SceneRenderer:
     """Pixels from scene snapshots, on the one thread that owns its GL context.
 
     Keeps a rendering context for the last few models (building one uploads every mesh and
-    texture: a third of a second for a MetaWorld task), made from a copy of the model with
-    multisampling off when `fast`, so the env's own model is never changed.
+    texture), made from a copy of the model so the env's own model is never changed. When `fast`,
+    that copy has multisampling off and is cheaper to draw (`seq.record.lod.drawing_model`: meshes
+    simplified to `max_faces` triangles, textures shrunk to `max_texture` pixels a side).
     """
 
     def __init__(
-        self, backend: str | None, width: int, height: int, fast: bool = True, keep: int = 4
+        self,
+        backend: str | None,
+        width: int,
+        height: int,
+        fast: bool = True,
+        keep: int = 4,
+        max_faces: int | None = MAX_FACES,
+        max_texture: int | None = MAX_TEXTURE,
     ) -> None:
         self.backend, self.width, self.height, self.fast, self.keep = backend, width, height, fast, keep
+        self.max_faces, self.max_texture = max_faces, max_texture
         self._gl: Any = None
         self._contexts: OrderedDict[int, tuple[Any, Any]] = OrderedDict()
 
@@ -256,7 +276,7 @@ class SceneRenderer:
         if self._gl is None:
             self._gl = gl_context(self.backend, self.width, self.height)
             self._gl.make_current()
-        own = copy.copy(model)
+        own = drawing_model(model, self.max_faces, self.max_texture) if self.fast else copy.copy(model)
         own.vis.global_.offwidth, own.vis.global_.offheight = self.width, self.height
         if self.fast:  # no multisampling, and no shadow map to allocate
             own.vis.quality.offsamples = 0

@@ -8,8 +8,8 @@ at real time (`control rate / stride` frames per second; `fps` when the env's ra
 an episode of `steps` steps gives `1 + steps // stride` frames.
 
 The episode's thread only snapshots the scene (microseconds) or copies the image; a background
-thread renders the snapshots and pipes frames to ffmpeg (imageio-ffmpeg, a process of its own)
-as the episode runs. `end` waits for the file to be complete, so an episode's record never names a
+thread renders the snapshots and encodes them (`seq.record.mp4`, PyAV, in this process) as the
+episode runs. `end` waits for the file to be complete, so an episode's record never names a
 half-written video; an encoding that fails is logged and raised there, which the episode loop
 keeps in the episode's `observer_errors` without failing the episode.
 """
@@ -28,6 +28,8 @@ import numpy as np
 
 from seq.record.artifacts import artifact_name
 from seq.record.episode import EpisodeResult
+from seq.record.lod import MAX_FACES, MAX_TEXTURE
+from seq.record.mp4 import Mp4Writer
 from seq.record.render import (
     MujocoView,
     SceneRenderer,
@@ -58,12 +60,11 @@ class _Job:
 class _Encoder(threading.Thread):
     """Renders snapshots and writes frames to ffmpeg, one job at a time, in arrival order."""
 
-    def __init__(self, backend: str | None, width: int, height: int, fast: bool) -> None:
+    def __init__(self, renderer: SceneRenderer) -> None:
         super().__init__(name="seq-video", daemon=True)
         self.inbox: queue.Queue[tuple[Any, ...]] = queue.Queue()
-        self.renderer = SceneRenderer(backend, width, height, fast)
-        self._writer: Any = None
-        self._size: tuple[int, int] = (0, 0)
+        self.renderer = renderer
+        self._writer: Mp4Writer | None = None
 
     def run(self) -> None:
         while True:
@@ -91,22 +92,9 @@ class _Encoder(threading.Thread):
         if job.error is not None:
             return
         if self._writer is None:
-            import imageio_ffmpeg
-
             height, width = pixels.shape[:2]
-            self._writer = imageio_ffmpeg.write_frames(
-                str(job.path),
-                (width, height),
-                fps=job.fps,
-                macro_block_size=1,
-                ffmpeg_log_level="error",
-                output_params=["-threads", "1", "-preset", "veryfast", "-tune", "zerolatency"],
-            )
-            self._writer.send(None)
-            self._size = (height, width)
-        if pixels.shape[:2] != self._size:
-            raise ValueError(f"frame {job.frames} is {pixels.shape[:2]}, the video's first was {self._size}.")
-        self._writer.send(pixels)
+            self._writer = Mp4Writer(job.path, job.fps, width, height)
+        self._writer.write(pixels)
         job.frames += 1
 
     def _close(self, job: _Job) -> None:
@@ -120,10 +108,7 @@ class _Encoder(threading.Thread):
     def _abort(self) -> None:
         if self._writer is not None:
             writer, self._writer = self._writer, None
-            try:
-                writer.close()
-            except Exception:
-                pass
+            writer.abort()
 
 
 def _even(image: np.ndarray) -> np.ndarray:
@@ -140,7 +125,9 @@ class VideoRecorder:
     """Records the episodes named in `items` (all of them when None) from `camera` at `fps`.
 
     `width`/`height` size frames rendered from a MuJoCo model (an observation's image or
-    `env.render()` keeps its own size). `fast` turns off shadows, reflections and multisampling.
+    `env.render()` keeps its own size). `fast` turns off shadows, reflections and multisampling,
+    and draws meshes simplified to `max_faces` triangles and textures shrunk to `max_texture`
+    pixels a side (None: as they are; `seq.record.lod`).
     `gl` is the offscreen OpenGL backend chosen for the eval (`seq.record.render.choose_backend`).
     """
 
@@ -154,6 +141,8 @@ class VideoRecorder:
         width: int = 224,
         height: int = 224,
         gl: str | None = None,
+        max_faces: int | None = MAX_FACES,
+        max_texture: int | None = MAX_TEXTURE,
         **options: Any,
     ) -> None:
         use_backend(gl)  # before the benchmark's first `import mujoco`, in this worker
@@ -161,6 +150,7 @@ class VideoRecorder:
         self.items = None if items is None else set(items)
         self.camera, self.fps, self.fast = camera, float(fps), fast
         self.width, self.height, self.gl = int(width), int(height), gl
+        self.max_faces, self.max_texture = max_faces, max_texture
         self.options = options
         self._encoder: _Encoder | None = None
         self._views: dict[tuple[int, int], MujocoView] = {}
@@ -182,7 +172,15 @@ class VideoRecorder:
 
     def _send(self, *message: Any) -> None:
         if self._encoder is None:
-            self._encoder = _Encoder(self.gl, self.width, self.height, self.fast)
+            renderer = SceneRenderer(
+                self.gl,
+                self.width,
+                self.height,
+                self.fast,
+                max_faces=self.max_faces,
+                max_texture=self.max_texture,
+            )
+            self._encoder = _Encoder(renderer)
             self._encoder.start()
         if not self._encoder.is_alive():
             raise RuntimeError("the video encoder thread has stopped.")
@@ -241,14 +239,3 @@ class VideoRecorder:
             job.path.unlink(missing_ok=True)
             raise RuntimeError(f"recording failed, so this episode has no video:\n{job.error}")
         return {"video": str(job.path)}
-
-
-def read_video(path: str | Path) -> tuple[dict[str, Any], list[np.ndarray]]:
-    """Decode an mp4 with the library that wrote it: its metadata and every frame (H×W×3 uint8)."""
-    import imageio_ffmpeg
-
-    reader = imageio_ffmpeg.read_frames(str(path))
-    meta = next(reader)
-    width, height = meta["size"]
-    frames = [np.frombuffer(raw, dtype=np.uint8).reshape(height, width, 3) for raw in reader]
-    return meta, frames

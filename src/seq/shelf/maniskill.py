@@ -126,9 +126,7 @@ class ManiSkillEnv:
 
 IMAGE = (
     seq.Image.debian_slim()
-    .uv_pip_install(
-        "mani-skill==3.0.1", "mplib==0.1.1", "torch==2.13.0+cpu", "numpy<2", "imageio-ffmpeg==0.8.1"
-    )
+    .uv_pip_install("mani-skill==3.0.1", "mplib==0.1.1", "torch==2.13.0+cpu", "numpy<2", "av>=17,<19")
     .apt_install("mesa-vulkan-drivers")
 )
 

@@ -68,7 +68,7 @@ class RobosuiteEnv:
 
 
 IMAGE = seq.Image.debian_slim().uv_pip_install(
-    "robosuite==1.5.2", "mujoco==3.3.0", "numpy<2", "imageio-ffmpeg==0.8.1"
+    "robosuite==1.5.2", "mujoco==3.3.0", "numpy<2", "av>=17,<19", "fast-simplification>=0.1.9,<0.3"
 )
 
 

@@ -1,0 +1,128 @@
+"""A copy of a MuJoCo model that is cheaper to draw, for videos rendered in software.
+
+At 224² a robot covers a few thousand pixels, and MetaWorld's Sawyer alone brings 67k triangles and
+a 1024² table texture: on a CPU renderer (Mesa's llvmpipe) drawing those triangles is most of a
+frame, and uploading them and the textures' mipmaps is most of building a rendering context.
+`drawing_model` returns a copy (the simulated model is never touched) in which
+
+- each visual mesh above `max_faces` triangles is simplified to about `max_faces` by quadric edge
+  collapse (`fast-simplification`), its seams welded first so that no crack opens;
+- each texture is halved (2×2 pixels averaged) until it is at most `max_texture` pixels wide (a
+  frame this small samples those mipmap levels anyway);
+- convex hulls are not uploaded (a recording never draws them).
+
+Meshes with texture coordinates are left as they are (their seams carry the texture). The
+simplified meshes and shrunk textures are cached by content: every MetaWorld task shares one
+Sawyer, simplified once per process.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import logging
+from typing import Any
+
+import numpy as np
+
+log = logging.getLogger("seq.record")
+MAX_FACES = 1500
+MAX_TEXTURE = 256
+_simplified: dict[tuple[bytes, int], tuple[np.ndarray, np.ndarray, np.ndarray] | None] = {}
+_shrunk: dict[tuple[Any, ...], np.ndarray] = {}
+
+
+def drawing_model(
+    model: Any, max_faces: int | None = MAX_FACES, max_texture: int | None = MAX_TEXTURE
+) -> Any:
+    """A copy of `model` with meshes simplified and textures shrunk (None: leave them as they are)."""
+    own = copy.copy(model)
+    own.mesh_graphadr[:] = -1
+    if max_faces:
+        _simplify_meshes(own, int(max_faces))
+    if max_texture:
+        _shrink_textures(own, int(max_texture))
+    return own
+
+
+def _digest(*arrays: np.ndarray) -> bytes:
+    """A content key for the caches (SHA-1: hardware-accelerated, ~2 ms for a MetaWorld scene's data)."""
+    digest = hashlib.sha1()
+    for array in arrays:
+        digest.update(memoryview(np.ascontiguousarray(array)).cast("B"))
+    return digest.digest()
+
+
+def _simplify_meshes(model: Any, max_faces: int) -> None:
+    try:
+        import fast_simplification
+    except ImportError:
+        log.info("fast-simplification is not installed: recordings draw every mesh in full.")
+        return
+    for mesh in range(model.nmesh):
+        faces = int(model.mesh_facenum[mesh])
+        if faces <= max_faces or model.mesh_texcoordadr[mesh] >= 0:
+            continue
+        vertadr, vertnum = int(model.mesh_vertadr[mesh]), int(model.mesh_vertnum[mesh])
+        faceadr = int(model.mesh_faceadr[mesh])
+        vertices = model.mesh_vert[vertadr : vertadr + vertnum]
+        triangles = model.mesh_face[faceadr : faceadr + faces]
+        key = (_digest(vertices, triangles), max_faces)
+        if key not in _simplified:
+            _simplified[key] = _simplify(fast_simplification, vertices, triangles, max_faces)
+        found = _simplified[key]
+        if found is None or len(found[0]) > min(vertnum, int(model.mesh_normalnum[mesh])):
+            continue
+        points, new_triangles, normals = found
+        normaladr = int(model.mesh_normaladr[mesh])
+        model.mesh_vert[vertadr : vertadr + len(points)] = points
+        model.mesh_normal[normaladr : normaladr + len(points)] = normals
+        model.mesh_face[faceadr : faceadr + len(new_triangles)] = new_triangles
+        model.mesh_facenormal[faceadr : faceadr + len(new_triangles)] = new_triangles
+        model.mesh_facenum[mesh] = len(new_triangles)
+
+
+def _simplify(
+    library: Any, vertices: np.ndarray, triangles: np.ndarray, max_faces: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """Welded, simplified points, triangles and smooth vertex normals; None when it fails."""
+    points = vertices.astype(np.float64)
+    tolerance = 1e-5 * max(float(np.ptp(points, axis=0).max()), 1e-9)
+    _, first, welded = np.unique(np.round(points / tolerance), axis=0, return_index=True, return_inverse=True)
+    faces = welded.reshape(-1)[triangles]
+    faces = faces[(faces[:, 0] != faces[:, 1]) & (faces[:, 1] != faces[:, 2]) & (faces[:, 0] != faces[:, 2])]
+    try:
+        points, faces = library.simplify(points[first], faces.astype(np.int32), target_count=max_faces)
+    except Exception as error:  # a degenerate mesh: draw it in full
+        log.info("could not simplify a mesh (%s); it is drawn in full.", error)
+        return None
+    if len(faces) == 0:
+        return None
+    corners = points[faces]
+    face_normals = np.cross(corners[:, 1] - corners[:, 0], corners[:, 2] - corners[:, 0])
+    normals = np.zeros_like(points)
+    for corner in range(3):
+        np.add.at(normals, faces[:, corner], face_normals)
+    normals /= np.maximum(np.linalg.norm(normals, axis=1, keepdims=True), 1e-12)
+    return points.astype(np.float32), faces.astype(np.int32), normals.astype(np.float32)
+
+
+def _shrink_textures(model: Any, max_texture: int) -> None:
+    for texture in range(model.ntex):
+        width, height = int(model.tex_width[texture]), int(model.tex_height[texture])
+        channels, address = int(model.tex_nchannel[texture]), int(model.tex_adr[texture])
+        if width <= max_texture or width % 2 or height % 2:
+            continue
+        pixels = model.tex_data[address : address + width * height * channels]
+        key = (_digest(pixels), width, height, channels, max_texture)
+        if key not in _shrunk:
+            image = pixels.reshape(height, width, channels)
+            while image.shape[1] > max_texture and image.shape[1] % 2 == 0 and image.shape[0] % 2 == 0:
+                wide = image.astype(np.uint16)
+                image = (
+                    (wide[0::2, 0::2] + wide[1::2, 0::2] + wide[0::2, 1::2] + wide[1::2, 1::2] + 2) // 4
+                ).astype(np.uint8)
+            _shrunk[key] = image
+        small = _shrunk[key]
+        model.tex_data[address : address + small.size] = small.reshape(-1)
+        model.tex_height[texture], model.tex_width[texture] = small.shape[:2]
