@@ -114,3 +114,10 @@ def test_a_lighter_metaworld_frame_looks_like_the_full_one():
         renderer.close()
     psnr = 10 * np.log10(255**2 / np.mean((frames[0] - frames[1]) ** 2))
     assert 30 < psnr < 80  # close, and not the same picture drawn twice
+
+
+def test_only_a_software_renderer_draws_the_lighter_model():
+    from seq.record.render import software_renderer
+
+    assert software_renderer("llvmpipe (LLVM 15.0.6, 256 bits)") and software_renderer("softpipe")
+    assert not software_renderer("NVIDIA H200/PCIe/SSE2") and not software_renderer("")

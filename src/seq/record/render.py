@@ -97,6 +97,21 @@ def headless() -> str | None:
     return info.backend if info else None
 
 
+def current_renderer() -> str:
+    """`GL_RENDERER` of the OpenGL context current on this thread ("" if it cannot be read)."""
+    try:
+        from OpenGL import GL
+
+        return (GL.glGetString(GL.GL_RENDERER) or b"").decode(errors="replace")
+    except Exception:
+        return ""
+
+
+def software_renderer(renderer: str) -> bool:
+    """Whether an OpenGL renderer string names a CPU rasterizer (Mesa's llvmpipe, softpipe, swrast)."""
+    return any(name in renderer.lower() for name in ("llvmpipe", "softpipe", "swrast", "software"))
+
+
 def gl_context(name: str | None, width: int, height: int) -> Any:
     """A MuJoCo GL context of backend `name`, whatever backend `import mujoco` picked."""
     if name == "egl":
@@ -247,8 +262,9 @@ class SceneRenderer:
 
     Keeps a rendering context for the last few models (building one uploads every mesh and
     texture), made from a copy of the model so the env's own model is never changed. When `fast`,
-    that copy has multisampling off and is cheaper to draw (`seq.record.lod.drawing_model`: meshes
-    simplified to `max_faces` triangles, textures shrunk to `max_texture` pixels a side).
+    that copy has multisampling off and, where OpenGL is software (`software_renderer`), is
+    cheaper to draw (`seq.record.lod.drawing_model`: meshes simplified to `max_faces` triangles,
+    textures shrunk to `max_texture` pixels a side); a GPU draws the model in full.
     """
 
     def __init__(
@@ -264,6 +280,7 @@ class SceneRenderer:
         self.backend, self.width, self.height, self.fast, self.keep = backend, width, height, fast, keep
         self.max_faces, self.max_texture = max_faces, max_texture
         self._gl: Any = None
+        self.renderer = ""
         self._contexts: OrderedDict[int, tuple[Any, Any]] = OrderedDict()
 
     def _context(self, model: Any) -> Any:
@@ -276,7 +293,11 @@ class SceneRenderer:
         if self._gl is None:
             self._gl = gl_context(self.backend, self.width, self.height)
             self._gl.make_current()
-        own = drawing_model(model, self.max_faces, self.max_texture) if self.fast else copy.copy(model)
+            self.renderer = current_renderer()
+        if self.fast and software_renderer(self.renderer):
+            own = drawing_model(model, self.max_faces, self.max_texture)
+        else:
+            own = copy.copy(model)
         own.vis.global_.offwidth, own.vis.global_.offheight = self.width, self.height
         if self.fast:  # no multisampling, and no shadow map to allocate
             own.vis.quality.offsamples = 0
