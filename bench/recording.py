@@ -1,14 +1,15 @@
 """What recording costs, on MetaWorld.
 
-    python bench/recording.py [--tasks 10] [--seeds 3] [--envs 2] [--repeats 2] [--frames 200]
+    python bench/recording.py [--tasks 10] [--seeds 3,10,50] [--envs 2] [--repeats 2] [--frames 200]
 
 1. Episode throughput of a `metaworld-expert` eval that records the first seed of each task
    (`record="first"`, the default camera at 224², 20 fps) against the same eval recording nothing
-   (goal: >= 0.9x). Each run is a fresh Python; runs alternate and the best of each side counts.
-   Throughput is over the eval's own wall time (its record: workers started to last episode).
-2. Frames per second of a 224² MetaWorld camera (`corner2`) rendered on one thread, with and
-   without the fast settings (no shadows, reflections or multisampling), and the offscreen
-   backend that rendered them.
+   (goal: >= 0.9x), for each number of seeds a task: the same ten videos weigh less in a larger
+   eval. Each run is a fresh Python; runs alternate and the best of each side counts. Throughput
+   is over the eval's own wall time (its record: workers started to last episode).
+2. Frames per second of a 224² MetaWorld camera (`corner2`) rendered on one thread: default
+   settings, the fast settings (no shadows, reflections or multisampling) on the full model, and
+   on the lighter model software rendering draws (`seq.record.lod`), with the offscreen backend.
 """
 
 from __future__ import annotations
@@ -51,6 +52,7 @@ def render_fps(frames: int) -> list[tuple[str, float]]:
     """Frames per second of MetaWorld's corner2 camera at 224², stepping the expert between frames."""
     from metaworld.policies import ENV_POLICY_MAP
 
+    from seq.record.lod import MAX_FACES, MAX_TEXTURE
     from seq.record.render import MujocoView, SceneRenderer, choose_backend, mujoco_handles, use_backend
 
     info = choose_backend()
@@ -60,10 +62,17 @@ def render_fps(frames: int) -> list[tuple[str, float]]:
     env = make_env("push-v3", 0)
     expert = ENV_POLICY_MAP["push-v3"]()
     results = []
-    for fast in (False, True):
+    settings = {
+        "default": (False, None, None),
+        "fast, full model": (True, None, None),
+        "fast, lighter model": (True, MAX_FACES, MAX_TEXTURE),
+    }
+    for label, (fast, max_faces, max_texture) in settings.items():
         obs, _ = env.reset(seed=0)
         model, data = mujoco_handles(env)
-        renderer = SceneRenderer(info.backend if info else None, 224, 224, fast)
+        renderer = SceneRenderer(
+            info.backend if info else None, 224, 224, fast, max_faces=max_faces, max_texture=max_texture
+        )
         view = MujocoView(model, data, "corner2", fast, pool=1)
         scene = view.snapshot()
         renderer.render(model, scene, view.upside_down)  # the context is built once, before timing
@@ -74,7 +83,7 @@ def render_fps(frames: int) -> list[tuple[str, float]]:
             scene = view.snapshot()
             renderer.render(model, scene, view.upside_down)
             view.free.put(scene)
-        results.append(("fast" if fast else "default", frames / (time.perf_counter() - start)))
+        results.append((label, frames / (time.perf_counter() - start)))
         renderer.close()
     backend = (
         f"{info.backend} ({info.renderer})" if info and info.renderer else (info.backend if info else "none")
@@ -86,7 +95,9 @@ def render_fps(frames: int) -> list[tuple[str, float]]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--tasks", type=int, default=10, help="how many MT10 tasks")
-    parser.add_argument("--seeds", type=int, default=3, help="seeds per task (the first is recorded)")
+    parser.add_argument(
+        "--seeds", default="3,10,50", help="seeds per task, one eval size each (the first seed is recorded)"
+    )
     parser.add_argument("--envs", type=int, default=2, help="worker processes")
     parser.add_argument("--repeats", type=int, default=2, help="runs of each side")
     parser.add_argument("--frames", type=int, default=200, help="frames per render measurement")
@@ -94,23 +105,23 @@ def main() -> None:
     os.environ.setdefault("SEQ_HOME", tempfile.mkdtemp(prefix="seq-bench-"))
     from seq.shelf.metaworld import MT10
 
-    tasks, seeds = MT10[: args.tasks], list(range(args.seeds))
-    print(
-        f"{len(tasks)} tasks x {len(seeds)} seeds, metaworld-expert, "
-        f"--envs {args.envs}, best of {args.repeats}"
-    )
-    plain, recorded = [], []
-    for _ in range(args.repeats):
-        plain.append(run_eval(tasks, seeds, args.envs, "none"))
-        recorded.append(run_eval(tasks, seeds, args.envs, "first"))
-    episodes = plain[0][0]
-    best_plain = episodes / min(run[2] for run in plain)
-    best_recorded = episodes / min(run[2] for run in recorded)
-    print(f"  record none:   {best_plain:6.2f} episodes/s")
-    print(f"  record first:  {best_recorded:6.2f} episodes/s  ({recorded[0][1]} videos per run)")
-    print(f"record first / none:  {best_recorded / best_plain:.2f}x  (goal >= 0.9x)")
+    tasks = MT10[: args.tasks]
+    print(f"{len(tasks)} tasks, metaworld-expert, --envs {args.envs}, best of {args.repeats}")
+    for count in [int(part) for part in args.seeds.split(",")]:
+        seeds = list(range(count))
+        plain, recorded = [], []
+        for _ in range(args.repeats):
+            plain.append(run_eval(tasks, seeds, args.envs, "none"))
+            recorded.append(run_eval(tasks, seeds, args.envs, "first"))
+        episodes = plain[0][0]
+        best_plain = episodes / min(run[2] for run in plain)
+        best_recorded = episodes / min(run[2] for run in recorded)
+        print(
+            f"  {count:3d} seeds a task: record none {best_plain:6.2f} episodes/s, first {best_recorded:6.2f}"
+            f" ({recorded[0][1]} videos)  first / none: {best_recorded / best_plain:.2f}x  (goal >= 0.9x)"
+        )
     for label, fps in render_fps(args.frames):
-        print(f"  224² corner2, {label} render settings: {fps:6.1f} fps (one thread, with env.step)")
+        print(f"  224² corner2, {label + ':':20s} {fps:6.1f} fps (one thread, with env.step)")
 
 
 if __name__ == "__main__":
