@@ -46,7 +46,7 @@ def drawing_model(
 
 
 def _digest(*arrays: np.ndarray) -> bytes:
-    """A content key for the caches (SHA-1: hardware-accelerated, ~2 ms for a MetaWorld scene's data)."""
+    """A content key for the caches (SHA-1, hardware-accelerated: a few ms for a MetaWorld scene)."""
     digest = hashlib.sha1()
     for array in arrays:
         digest.update(memoryview(np.ascontiguousarray(array)).cast("B"))
