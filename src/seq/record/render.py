@@ -14,7 +14,6 @@
 
 from __future__ import annotations
 
-import copy
 import functools
 import os
 import queue
@@ -261,10 +260,11 @@ class SceneRenderer:
     """Pixels from scene snapshots, on the one thread that owns its GL context.
 
     Keeps a rendering context for the last few models (building one uploads every mesh and
-    texture), made from a copy of the model so the env's own model is never changed. When `fast`,
-    that copy has multisampling off and, where OpenGL is software (`software_renderer`), is
-    cheaper to draw (`seq.record.lod.drawing_model`: meshes simplified to `max_faces` triangles,
-    textures shrunk to `max_texture` pixels a side); a GPU draws the model in full.
+    texture; convex hulls, which a recording never draws, are left out), made from a copy of the
+    model so the env's own model is never changed. When `fast`, that copy has multisampling off
+    and, where OpenGL is software (`software_renderer`), is cheaper to draw
+    (`seq.record.lod.drawing_model`: meshes simplified to `max_faces` triangles, textures shrunk
+    to `max_texture` pixels a side); a GPU draws every mesh and texture in full.
     """
 
     def __init__(
@@ -283,6 +283,13 @@ class SceneRenderer:
         self.renderer = ""
         self._contexts: OrderedDict[int, tuple[Any, Any]] = OrderedDict()
 
+    def warm(self) -> None:
+        """Make this thread's GL context now (EGL's start-up, PyOpenGL's import), not at the first frame."""
+        if self._gl is None:
+            self._gl = gl_context(self.backend, self.width, self.height)
+            self._gl.make_current()
+            self.renderer = current_renderer()
+
     def _context(self, model: Any) -> Any:
         import mujoco
 
@@ -290,14 +297,9 @@ class SceneRenderer:
         if key in self._contexts and self._contexts[key][0] is model:
             self._contexts.move_to_end(key)
             return self._contexts[key][1]
-        if self._gl is None:
-            self._gl = gl_context(self.backend, self.width, self.height)
-            self._gl.make_current()
-            self.renderer = current_renderer()
-        if self.fast and software_renderer(self.renderer):
-            own = drawing_model(model, self.max_faces, self.max_texture)
-        else:
-            own = copy.copy(model)
+        self.warm()
+        lighter = self.fast and software_renderer(self.renderer)
+        own = drawing_model(model, self.max_faces if lighter else None, self.max_texture if lighter else None)
         own.vis.global_.offwidth, own.vis.global_.offheight = self.width, self.height
         if self.fast:  # no multisampling, and no shadow map to allocate
             own.vis.quality.offsamples = 0

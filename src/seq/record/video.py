@@ -58,7 +58,7 @@ class _Job:
 
 
 class _Encoder(threading.Thread):
-    """Renders snapshots and writes frames to ffmpeg, one job at a time, in arrival order."""
+    """Renders snapshots and encodes the frames, one job at a time, in arrival order."""
 
     def __init__(self, renderer: SceneRenderer) -> None:
         super().__init__(name="seq-video", daemon=True)
@@ -82,11 +82,23 @@ class _Encoder(threading.Thread):
                         view.free.put(scene)
                 elif kind == "close":
                     self._close(job)
+                elif kind == "warm":
+                    self._warm()
             except Exception:
                 job.error = job.error or traceback.format_exc()
                 self._abort()
                 if kind == "close":
                     job.done.set()
+
+    def _warm(self) -> None:
+        """What the first video would otherwise wait for: the codec's libraries and a GL context."""
+        try:
+            import av  # noqa: F401
+
+            if self.renderer.backend is not None:
+                self.renderer.warm()
+        except Exception as error:  # the first frame meets it again, and reports it there
+            log.debug("warming the video encoder failed: %s", error)
 
     def _frame(self, job: _Job, pixels: np.ndarray) -> None:
         if job.error is not None:
@@ -158,6 +170,8 @@ class VideoRecorder:
         self._source: Any = None
         self._stride = 1
         self._steps = 0
+        if self.items is None or self.items:
+            self._send("warm", None)  # the worker's first video then need not wait for EGL and PyAV
 
     def _view(self, model: Any, data: Any) -> MujocoView:
         """The camera on this model and data, kept for the next episodes of the same env."""
