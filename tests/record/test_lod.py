@@ -125,3 +125,30 @@ def test_only_a_software_renderer_draws_the_lighter_model():
 
     assert software_renderer("llvmpipe (LLVM 15.0.6, 256 bits)") and software_renderer("softpipe")
     assert not software_renderer("NVIDIA H200/PCIe/SSE2") and not software_renderer("")
+
+
+def test_a_simplified_mesh_is_kept_for_the_next_process(model, monkeypatch):
+    import fast_simplification
+
+    from seq.record import lod
+    from seq.record.store import seq_home
+
+    simplify = fast_simplification.simplify
+    monkeypatch.setattr(lod, "_simplified", {})
+    first = drawing_model(model, max_faces=700)
+    (kept,) = (seq_home() / "cache" / "meshes").glob("*-700.npz")
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("simplified again")
+
+    monkeypatch.setattr(lod, "_simplified", {})  # a new process: only the folder remembers
+    monkeypatch.setattr(fast_simplification, "simplify", refuse)
+    again = drawing_model(model, max_faces=700)
+    assert again.mesh_facenum[0] == first.mesh_facenum[0]
+    assert np.array_equal(again.mesh_face[: again.mesh_facenum[0]], first.mesh_face[: first.mesh_facenum[0]])
+
+    kept.write_bytes(b"not an npz")  # a damaged file is simplified anew, not trusted
+    monkeypatch.setattr(fast_simplification, "simplify", simplify)
+    monkeypatch.setattr(lod, "_simplified", {})
+    assert drawing_model(model, max_faces=700).mesh_facenum[0] == first.mesh_facenum[0]
+    assert lod._stored(next(iter(lod._simplified))) is not None  # and the file is whole again

@@ -13,7 +13,7 @@ frame, and uploading them and the textures' mipmaps is most of building a render
 
 Meshes with texture coordinates are left as they are (their seams carry the texture). The
 simplified meshes and shrunk textures are cached by content: every MetaWorld task shares one
-Sawyer, simplified once per process.
+Sawyer, simplified once, and kept under `SEQ_HOME/cache/meshes` for the workers of later evals.
 """
 
 from __future__ import annotations
@@ -21,6 +21,8 @@ from __future__ import annotations
 import copy
 import hashlib
 import logging
+import os
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -69,7 +71,11 @@ def _simplify_meshes(model: Any, max_faces: int) -> None:
         triangles = model.mesh_face[faceadr : faceadr + faces]
         key = (_digest(vertices, triangles), max_faces)
         if key not in _simplified:
-            _simplified[key] = _simplify(fast_simplification, vertices, triangles, max_faces)
+            found = _stored(key)
+            if found is None:
+                found = _simplify(fast_simplification, vertices, triangles, max_faces)
+                _store(key, found)
+            _simplified[key] = found
         found = _simplified[key]
         if found is None or len(found[0]) > min(vertnum, int(model.mesh_normalnum[mesh])):
             continue
@@ -80,6 +86,36 @@ def _simplify_meshes(model: Any, max_faces: int) -> None:
         model.mesh_face[faceadr : faceadr + len(new_triangles)] = new_triangles
         model.mesh_facenormal[faceadr : faceadr + len(new_triangles)] = new_triangles
         model.mesh_facenum[mesh] = len(new_triangles)
+
+
+def _cache_path(key: tuple[bytes, int]) -> Path:
+    from seq.record.store import seq_home
+
+    return seq_home() / "cache" / "meshes" / f"{key[0].hex()}-{key[1]}.npz"
+
+
+def _stored(key: tuple[bytes, int]) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """A simplification an earlier process wrote under `SEQ_HOME/cache/meshes` (None: none usable)."""
+    try:
+        with np.load(_cache_path(key)) as stored:
+            return stored["points"], stored["triangles"], stored["normals"]
+    except (OSError, ValueError, KeyError):
+        return None
+
+
+def _store(key: tuple[bytes, int], found: tuple[np.ndarray, np.ndarray, np.ndarray] | None) -> None:
+    """Keep a simplification for later processes; a folder that cannot be written only costs time."""
+    path = _cache_path(key)
+    if found is None:
+        return
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        partial = path.with_suffix(f".{os.getpid()}.partial")
+        with open(partial, "wb") as file:
+            np.savez(file, points=found[0], triangles=found[1], normals=found[2])
+        os.replace(partial, path)
+    except OSError as error:
+        log.debug("could not keep a simplified mesh in %s: %s", path.parent, error)
 
 
 def _simplify(
