@@ -138,8 +138,8 @@ class VideoRecorder:
 
     `width`/`height` size frames rendered from a MuJoCo model (an observation's image or
     `env.render()` keeps its own size). `fast` turns off shadows, reflections and multisampling,
-    and draws meshes simplified to `max_faces` triangles and textures shrunk to `max_texture`
-    pixels a side (None: as they are; `seq.record.lod`).
+    and where OpenGL is software draws meshes simplified to `max_faces` triangles and textures
+    shrunk to `max_texture` pixels a side (None: as they are; `seq.record.lod`).
     `gl` is the offscreen OpenGL backend chosen for the eval (`seq.record.render.choose_backend`).
     """
 
