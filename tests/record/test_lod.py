@@ -69,6 +69,9 @@ def test_meshes_are_simplified_and_textures_shrunk_on_a_copy(model):
     assert model.mesh_facenum[0] > 8000 and 900 <= light.mesh_facenum[0] <= 1000
     assert (light.tex_width[0], light.tex_height[0]) == (256, 256)
     assert (light.mesh_graphadr == -1).all()  # convex hulls are not uploaded
+    quality = light.vis.quality  # built-in shapes are tessellated more coarsely
+    assert (quality.numslices, quality.numstacks, quality.numquads) == (16, 8, 1)
+    assert (model.vis.quality.numslices, model.vis.quality.numstacks) == (28, 16)
     # The simulated model is untouched.
     assert (model.mesh_facenum == original[0]).all() and np.array_equal(model.mesh_vert, original[1])
     assert (model.tex_width == original[2]).all() and np.array_equal(model.tex_data, original[3])

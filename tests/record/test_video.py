@@ -181,3 +181,24 @@ def test_corner_cameras_are_turned_upright():
     assert not MujocoView(model, data, None, pool=1).upside_down
     with pytest.raises(ValueError, match="no camera 'nope'"):
         MujocoView(model, data, "nope", pool=1)
+
+
+def test_a_scene_that_fills_up_is_replaced_by_a_larger_one():
+    mujoco = pytest.importorskip("mujoco")
+    from seq.record.render import MujocoView
+
+    bodies = "".join(
+        f'<body pos="{i % 10 * 0.3} {i // 10 * 0.3} 0.5"><freejoint/><geom size="0.1"/></body>'
+        for i in range(60)
+    )
+    model = mujoco.MjModel.from_xml_string(
+        f"<mujoco><worldbody><geom type='plane' size='5 5 .1'/>{bodies}</worldbody></mujoco>"
+    )
+    data = mujoco.MjData(model)
+    mujoco.mj_forward(model, data)
+    view = MujocoView(model, data, None, pool=2)
+    first = view.maxgeom
+    view.option.frame = mujoco.mjtFrame.mjFRAME_BODY  # three arrows a body: more than the first size
+    scene = view.snapshot()
+    assert view.maxgeom > first and scene.ngeom >= 61 + 3 * 60 and scene.ngeom < scene.maxgeom
+    assert view.made == 1  # the scene that was too small is not kept

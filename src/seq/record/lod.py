@@ -9,6 +9,9 @@ frame, and uploading them and the textures' mipmaps is most of building a render
   collapse (`fast-simplification`), its seams welded first so that no crack opens;
 - each texture is halved (2×2 pixels averaged) until it is at most `max_texture` pixels wide (a
   frame this small samples those mipmap levels anyway);
+- spheres, capsules, cylinders and ellipsoids are drawn with at most 16 slices and 8 stacks, and a
+  box with one quad a face (MuJoCo's defaults, 28, 16 and 4, are for large windows: at 224² the
+  frame is the same to ~50 dB PSNR and a software frame ~15 % cheaper);
 - convex hulls are not uploaded (a recording never draws them).
 
 Meshes with texture coordinates are left as they are (their seams carry the texture). The
@@ -29,7 +32,8 @@ import numpy as np
 
 log = logging.getLogger("seq.record")
 MAX_FACES = 1500
-MAX_TEXTURE = 256
+MAX_TEXTURE = 128
+SLICES, STACKS, QUADS = 16, 8, 1
 _simplified: dict[tuple[bytes, int], tuple[np.ndarray, np.ndarray, np.ndarray] | None] = {}
 _shrunk: dict[tuple[Any, ...], np.ndarray] = {}
 
@@ -37,11 +41,15 @@ _shrunk: dict[tuple[Any, ...], np.ndarray] = {}
 def drawing_model(
     model: Any, max_faces: int | None = MAX_FACES, max_texture: int | None = MAX_TEXTURE
 ) -> Any:
-    """A copy of `model` with meshes simplified and textures shrunk (None: leave them as they are)."""
+    """A copy of `model` with meshes simplified and textures shrunk (None: leave them as they are);
+    with `max_faces` set, built-in shapes are tessellated more coarsely too."""
     own = copy.copy(model)
     own.mesh_graphadr[:] = -1
     if max_faces:
         _simplify_meshes(own, int(max_faces))
+        quality = own.vis.quality
+        quality.numslices, quality.numstacks = min(quality.numslices, SLICES), min(quality.numstacks, STACKS)
+        quality.numquads = min(quality.numquads, QUADS)
     if max_texture:
         _shrink_textures(own, int(max_texture))
     return own

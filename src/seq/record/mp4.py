@@ -21,7 +21,7 @@ class Mp4Writer:
     """
 
     def __init__(
-        self, path: str | Path, fps: float, width: int, height: int, preset: str = "veryfast"
+        self, path: str | Path, fps: float, width: int, height: int, preset: str = "superfast"
     ) -> None:
         import av
 

@@ -229,12 +229,15 @@ class MujocoView:
                 mujoco.mju_quat2Mat(orientation, np.array(model.cam_quat[index], dtype=np.float64))
             self.upside_down = bool(orientation.reshape(3, 3)[2, 1] < -0.25)
         self.fast, self.pool, self.made = fast, pool, 0
+        # Room for every geom, site and tendon segment the default options show; a scene that fills
+        # up is replaced by one twice as large. (A scene's cost grows with it: 1,000 geoms ~2 ms.)
+        self.maxgeom = model.ngeom + model.nsite + model.ntendon + model.nwrap + 32
         self.free: queue.Queue[Any] = queue.Queue()
 
     def _scene(self) -> Any:
         import mujoco
 
-        scene = mujoco.MjvScene(self.model, maxgeom=max(1000, 2 * self.model.ngeom))
+        scene = mujoco.MjvScene(self.model, maxgeom=self.maxgeom)
         if self.fast:
             scene.flags[mujoco.mjtRndFlag.mjRND_SHADOW] = 0
             scene.flags[mujoco.mjtRndFlag.mjRND_REFLECTION] = 0
@@ -253,6 +256,12 @@ class MujocoView:
         mujoco.mjv_updateScene(
             self.model, self.data, self.option, None, self.camera, mujoco.mjtCatBit.mjCAT_ALL, scene
         )
+        while scene.ngeom >= scene.maxgeom:  # it may not have held everything: a larger one
+            self.maxgeom, self.made = 2 * scene.maxgeom, self.made - 1
+            scene = self._scene()
+            mujoco.mjv_updateScene(
+                self.model, self.data, self.option, None, self.camera, mujoco.mjtCatBit.mjCAT_ALL, scene
+            )
         return scene
 
 
