@@ -93,6 +93,22 @@ def test_a_declared_render_records_each_tasks_first_seed_from_the_observation(do
     assert not any(Path(report.episodes[0].artifacts["video"]).parent.glob("shrink*"))
 
 
+def test_a_worker_runs_the_next_episode_while_a_video_is_written(dots, monkeypatch):
+    import seq.engine.local as local
+
+    announced = []
+    ended = local._Worker.ended
+    monkeypatch.setattr(
+        local._Worker, "ended", lambda worker, item_id: [announced.append(item_id), ended(worker, item_id)]
+    )
+    report = seq.eval.run("still", benchmark=dots, envs=1, record="all", tasks=["walk"], seeds=[0, 1, 2])
+    # each episode freed its slot when it ended, and was recorded once its complete video was
+    assert sorted(announced) == sorted(e.item_id for e in report.episodes)
+    for episode in report.episodes:
+        meta, frames = read_video(episode.artifacts["video"])
+        assert len(frames) == 10 and episode.status == "ok"
+
+
 def test_record_none_and_all_override_the_declaration(dots):
     none = seq.eval.run("still", benchmark=dots, envs=1, record="none")
     assert not any("video" in e.artifacts for e in none.episodes)
@@ -183,8 +199,9 @@ def test_corner_cameras_are_turned_upright():
         MujocoView(model, data, "nope", pool=1)
 
 
-def test_a_scene_that_fills_up_is_replaced_by_a_larger_one():
+def test_a_scene_that_fills_up_is_replaced_by_a_larger_one(tmp_path: Path, monkeypatch):
     mujoco = pytest.importorskip("mujoco")
+    monkeypatch.chdir(tmp_path)  # MuJoCo logs the full scene to MUJOCO_LOG.TXT there
     from seq.record.render import MujocoView
 
     bodies = "".join(
@@ -198,7 +215,7 @@ def test_a_scene_that_fills_up_is_replaced_by_a_larger_one():
     mujoco.mj_forward(model, data)
     view = MujocoView(model, data, None, pool=2)
     first = view.maxgeom
-    view.option.frame = mujoco.mjtFrame.mjFRAME_BODY  # three arrows a body: more than the first size
+    view.option.frame = mujoco.mjtFrame.mjFRAME_GEOM  # three arrows a geom: more than the first size
     scene = view.snapshot()
-    assert view.maxgeom > first and scene.ngeom >= 61 + 3 * 60 and scene.ngeom < scene.maxgeom
+    assert view.maxgeom > first and scene.ngeom >= 4 * 61 and scene.ngeom < scene.maxgeom
     assert view.made == 1  # the scene that was too small is not kept

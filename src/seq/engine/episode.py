@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from seq.authoring.benchmark import Benchmark, BenchmarkSpec, Step
-from seq.engine.observer import EpisodeObserver
+from seq.engine.observer import EpisodeObserver, Finishing
 from seq.engine.seeding import act_seed
 from seq.record.episode import ERROR, TIMED_OUT, EpisodeResult
 from seq.record.store import WorkItem
@@ -62,7 +62,11 @@ class EpisodeRunner:
         steps_per_query: int | None = None,
         on_env: Callable[[Any], None] | None = None,
         observers: Sequence[EpisodeObserver] = (),
+        on_finishing: Callable[[Finishing], None] | None = None,
     ) -> None:
+        """`on_finishing` takes an ended episode whose observers are still writing files (the
+        episode then returns its result as it is, and the caller sends it once `finish`ed); without
+        it, the episode waits for them."""
         self.benchmark = benchmark
         self.spec = spec
         self.policy = policy
@@ -71,6 +75,7 @@ class EpisodeRunner:
         self._check = getattr(benchmark, spec.hooks["check"])
         self._on_env = on_env
         self.observers = list(observers)
+        self._on_finishing = on_finishing
 
     def _notify(self, watching: list[EpisodeObserver], errors: list[str], method: str, *args: Any) -> None:
         for observer in list(watching):
@@ -160,13 +165,6 @@ class EpisodeRunner:
             result.error = traceback.format_exc()
         result.duration_s = time.perf_counter() - start
         result.cpu_s = time.process_time() - cpu_start
-        for observer in self.observers:
-            try:
-                result.artifacts.update(observer.end(result))
-            except Exception:
-                observer_errors.append(f"{type(observer).__name__}.end: {traceback.format_exc()}")
-        if observer_errors:
-            result.artifacts["observer_errors"] = "\n".join(observer_errors)
         if result.status != ERROR:
             result.metrics = {
                 **metrics,
@@ -174,4 +172,13 @@ class EpisodeRunner:
                 "return": total_reward,
                 "duration_s": result.duration_s,
             }
-        return result
+        finishing = Finishing(result, observer_errors)
+        for observer in self.observers:
+            try:
+                finishing.add(observer, observer.end(result))
+            except Exception:
+                observer_errors.append(f"{type(observer).__name__}.end: {traceback.format_exc()}")
+        if self._on_finishing is not None and not finishing.done():
+            self._on_finishing(finishing)  # the caller sends the result once the files are written
+            return result
+        return finishing.finish()

@@ -47,9 +47,15 @@ class _Worker:
     process: subprocess.Popen
     connection: Channel
     items: dict[str, WorkItem] = field(default_factory=dict)  # the episodes it runs, by item id
+    finishing: set[str] = field(default_factory=set)  # of those, ended ones whose files it still writes
     ready: bool = False
     tasks: set[str] = field(default_factory=set)
     deadlines: dict[str, float] = field(default_factory=dict)  # when the watchdog kills an episode
+
+    @property
+    def running(self) -> int:
+        """Episodes that hold one of its slots."""
+        return len(self.items) - len(self.finishing)
 
     @property
     def deadline(self) -> float | None:
@@ -63,8 +69,14 @@ class _Worker:
             self.deadlines[item.item_id] = time.monotonic() + timeout + WATCHDOG_GRACE_S
         self.connection.send(item)
 
+    def ended(self, item_id: str) -> None:
+        """The episode ended and its result follows once its files are written: its slot is free."""
+        self.finishing.add(item_id)
+        self.deadlines.pop(item_id, None)
+
     def finished(self, result: EpisodeResult) -> None:
         self.items.pop(result.item_id, None)
+        self.finishing.discard(result.item_id)
         self.deadlines.pop(result.item_id, None)
 
     def overdue(self) -> WorkItem:
@@ -116,8 +128,8 @@ def _lost(item: WorkItem, why: str) -> EpisodeResult:
     return item.result(status=ERROR, ended_by="error", error=f"{why}; it was replaced.")
 
 
-def _died(exitcode: int | None, process: WorkerProcess) -> str:
-    why = f"the worker process died (exit code {exitcode}) while running this episode"
+def _died(exitcode: int | None, process: WorkerProcess, when: str = "while running this episode") -> str:
+    why = f"the worker process died (exit code {exitcode}) {when}"
     if process.memory_bytes is not None:
         why += f" (its memory limit was {process.memory_text()}: it may have run past it)"
     return why
@@ -203,7 +215,7 @@ class LocalBackend:
         startup_deaths = 0
 
         def feed(worker: _Worker) -> None:
-            while len(worker.items) < self.slots:
+            while worker.running < self.slots:
                 claimed = set().union(*(w.tasks for w in workers + retired))
                 item = pending.take(worker.tasks, claimed)
                 if item is None:
@@ -216,6 +228,8 @@ class LocalBackend:
                 worker.ready = True
                 if on_ready is not None:
                     on_ready(payload)
+            elif kind == "ended":
+                worker.ended(payload)
             else:
                 worker.finished(payload)
                 on_result(payload)
@@ -250,6 +264,11 @@ class LocalBackend:
                                 f"the worker stopped: {spent}, beside it, ran past its memory limit",
                             )
                         )
+                    elif item.item_id in worker.finishing:
+                        why = _died(
+                            exitcode, self.process, "after this episode ended, before its files were written"
+                        )
+                        on_result(_lost(item, why))
                     else:
                         on_result(_lost(item, _died(exitcode, self.process)))
             elif not worker.ready:

@@ -68,9 +68,9 @@ class Channel:
     def recv(self) -> Any:
         return _typed(unpack(self.connection.recv_bytes()), self._types)
 
-    def poll(self) -> bool:
-        """Whether a message is waiting."""
-        return self.connection.poll()
+    def poll(self, timeout: float = 0.0) -> bool:
+        """Whether a message is waiting (or arrives within `timeout` seconds)."""
+        return self.connection.poll(timeout)
 
     def fileno(self) -> int:  # for multiprocessing.connection.wait
         return self.connection.fileno()

@@ -5,6 +5,9 @@ receives its `WorkerConfig` first, then sends `("ready", environment)` once set 
 `("done", EpisodeResult)` per work item it is given (up to `envs_per_worker` of them run at once),
 and exits when the socket closes (so a runner killed with SIGKILL leaves no worker behind) — or
 after an episode that ran past its memory limit, which it sends as `("spent", EpisodeResult)`.
+An episode that ended while its observers still write its files (a video being encoded) is first
+announced as `("ended", item_id)`, which frees its slot for the next work item; its `done` follows
+once the files are complete (one such episode at a time: a second waits for the first).
 """
 
 from __future__ import annotations
@@ -14,6 +17,8 @@ import signal
 import time
 import traceback
 import weakref
+from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
@@ -22,7 +27,7 @@ from seq.authoring.policy import policy_spec_of
 from seq.engine.environment import describe_environment
 from seq.engine.episode import EpisodeRunner
 from seq.engine.lockstep import Lockstep
-from seq.engine.observer import build_observers
+from seq.engine.observer import Finishing, build_observers
 from seq.record.episode import ERROR, EpisodeResult
 from seq.record.store import WorkItem
 from seq.registry.loader import IN_MEMORY, load_class
@@ -31,6 +36,9 @@ from seq.serving.inline import InlinePolicy, PolicyHandle
 
 if TYPE_CHECKING:
     from seq.engine.wire import Channel
+
+MAX_FINISHING = 1  # ended episodes whose files are being written while the next one runs
+FINISHING_POLL_S = 0.005  # how often an idle worker looks whether they are done
 
 
 @dataclass(frozen=True)
@@ -111,12 +119,15 @@ def _policy_handle(arm: ArmConfig, closer: _EnvCloser | None) -> PolicyHandle:
 
 
 def build_slots(
-    config: WorkerConfig, closer: _EnvCloser | None = None
+    config: WorkerConfig,
+    closer: _EnvCloser | None = None,
+    on_finishing: Callable[[Finishing], None] | None = None,
 ) -> list[dict[str, EpisodeRunner | str]]:
     """Each of the worker's `envs_per_worker` slots: every arm's episode runner, with the slot's own
     benchmark instances (`@seq.setup` once per slot and distinct set of setup parameters) and
     observers; the arm's policy handle (`@seq.load`, or its server's connection) is shared by all
-    slots. An arm whose setup or load raised maps to that traceback instead."""
+    slots. An arm whose setup or load raised maps to that traceback instead. `on_finishing`: see
+    `EpisodeRunner` (without it an episode waits for its observers' files)."""
     benchmark_cls = load_class(config.benchmark_ref)
     spec = spec_of(benchmark_cls)
     handles: dict[str, PolicyHandle | str] = {}
@@ -148,6 +159,7 @@ def build_slots(
                     arm.steps_per_query,
                     on_env=closer.add if closer else None,
                     observers=observers,
+                    on_finishing=on_finishing,
                 )
             except Exception:
                 runners[name] = (
@@ -205,12 +217,24 @@ def worker_main(connection: Channel, assets: str | None = None) -> None:
     except (EOFError, OSError):
         return
     closer = _EnvCloser()
+    finishing: deque[Finishing] = deque()  # ended episodes whose files are still being written
     try:
-        slots = build_slots(config, closer)
+        slots = build_slots(config, closer, on_finishing=finishing.append)
     except Exception:  # the benchmark class itself cannot be loaded
         error = "the worker's setup failed, so no episode could run:\n" + traceback.format_exc()
         slots = [{name: error for name in config.arms}]
     episodes = Lockstep(slots)
+
+    def report(result: EpisodeResult) -> bool:
+        """Send an ended episode (announce it, if its files are still being written); False: stop."""
+        if not any(waiting.result is result for waiting in finishing):
+            return _send(connection, result)
+        while len(finishing) > MAX_FINISHING:  # the oldest first, so that at most one is pending
+            if not _send(connection, finishing.popleft().finish()):
+                return False
+        connection.send(("ended", result.item_id))
+        return True
+
     try:
         connection.send(
             (
@@ -219,17 +243,22 @@ def worker_main(connection: Channel, assets: str | None = None) -> None:
             )
         )
         while True:
+            while finishing and finishing[0].done():
+                if not _send(connection, finishing.popleft().finish()):
+                    return
             # take new work while a slot is free: wait for it when nothing runs, else only what is there
             while episodes.free and (episodes.idle or connection.poll()):
+                if episodes.idle and finishing and not connection.poll(FINISHING_POLL_S):
+                    break  # no work yet: see whether a file is done
                 try:
                     item: WorkItem = connection.recv()
                 except (EOFError, OSError):
                     return
                 ended = episodes.start(item)
-                if ended is not None and not _send(connection, ended):
+                if ended is not None and not report(ended):
                     return
             for _, result in episodes.step():
-                if not _send(connection, result):
+                if not report(result):
                     return
     except (BrokenPipeError, EOFError, OSError):
         pass

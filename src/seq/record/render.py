@@ -201,10 +201,11 @@ def frame_stride(hz: float | None, fps: float) -> int:
 
 
 class MujocoView:
-    """One camera on a model, snapshotted on the episode's thread into a small pool of scenes."""
+    """One camera on a model, snapshotted on the episode's thread into a pool of scenes (at most
+    `pool`: an episode runs that many frames ahead of its renderer before it waits)."""
 
     def __init__(
-        self, model: Any, data: Any, camera: str | int | None, fast: bool = True, pool: int = 8
+        self, model: Any, data: Any, camera: str | int | None, fast: bool = True, pool: int = 64
     ) -> None:
         import mujoco
 
@@ -229,9 +230,9 @@ class MujocoView:
                 mujoco.mju_quat2Mat(orientation, np.array(model.cam_quat[index], dtype=np.float64))
             self.upside_down = bool(orientation.reshape(3, 3)[2, 1] < -0.25)
         self.fast, self.pool, self.made = fast, pool, 0
-        # Room for every geom, site and tendon segment the default options show; a scene that fills
-        # up is replaced by one twice as large. (A scene's cost grows with it: 1,000 geoms ~2 ms.)
-        self.maxgeom = model.ngeom + model.nsite + model.ntendon + model.nwrap + 32
+        # Room for twice the geoms, sites and tendon segments the default options show; a scene that
+        # fills up is replaced by one twice as large. (A scene's cost grows with it: 1,000 ~2 ms.)
+        self.maxgeom = 2 * (model.ngeom + model.nsite + model.ntendon + model.nwrap) + 32
         self.free: queue.Queue[Any] = queue.Queue()
 
     def _scene(self) -> Any:

@@ -9,9 +9,11 @@ an episode of `steps` steps gives `1 + steps // stride` frames.
 
 The episode's thread only snapshots the scene (microseconds) or copies the image; a background
 thread renders the snapshots and encodes them (`seq.record.mp4`, PyAV, in this process) as the
-episode runs. `end` waits for the file to be complete, so an episode's record never names a
-half-written video; an encoding that fails is logged and raised there, which the episode loop
-keeps in the episode's `observer_errors` without failing the episode.
+episode runs. `end` returns a `Future` of the video's path, resolved once the file is complete: a
+worker runs its next episode meanwhile and records this one when it resolves, so an episode's
+record never names a half-written video. An encoding that fails is logged and becomes the future's
+exception, which the episode loop keeps in the episode's `observer_errors` without failing the
+episode.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import logging
 import queue
 import threading
 import traceback
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -43,7 +46,6 @@ from seq.record.render import (
 from seq.record.store import WorkItem
 
 log = logging.getLogger("seq.record")
-ENCODE_TIMEOUT_S = 120.0
 
 
 @dataclass
@@ -54,7 +56,7 @@ class _Job:
     fps: float
     frames: int = 0
     error: str | None = None
-    done: threading.Event = field(default_factory=threading.Event)
+    video: Future[dict[str, str]] = field(default_factory=Future)
 
 
 class _Encoder(threading.Thread):
@@ -88,7 +90,7 @@ class _Encoder(threading.Thread):
                 job.error = job.error or traceback.format_exc()
                 self._abort()
                 if kind == "close":
-                    job.done.set()
+                    self._fail(job)
 
     def _warm(self) -> None:
         """What the first video would otherwise wait for: the codec's libraries and a GL context."""
@@ -115,7 +117,20 @@ class _Encoder(threading.Thread):
             writer.close()
         elif job.error is None:
             job.error = "no frame was recorded."
-        job.done.set()
+        if job.error is not None:
+            self._fail(job)
+        elif not job.video.set_running_or_notify_cancel():  # it was given up on: no half a record
+            job.path.unlink(missing_ok=True)
+        else:
+            job.video.set_result({"video": str(job.path)})
+
+    def _fail(self, job: _Job) -> None:
+        log.warning("recording %s failed: %s", job.path.name, job.error)
+        job.path.unlink(missing_ok=True)
+        if job.video.set_running_or_notify_cancel():
+            job.video.set_exception(
+                RuntimeError(f"recording failed, so this episode has no video:\n{job.error}")
+            )
 
     def _abort(self) -> None:
         if self._writer is not None:
@@ -241,15 +256,10 @@ class VideoRecorder:
         if self._steps % self._stride == 0:
             self._capture(env, obs)
 
-    def end(self, result: EpisodeResult) -> dict[str, str]:
+    def end(self, result: EpisodeResult) -> dict[str, str] | Future[dict[str, str]]:
+        """`{"video": path}` once the file is complete, as a `Future` (empty: not recorded)."""
         job, self._job, self._source = self._job, None, None
         if job is None:
             return {}
         self._send("close", job)
-        if not job.done.wait(ENCODE_TIMEOUT_S):
-            job.error = job.error or f"the encoder did not finish within {ENCODE_TIMEOUT_S:.0f} s."
-        if job.error is not None:
-            log.warning("recording %s failed: %s", result.item_id, job.error)
-            job.path.unlink(missing_ok=True)
-            raise RuntimeError(f"recording failed, so this episode has no video:\n{job.error}")
-        return {"video": str(job.path)}
+        return job.video
