@@ -67,6 +67,13 @@ PIXELS = textwrap.dedent('''
         @seq.infer
         def infer(self, obs, *, seed=None, instruction=None):
             return np.zeros(1)
+
+
+    @seq.policy(name="all-still")
+    class AllStill(seq.Policy):
+        @seq.infer(batched=True)
+        def infer(self, obs, *, seed=None, instruction=None):
+            return [np.zeros(1) for _ in obs]
 ''')
 
 
@@ -101,12 +108,22 @@ def test_a_worker_runs_the_next_episode_while_a_video_is_written(dots, monkeypat
     monkeypatch.setattr(
         local._Worker, "ended", lambda worker, item_id: [announced.append(item_id), ended(worker, item_id)]
     )
-    report = seq.eval.run("still", benchmark=dots, envs=1, record="all", tasks=["walk"], seeds=[0, 1, 2])
-    # each episode freed its slot when it ended, and was recorded once its complete video was
-    assert sorted(announced) == sorted(e.item_id for e in report.episodes)
-    for episode in report.episodes:
-        meta, frames = read_video(episode.artifacts["video"])
-        assert len(frames) == 10 and episode.status == "ok"
+    for policy, envs_per_worker in (("still", 1), ("all-still", 2)):
+        announced.clear()
+        report = seq.eval.run(
+            policy,
+            benchmark=dots,
+            envs=1,
+            envs_per_worker=envs_per_worker,
+            record="all",
+            tasks=["walk"],
+            seeds=[0, 1, 2],
+        )
+        # each episode freed its slot when it ended, and was recorded once its video was complete
+        assert sorted(announced) == sorted(e.item_id for e in report.episodes)
+        for episode in report.episodes:
+            meta, frames = read_video(episode.artifacts["video"])
+            assert len(frames) == 10 and episode.status == "ok"
 
 
 def test_record_none_and_all_override_the_declaration(dots):
