@@ -1,12 +1,15 @@
 """What recording costs, on MetaWorld.
 
-    python bench/recording.py [--tasks 10] [--seeds 3,10,50] [--envs 2] [--repeats 2] [--frames 200]
+    python bench/recording.py [--tasks 10] [--seeds 3,10,50] [--envs N,N/2] [--repeats 2] [--frames 200]
 
 1. Episode throughput of a `metaworld-expert` eval that records the first seed of each task
    (`record="first"`, the default camera at 224², 20 fps) against the same eval recording nothing
-   (goal: >= 0.9x), for each number of seeds a task: the same ten videos weigh less in a larger
-   eval. Each run is a fresh Python; runs alternate and the best of each side counts. Throughput
-   is over the eval's own wall time (its record: workers started to last episode).
+   (goal: >= 0.9x), for each number of seeds a task (the same ten videos weigh less in a larger
+   eval) and each number of workers: one per core (every core busy with episodes: a video is CPU
+   work nothing absorbs) and half as many (a core to spare, as when episodes wait on a served
+   policy: the worker runs its next episodes while a video is written). Each run is a fresh
+   Python; runs alternate and the best of each side counts. Throughput is over the eval's own
+   wall time (its record: workers started to last episode).
 2. Frames per second of a 224² MetaWorld camera (`corner2`) rendered on one thread: default
    settings, the fast settings (no shadows, reflections or multisampling) on the full model, and
    on the lighter model software rendering draws (`seq.record.lod`), with the offscreen backend.
@@ -98,7 +101,10 @@ def main() -> None:
     parser.add_argument(
         "--seeds", default="3,10,50", help="seeds per task, one eval size each (the first seed is recorded)"
     )
-    parser.add_argument("--envs", type=int, default=2, help="worker processes")
+    cores = os.cpu_count() or 1
+    parser.add_argument(
+        "--envs", default=f"{cores},{max(1, cores // 2)}", help="worker processes, one eval size each"
+    )
     parser.add_argument("--repeats", type=int, default=2, help="runs of each side")
     parser.add_argument("--frames", type=int, default=200, help="frames per render measurement")
     args = parser.parse_args()
@@ -106,20 +112,22 @@ def main() -> None:
     from seq.shelf.metaworld import MT10
 
     tasks = MT10[: args.tasks]
-    print(f"{len(tasks)} tasks, metaworld-expert, --envs {args.envs}, best of {args.repeats}")
-    for count in [int(part) for part in args.seeds.split(",")]:
-        seeds = list(range(count))
-        plain, recorded = [], []
-        for _ in range(args.repeats):
-            plain.append(run_eval(tasks, seeds, args.envs, "none"))
-            recorded.append(run_eval(tasks, seeds, args.envs, "first"))
-        episodes = plain[0][0]
-        best_plain = episodes / min(run[2] for run in plain)
-        best_recorded = episodes / min(run[2] for run in recorded)
-        print(
-            f"  {count:3d} seeds a task: record none {best_plain:6.2f} episodes/s, first {best_recorded:6.2f}"
-            f" ({recorded[0][1]} videos)  first / none: {best_recorded / best_plain:.2f}x  (goal >= 0.9x)"
-        )
+    print(f"{len(tasks)} tasks, metaworld-expert, {os.cpu_count()} cores, best of {args.repeats}")
+    for envs in dict.fromkeys(int(part) for part in args.envs.split(",")):
+        for count in [int(part) for part in args.seeds.split(",")]:
+            seeds = list(range(count))
+            plain, recorded = [], []
+            for _ in range(args.repeats):
+                plain.append(run_eval(tasks, seeds, envs, "none"))
+                recorded.append(run_eval(tasks, seeds, envs, "first"))
+            episodes = plain[0][0]
+            best_plain = episodes / min(run[2] for run in plain)
+            best_recorded = episodes / min(run[2] for run in recorded)
+            print(
+                f"  --envs {envs}, {count:3d} seeds a task: record none {best_plain:6.2f} episodes/s, first "
+                f"{best_recorded:6.2f} ({recorded[0][1]} videos)  first / none: "
+                f"{best_recorded / best_plain:.2f}x  (goal >= 0.9x)"
+            )
     for label, fps in render_fps(args.frames):
         print(f"  224² corner2, {label + ':':20s} {fps:6.1f} fps (one thread, with env.step)")
 

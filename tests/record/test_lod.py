@@ -12,7 +12,7 @@ import pytest
 mujoco = pytest.importorskip("mujoco")
 pytest.importorskip("fast_simplification")
 
-from seq.record.lod import drawing_model  # noqa: E402
+from seq.record.lod import MAX_FACES, MAX_TEXTURE, drawing_model  # noqa: E402
 
 
 def sphere_xml(rings: int = 60, segments: int = 70) -> str:
@@ -111,7 +111,7 @@ def test_a_lighter_metaworld_frame_looks_like_the_full_one():
     view = MujocoView(model, data, "corner2", pool=1)
     scene = view.snapshot()
     frames, renderers = [], []
-    for max_faces, max_texture in ((None, None), (1500, 256)):
+    for max_faces, max_texture in ((None, None), (MAX_FACES, MAX_TEXTURE)):  # full, and the defaults
         renderer = SceneRenderer(info.backend, 224, 224, max_faces=max_faces, max_texture=max_texture)
         frames.append(renderer.render(model, scene).astype(float))
         renderers.append(renderer.renderer)

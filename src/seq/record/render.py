@@ -8,7 +8,7 @@
   `SceneRenderer` turns snapshots into pixels on another thread, where the GL context lives.
   `fast=True` turns off shadows, reflections and multisampling (software rendering spends most of
   its time on them: MetaWorld at 224², ~9 → ~85 fps here), and where OpenGL is software draws from
-  a lighter copy of the model (`seq.record.lod`: simplified meshes, smaller textures; ~150 fps).
+  a lighter copy of the model (`seq.record.lod`: simplified meshes, smaller textures; ~180 fps).
 - `image_from_obs` finds a camera's image in an observation (`<camera>_image`, `pixels[camera]`).
 """
 
