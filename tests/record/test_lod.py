@@ -72,6 +72,7 @@ def test_meshes_are_simplified_and_textures_shrunk_on_a_copy(model):
     quality = light.vis.quality  # built-in shapes are tessellated more coarsely
     assert (quality.numslices, quality.numstacks, quality.numquads) == (16, 8, 1)
     assert (model.vis.quality.numslices, model.vis.quality.numstacks) == (28, 16)
+    assert light.geom_size[0, 2] == 0.5 and model.geom_size[0, 2] == 0.1  # the floor: 4 × 4 cells
     # The simulated model is untouched.
     assert (model.mesh_facenum == original[0]).all() and np.array_equal(model.mesh_vert, original[1])
     assert (model.tex_width == original[2]).all() and np.array_equal(model.tex_data, original[3])
@@ -79,6 +80,14 @@ def test_meshes_are_simplified_and_textures_shrunk_on_a_copy(model):
     used = np.unique(light.mesh_face[: light.mesh_facenum[0]])
     radii = np.linalg.norm(light.mesh_vert[used], axis=1)
     assert np.allclose(radii, 0.1, rtol=0.05)
+
+
+def test_a_plane_keeps_its_grid_where_a_light_is_not_directional():
+    lit = sphere_xml().replace("<worldbody>", '<worldbody><light pos="0 0 2" dir="0 0 -1" cutoff="30"/>')
+    spotlit = mujoco.MjModel.from_xml_string(lit)
+    assert drawing_model(spotlit).geom_size[0, 2] == 0.1  # a spot lights a plane unevenly
+    sunlit = mujoco.MjModel.from_xml_string(lit.replace('cutoff="30"', 'directional="true"'))
+    assert drawing_model(sunlit).geom_size[0, 2] == 0.5
 
 
 def test_a_shrunk_texture_is_the_average_of_its_pixels(model):

@@ -12,6 +12,9 @@ frame, and uploading them and the textures' mipmaps is most of building a render
 - spheres, capsules, cylinders and ellipsoids are drawn with at most 16 slices and 8 stacks, and a
   box with one quad a face (MuJoCo's defaults, 28, 16 and 4, are for large windows: at 224² the
   frame is the same to ~50 dB PSNR and a software frame ~15 % cheaper);
+- where every light is directional, a plane is drawn as at most 4 × 4 cells (MetaWorld's floor
+  is 80 × 80): the grid only lets per-vertex lighting vary across the plane, and a directional
+  light lights every point of a plane alike (same frame to 0.1 dB; ~0.7 ms of a software frame);
 - convex hulls are not uploaded (a recording never draws them).
 
 Meshes with texture coordinates are left as they are (their seams carry the texture). The
@@ -34,6 +37,7 @@ log = logging.getLogger("seq.record")
 MAX_FACES = 1500
 MAX_TEXTURE = 128
 SLICES, STACKS, QUADS = 16, 8, 1
+PLANE_CELLS = 4
 _simplified: dict[tuple[bytes, int], tuple[np.ndarray, np.ndarray, np.ndarray] | None] = {}
 _shrunk: dict[tuple[Any, ...], np.ndarray] = {}
 
@@ -50,6 +54,8 @@ def drawing_model(
         quality = own.vis.quality
         quality.numslices, quality.numstacks = min(quality.numslices, SLICES), min(quality.numstacks, STACKS)
         quality.numquads = min(quality.numquads, QUADS)
+        if _only_directional_lights(own):
+            _coarsen_planes(own, PLANE_CELLS)
     if max_texture:
         _shrink_textures(own, int(max_texture))
     return own
@@ -94,6 +100,25 @@ def _simplify_meshes(model: Any, max_faces: int) -> None:
         model.mesh_face[faceadr : faceadr + len(new_triangles)] = new_triangles
         model.mesh_facenormal[faceadr : faceadr + len(new_triangles)] = new_triangles
         model.mesh_facenum[mesh] = len(new_triangles)
+
+
+def _only_directional_lights(model: Any) -> bool:
+    directional = getattr(model, "light_directional", None)
+    if directional is None:  # MuJoCo 3.3.3 and later: `light_type`
+        import mujoco
+
+        return bool(np.all(model.light_type == mujoco.mjtLightType.mjLIGHT_DIRECTIONAL))
+    return bool(np.all(directional))
+
+
+def _coarsen_planes(model: Any, cells: int) -> None:
+    """Finite planes drawn as at most `cells` grid cells a side (a plane's third size is the
+    spacing of the grid it is drawn with; 0 draws the finest)."""
+    for geom in np.flatnonzero(model.geom_type == 0):  # mjGEOM_PLANE
+        half_x, half_y, spacing = (float(v) for v in model.geom_size[geom])
+        widest = 2 * max(half_x, half_y)
+        if half_x > 0 and half_y > 0 and (spacing <= 0 or widest / spacing > cells):
+            model.geom_size[geom, 2] = widest / cells
 
 
 def _cache_path(key: tuple[bytes, int]) -> Path:

@@ -286,19 +286,21 @@ class SceneRenderer:
         keep: int = 4,
         max_faces: int | None = MAX_FACES,
         max_texture: int | None = MAX_TEXTURE,
+        renderer: str = "",
     ) -> None:
         self.backend, self.width, self.height, self.fast, self.keep = backend, width, height, fast, keep
         self.max_faces, self.max_texture = max_faces, max_texture
         self._gl: Any = None
-        self.renderer = ""
+        self.renderer = renderer
         self._contexts: OrderedDict[int, tuple[Any, Any]] = OrderedDict()
 
     def warm(self) -> None:
-        """Make this thread's GL context now (EGL's start-up, PyOpenGL's import), not at the first frame."""
+        """Make this thread's GL context now (EGL's start-up), not at the first frame."""
         if self._gl is None:
             self._gl = gl_context(self.backend, self.width, self.height)
             self._gl.make_current()
-            self.renderer = current_renderer()
+            # What `choose_backend` probed, when given: asking again imports PyOpenGL's GL (~0.1 s).
+            self.renderer = self.renderer or current_renderer()
 
     def _context(self, model: Any) -> Any:
         import mujoco

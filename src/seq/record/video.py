@@ -155,7 +155,8 @@ class VideoRecorder:
     `env.render()` keeps its own size). `fast` turns off shadows, reflections and multisampling,
     and where OpenGL is software draws meshes simplified to `max_faces` triangles and textures
     shrunk to `max_texture` pixels a side (None: as they are; `seq.record.lod`).
-    `gl` is the offscreen OpenGL backend chosen for the eval (`seq.record.render.choose_backend`).
+    `gl` is the offscreen OpenGL backend chosen for the eval (`seq.record.render.choose_backend`)
+    and `gl_renderer` what renders behind it, as that probe found ("": ask OpenGL here).
     """
 
     def __init__(
@@ -168,6 +169,7 @@ class VideoRecorder:
         width: int = 224,
         height: int = 224,
         gl: str | None = None,
+        gl_renderer: str = "",
         max_faces: int | None = MAX_FACES,
         max_texture: int | None = MAX_TEXTURE,
         **options: Any,
@@ -176,7 +178,7 @@ class VideoRecorder:
         self.directory = Path(directory)
         self.items = None if items is None else set(items)
         self.camera, self.fps, self.fast = camera, float(fps), fast
-        self.width, self.height, self.gl = int(width), int(height), gl
+        self.width, self.height, self.gl, self.gl_renderer = int(width), int(height), gl, gl_renderer
         self.max_faces, self.max_texture = max_faces, max_texture
         self.options = options
         self._encoder: _Encoder | None = None
@@ -208,6 +210,7 @@ class VideoRecorder:
                 self.fast,
                 max_faces=self.max_faces,
                 max_texture=self.max_texture,
+                renderer=self.gl_renderer,
             )
             self._encoder = _Encoder(renderer)
             self._encoder.start()
