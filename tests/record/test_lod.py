@@ -90,6 +90,22 @@ def test_a_plane_keeps_its_grid_where_a_light_is_not_directional():
     assert drawing_model(sunlit).geom_size[0, 2] == 0.5
 
 
+def test_a_mesh_with_two_sided_sheets_is_drawn_in_full(model):
+    faces = model.mesh_face[: model.mesh_facenum[0]]
+    sheet = np.vstack([faces, faces[:, ::-1]])  # every face also seen from behind, on the same corners
+    vertex = " ".join(map(str, model.mesh_vert[: model.mesh_vertnum[0]].ravel()))
+    xml = sphere_xml().replace(
+        '<mesh name="ball"',
+        f'<mesh name="sheet" vertex="{vertex}" face="{" ".join(map(str, sheet.ravel()))}"/><mesh name="ball"',
+    )
+    xml = xml.replace("<freejoint/>", '<freejoint/><geom type="mesh" mesh="sheet"/>')
+    sheeted = mujoco.MjModel.from_xml_string(xml)
+    light = drawing_model(sheeted, max_faces=1000)
+    named = {sheeted.mesh(i).name: i for i in range(sheeted.nmesh)}
+    assert light.mesh_facenum[named["sheet"]] == sheeted.mesh_facenum[named["sheet"]] > 1000
+    assert light.mesh_facenum[named["ball"]] <= 1000  # a closed mesh beside it is still simplified
+
+
 def test_a_shrunk_texture_is_the_average_of_its_pixels(model):
     light = drawing_model(model, max_faces=None, max_texture=512)
     full = model.tex_data[: 1024 * 1024 * 3].reshape(1024, 1024, 3).astype(float)
@@ -148,7 +164,7 @@ def test_a_simplified_mesh_is_kept_for_the_next_process(model, monkeypatch):
     simplify = fast_simplification.simplify
     monkeypatch.setattr(lod, "_simplified", {})
     first = drawing_model(model, max_faces=700)
-    (kept,) = (seq_home() / "cache" / "meshes").glob("*-700.npz")
+    (kept,) = (seq_home() / "cache" / "meshes").glob("*-700-*.npz")
 
     def refuse(*args, **kwargs):
         raise AssertionError("simplified again")

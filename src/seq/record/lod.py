@@ -17,9 +17,11 @@ frame, and uploading them and the textures' mipmaps is most of building a render
   light lights every point of a plane alike (same frame to 0.1 dB; ~0.7 ms of a software frame);
 - convex hulls are not uploaded (a recording never draws them).
 
-Meshes with texture coordinates are left as they are (their seams carry the texture). The
-simplified meshes and shrunk textures are cached by content: every MetaWorld task shares one
-Sawyer, simplified once, and kept under `SEQ_HOME/cache/meshes` for the workers of later evals.
+Meshes with texture coordinates are left as they are (their seams carry the texture), and so are
+meshes made partly of two-sided sheets (edge collapse folds a sheet away: MetaWorld's Sawyer lost
+its display panel). The simplified meshes and shrunk textures are cached by content: every
+MetaWorld task shares one Sawyer, simplified once, and kept under `SEQ_HOME/cache/meshes` for
+the workers of later evals.
 """
 
 from __future__ import annotations
@@ -38,6 +40,8 @@ MAX_FACES = 1500
 MAX_TEXTURE = 128
 SLICES, STACKS, QUADS = 16, 8, 1
 PLANE_CELLS = 4
+CACHE_VERSION = 2  # of the simplified meshes kept on disk: a new way of simplifying changes it
+TWO_SIDED_SHARE = 0.01  # of a mesh's faces: more means sheets, drawn in full (a stray pair does not)
 _simplified: dict[tuple[bytes, int], tuple[np.ndarray, np.ndarray, np.ndarray] | None] = {}
 _shrunk: dict[tuple[Any, ...], np.ndarray] = {}
 
@@ -124,7 +128,7 @@ def _coarsen_planes(model: Any, cells: int) -> None:
 def _cache_path(key: tuple[bytes, int]) -> Path:
     from seq.record.store import seq_home
 
-    return seq_home() / "cache" / "meshes" / f"{key[0].hex()}-{key[1]}.npz"
+    return seq_home() / "cache" / "meshes" / f"{key[0].hex()}-{key[1]}-{CACHE_VERSION}.npz"
 
 
 def _stored(key: tuple[bytes, int]) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
@@ -154,12 +158,18 @@ def _store(key: tuple[bytes, int], found: tuple[np.ndarray, np.ndarray, np.ndarr
 def _simplify(
     library: Any, vertices: np.ndarray, triangles: np.ndarray, max_faces: int
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
-    """Welded, simplified points, triangles and smooth vertex normals; None when it fails."""
+    """Welded, simplified points, triangles and smooth vertex normals; None when it fails, or
+    when the mesh has two-sided sheets (faces drawn from both sides on the same corners, like
+    the Sawyer's display panel), which edge collapse folds out of sight."""
     points = vertices.astype(np.float64)
     tolerance = 1e-5 * max(float(np.ptp(points, axis=0).max()), 1e-9)
     _, first, welded = np.unique(np.round(points / tolerance), axis=0, return_index=True, return_inverse=True)
     faces = welded.reshape(-1)[triangles]
     faces = faces[(faces[:, 0] != faces[:, 1]) & (faces[:, 1] != faces[:, 2]) & (faces[:, 0] != faces[:, 2])]
+    _, sharing = np.unique(np.sort(faces, axis=1), axis=0, return_counts=True)
+    if (sharing > 1).sum() > TWO_SIDED_SHARE * len(faces):
+        log.info("a mesh has two-sided sheets, which simplifying would lose; it is drawn in full.")
+        return None
     try:
         points, faces = library.simplify(points[first], faces.astype(np.int32), target_count=max_faces)
     except Exception as error:  # a degenerate mesh: draw it in full
