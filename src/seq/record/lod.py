@@ -6,7 +6,10 @@ frame, and uploading them and the textures' mipmaps is most of building a render
 `drawing_model` returns a copy (the simulated model is never touched) in which
 
 - each visual mesh above `max_faces` triangles is simplified to about `max_faces` by quadric edge
-  collapse (`fast-simplification`), its seams welded first so that no crack opens;
+  collapse (`fast-simplification`), its seams welded first so that no crack opens, and each
+  corner of it is shaded with the mesh's own normal found nearest it (within 60° of its face, so
+  creases stay sharp): MetaWorld's frames are 37 dB from the full model's, against 31–34 dB
+  with normals recomputed from the simplified mesh, which shaded the Sawyer in facets;
 - each texture is halved (2×2 pixels averaged) until it is at most `max_texture` pixels wide (a
   frame this small samples those mipmap levels anyway);
 - spheres, capsules, cylinders and ellipsoids are drawn with at most 16 slices and 8 stacks, and a
@@ -40,7 +43,7 @@ MAX_FACES = 1500
 MAX_TEXTURE = 128
 SLICES, STACKS, QUADS = 16, 8, 1
 PLANE_CELLS = 4
-CACHE_VERSION = 2  # of the simplified meshes kept on disk: a new way of simplifying changes it
+CACHE_VERSION = 3  # of the simplified meshes kept on disk: a new way of simplifying changes it
 TWO_SIDED_SHARE = 0.01  # of a mesh's faces: more means sheets, drawn in full (a stray pair does not)
 _simplified: dict[tuple[bytes, int], tuple[np.ndarray, np.ndarray, np.ndarray] | None] = {}
 _shrunk: dict[tuple[Any, ...], np.ndarray] = {}
@@ -87,22 +90,25 @@ def _simplify_meshes(model: Any, max_faces: int) -> None:
         faceadr = int(model.mesh_faceadr[mesh])
         vertices = model.mesh_vert[vertadr : vertadr + vertnum]
         triangles = model.mesh_face[faceadr : faceadr + faces]
-        key = (_digest(vertices, triangles), max_faces)
+        normaladr, normalnum = int(model.mesh_normaladr[mesh]), int(model.mesh_normalnum[mesh])
+        normals = model.mesh_normal[normaladr : normaladr + normalnum]
+        corner_normals = model.mesh_facenormal[faceadr : faceadr + faces]
+        key = (_digest(vertices, triangles, normals, corner_normals), max_faces)
         if key not in _simplified:
             found = _stored(key)
             if found is None:
-                found = _simplify(fast_simplification, vertices, triangles, max_faces)
+                found = _simplify(
+                    fast_simplification, vertices, triangles, normals, corner_normals, max_faces
+                )
                 _store(key, found)
             _simplified[key] = found
         found = _simplified[key]
-        if found is None or len(found[0]) > min(vertnum, int(model.mesh_normalnum[mesh])):
+        if found is None or len(found[0]) > vertnum:
             continue
-        points, new_triangles, normals = found
-        normaladr = int(model.mesh_normaladr[mesh])
+        points, new_triangles, new_corner_normals = found
         model.mesh_vert[vertadr : vertadr + len(points)] = points
-        model.mesh_normal[normaladr : normaladr + len(points)] = normals
         model.mesh_face[faceadr : faceadr + len(new_triangles)] = new_triangles
-        model.mesh_facenormal[faceadr : faceadr + len(new_triangles)] = new_triangles
+        model.mesh_facenormal[faceadr : faceadr + len(new_triangles)] = new_corner_normals
         model.mesh_facenum[mesh] = len(new_triangles)
 
 
@@ -135,7 +141,7 @@ def _stored(key: tuple[bytes, int]) -> tuple[np.ndarray, np.ndarray, np.ndarray]
     """A simplification an earlier process wrote under `SEQ_HOME/cache/meshes` (None: none usable)."""
     try:
         with np.load(_cache_path(key)) as stored:
-            return stored["points"], stored["triangles"], stored["normals"]
+            return stored["points"], stored["triangles"], stored["corner_normals"]
     except (OSError, ValueError, KeyError):
         return None
 
@@ -149,18 +155,24 @@ def _store(key: tuple[bytes, int], found: tuple[np.ndarray, np.ndarray, np.ndarr
         path.parent.mkdir(parents=True, exist_ok=True)
         partial = path.with_suffix(f".{os.getpid()}.partial")
         with open(partial, "wb") as file:
-            np.savez(file, points=found[0], triangles=found[1], normals=found[2])
+            np.savez(file, points=found[0], triangles=found[1], corner_normals=found[2])
         os.replace(partial, path)
     except OSError as error:
         log.debug("could not keep a simplified mesh in %s: %s", path.parent, error)
 
 
 def _simplify(
-    library: Any, vertices: np.ndarray, triangles: np.ndarray, max_faces: int
+    library: Any,
+    vertices: np.ndarray,
+    triangles: np.ndarray,
+    normals: np.ndarray,
+    corner_normals: np.ndarray,
+    max_faces: int,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
-    """Welded, simplified points, triangles and smooth vertex normals; None when it fails, or
-    when the mesh has two-sided sheets (faces drawn from both sides on the same corners, like
-    the Sawyer's display panel), which edge collapse folds out of sight."""
+    """Welded, simplified points and triangles, and for each corner of each triangle the mesh's
+    own normal to draw it with; None when it fails, or when the mesh has two-sided sheets (faces
+    drawn from both sides on the same corners, like the Sawyer's display panel), which edge
+    collapse folds out of sight."""
     points = vertices.astype(np.float64)
     tolerance = 1e-5 * max(float(np.ptp(points, axis=0).max()), 1e-9)
     _, first, welded = np.unique(np.round(points / tolerance), axis=0, return_index=True, return_inverse=True)
@@ -171,19 +183,48 @@ def _simplify(
         log.info("a mesh has two-sided sheets, which simplifying would lose; it is drawn in full.")
         return None
     try:
-        points, faces = library.simplify(points[first], faces.astype(np.int32), target_count=max_faces)
+        simple_points, simple_faces = library.simplify(
+            points[first], faces.astype(np.int32), target_count=max_faces
+        )
     except Exception as error:  # a degenerate mesh: draw it in full
         log.info("could not simplify a mesh (%s); it is drawn in full.", error)
         return None
-    if len(faces) == 0:
+    if len(simple_faces) == 0:
         return None
-    corners = points[faces]
-    face_normals = np.cross(corners[:, 1] - corners[:, 0], corners[:, 2] - corners[:, 0])
-    normals = np.zeros_like(points)
-    for corner in range(3):
-        np.add.at(normals, faces[:, corner], face_normals)
-    normals /= np.maximum(np.linalg.norm(normals, axis=1, keepdims=True), 1e-12)
-    return points.astype(np.float32), faces.astype(np.int32), normals.astype(np.float32)
+    chosen = _nearest_normals(points, triangles, normals, corner_normals, simple_points, simple_faces)
+    return simple_points.astype(np.float32), simple_faces.astype(np.int32), chosen.astype(np.int32)
+
+
+def _nearest_normals(
+    points: np.ndarray,
+    triangles: np.ndarray,
+    normals: np.ndarray,
+    corner_normals: np.ndarray,
+    simple_points: np.ndarray,
+    simple_faces: np.ndarray,
+    candidates: int = 8,
+) -> np.ndarray:
+    """For each corner of the simplified triangles, the index of the original normal to shade it
+    with: the one used nearest that corner on the original mesh, among those within 60° of the
+    simplified face (so a crease stays sharp and a smooth surface stays smooth)."""
+    from scipy.spatial import cKDTree
+
+    corner_points = points[triangles].reshape(-1, 3)  # each corner of the original, with its normal
+    corner_normal = corner_normals.reshape(-1)
+    unit = normals / np.maximum(np.linalg.norm(normals, axis=1, keepdims=True), 1e-12)
+    corners = simple_points[simple_faces]  # (faces, 3, 3)
+    facing = np.cross(corners[:, 1] - corners[:, 0], corners[:, 2] - corners[:, 0])
+    facing /= np.maximum(np.linalg.norm(facing, axis=1, keepdims=True), 1e-12)
+    count = min(candidates, len(corner_points))
+    distance, nearest = cKDTree(corner_points).query(corners.reshape(-1, 3), k=count)
+    distance, nearest = distance.reshape(-1, count), nearest.reshape(-1, count)
+    options = corner_normal[nearest]  # (corners, count) normal indices
+    agreement = np.einsum("ckd,cd->ck", unit[options], np.repeat(facing, 3, axis=0))
+    score = np.where(agreement > 0.5, distance, np.inf)
+    best = np.where(
+        np.isfinite(score.min(axis=1)), score.argmin(axis=1), agreement.argmax(axis=1)
+    )  # none within 60°: the closest in direction
+    return options[np.arange(len(options)), best].reshape(-1, 3)
 
 
 def _shrink_textures(model: Any, max_texture: int) -> None:
