@@ -9,7 +9,8 @@
    work nothing absorbs) and half as many (a core to spare, as when episodes wait on a served
    policy: the worker runs its next episodes while a video is written). Each run is a fresh
    Python; runs alternate and the best of each side counts. Throughput is over the eval's own
-   wall time (its record: workers started to last episode).
+   wall time (its record: workers started to last episode); a video's core-seconds are the
+   difference in the workers' CPU time (the eval's `cost.core_s`, least of each side) per video.
 2. Frames per second of a 224² MetaWorld camera (`corner2`) rendered on one thread: default
    settings, the fast settings (no shadows, reflections or multisampling) on the full model, and
    on the lighter model software rendering draws (`seq.record.lod`), with the offscreen backend.
@@ -34,12 +35,13 @@ report = seq.eval.run("metaworld-expert", benchmark="metaworld", tasks=tasks, se
 assert report.status == "completed" and not report.problems, report.problems
 videos = sum("video" in e.artifacts for e in report.episodes)
 errors = sum("observer_errors" in e.artifacts for e in report.episodes)
-print(len(report.episodes), videos, errors, report.cost["wall_s"])
+print(len(report.episodes), videos, errors, report.cost["wall_s"], report.cost["core_s"])
 """
 
 
-def run_eval(tasks: list[str], seeds: list[int], envs: int, record: str) -> tuple[int, int, float]:
-    """Episodes, videos written and the eval's own wall seconds, in a fresh Python."""
+def run_eval(tasks: list[str], seeds: list[int], envs: int, record: str) -> tuple[int, int, float, float]:
+    """Episodes, videos written, the eval's own wall seconds and its workers' core-seconds, in a
+    fresh Python."""
     out = subprocess.run(
         [sys.executable, "-c", EVAL, ",".join(tasks), ",".join(map(str, seeds)), str(envs), record],
         capture_output=True,
@@ -48,7 +50,7 @@ def run_eval(tasks: list[str], seeds: list[int], envs: int, record: str) -> tupl
     ).stdout.split()
     if int(out[2]):
         raise RuntimeError(f"{out[2]} recordings failed")
-    return int(out[0]), int(out[1]), float(out[3])
+    return int(out[0]), int(out[1]), float(out[3]), float(out[4])
 
 
 def render_fps(frames: int) -> list[tuple[str, float]]:
@@ -123,9 +125,10 @@ def main() -> None:
             episodes = plain[0][0]
             best_plain = episodes / min(run[2] for run in plain)
             best_recorded = episodes / min(run[2] for run in recorded)
+            per_video = (min(run[3] for run in recorded) - min(run[3] for run in plain)) / recorded[0][1]
             print(
                 f"  --envs {envs}, {count:3d} seeds a task: record none {best_plain:6.2f} episodes/s, first "
-                f"{best_recorded:6.2f} ({recorded[0][1]} videos)  first / none: "
+                f"{best_recorded:6.2f} ({recorded[0][1]} videos, {per_video:.2f} core-s each)  first / none: "
                 f"{best_recorded / best_plain:.2f}x  (goal >= 0.9x)"
             )
     for label, fps in render_fps(args.frames):
