@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import textwrap
@@ -145,6 +146,12 @@ def run_cli(*args: str, env: dict | None = None, timeout: float = 300) -> subpro
         timeout=timeout,
         env={**os.environ, "COLUMNS": "200", **(env or {})},
     )
+
+
+def default_ctrl_c() -> None:
+    """`preexec_fn` for a child a test stops with SIGINT: a shell's background job (`pytest &`)
+    starts its children with SIGINT ignored, and Python keeps it so; give it the default back."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def refused_in_one_line(result: subprocess.CompletedProcess, *fragments: str) -> None:

@@ -9,7 +9,7 @@ import subprocess
 import sys
 import time
 
-from conftest import run_cli
+from conftest import default_ctrl_c, run_cli
 
 import seq
 
@@ -46,6 +46,7 @@ def _start_slow_eval(toy_file):
         stderr=subprocess.PIPE,
         text=True,
         start_new_session=True,
+        preexec_fn=default_ctrl_c,
     )
 
 

@@ -8,34 +8,20 @@ import subprocess
 import sys
 
 import numpy as np
+from conftest import default_ctrl_c
 from serving_helpers import deploy_all
 
 from seq.serving import RemotePolicy
 
-# Until `policy` is registered in `seq.cli`, run the sub-app the way `seq.cli.main` runs commands.
-WRAPPER = """
-import sys
-from seq.cli import app as root, main
-if any(group.name == "policy" for group in root.registered_groups):
-    main(["policy", *sys.argv[1:]])
-else:
-    from seq.cli.policy import app
-    from seq.errors import SeqInputError
-    try:
-        app(args=sys.argv[1:], prog_name="seq policy")
-    except SeqInputError as error:
-        print(f"seq: error: {error}", file=sys.stderr)
-        sys.exit(2)
-"""
-
 
 def _policy_cli(*args: str) -> subprocess.Popen:
     return subprocess.Popen(
-        [sys.executable, "-c", WRAPPER, *args],
+        [sys.executable, "-c", "from seq.cli import main; main()", "policy", *args],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
         env={**os.environ, "COLUMNS": "200"},
+        preexec_fn=default_ctrl_c,
     )
 
 
