@@ -130,8 +130,8 @@ def main() -> None:
             episodes = plain[0][0]
             best_plain = episodes / min(run[2] for run in plain)
             best_recorded = episodes / min(run[2] for run in recorded)
-            episodes_core_s = min(run[3] for run in plain)
-            videos_core_s = min(run[3] for run in recorded) - episodes_core_s
+            plain_core_s = min(run[3] for run in plain)
+            videos_core_s = min(run[3] for run in recorded) - plain_core_s
             if count >= PROTOCOL_SEEDS:
                 verdict = "goal >= 0.9x"
             else:
@@ -139,7 +139,7 @@ def main() -> None:
             print(
                 f"  --envs {envs}, {count:3d} seeds a task: record none {best_plain:6.2f} episodes/s, first "
                 f"{best_recorded:6.2f}  first / none: {best_recorded / best_plain:.2f}x  ({verdict}; "
-                f"the eval {episodes_core_s:.1f} core-s, its {recorded[0][1]} videos +{videos_core_s:.1f})"
+                f"the eval {plain_core_s:.1f} core-s, its {recorded[0][1]} videos +{videos_core_s:.1f})"
             )
     for label, fps in render_fps(args.frames):
         print(f"  224² corner2, {label + ':':20s} {fps:6.1f} fps (one thread, with env.step)")
