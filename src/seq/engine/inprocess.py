@@ -1,46 +1,67 @@
 """The in-process backend: episodes one after another in the calling process.
 
 For a policy object that lives in the caller's memory (a model being trained, evaluated every N
-steps with `seq.evaluate`): no worker process, no server, no copy of the weights. It runs the same
-episode loop, records the same rows and honours the same rounds as the local backend.
+steps with `seq.evaluate`): no worker process, no server, no copy of the weights. The scheduler
+drives it like any backend, so it runs the same episode loop, records the same rows and honours
+the same rounds; it has one worker, this process, which the watchdog cannot stop.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections import deque
 from typing import Any
 
 from seq.engine.environment import describe_environment
+from seq.engine.items import WorkItem
+from seq.engine.scheduler import DONE, READY, Message
 from seq.engine.worker import WorkerConfig, _EnvCloser, build_runners, run_item
-from seq.record.episode import EpisodeResult
-from seq.record.store import WorkItem
+
+
+class _ThisProcess:
+    """The one worker: its episode runners, and the items it was given, in order."""
+
+    def __init__(self, config: WorkerConfig, closer: _EnvCloser) -> None:
+        started = time.process_time()
+        self.runners = build_runners(config, closer)
+        self.ready: dict[str, Any] | None = {
+            "environment": describe_environment(),
+            "setup_cpu_s": time.process_time() - started,
+        }
+        self.items: deque[WorkItem] = deque()
 
 
 class InProcessBackend:
-    """Runs work items in this process, in plan order."""
+    """Runs each work item in this process when the scheduler asks for a message."""
+
+    slots = 1
 
     def __init__(self, config: WorkerConfig) -> None:
         self.config = config
+        self._closer = _EnvCloser()
 
-    def run(
-        self,
-        items: list[WorkItem],
-        on_result: Callable[[EpisodeResult], None],
-        on_ready: Callable[[dict[str, Any]], None] | None = None,
-        rounds: list[list[WorkItem]] | None = None,
-        after_round: Callable[[], bool] | None = None,
-    ) -> None:
-        closer = _EnvCloser()
-        started = time.process_time()
-        runners = build_runners(self.config, closer)
-        if on_ready is not None:
-            on_ready({"environment": describe_environment(), "setup_cpu_s": time.process_time() - started})
-        try:
-            for index, batch in enumerate([items, *(rounds or [])]):
-                if index and after_round is not None and after_round():
-                    return
-                for item in batch:
-                    on_result(run_item(runners, item))
-        finally:
-            closer.close_all()
+    def start(self) -> _ThisProcess:
+        return _ThisProcess(self.config, self._closer)
+
+    def send(self, worker: _ThisProcess, item: WorkItem) -> None:
+        worker.items.append(item)
+
+    def receive(
+        self, workers: list[_ThisProcess], timeout: float | None
+    ) -> list[tuple[_ThisProcess, Message]]:
+        for worker in workers:
+            if worker.ready is not None:
+                report, worker.ready = worker.ready, None
+                return [(worker, (READY, report))]
+            if worker.items:
+                return [(worker, (DONE, run_item(worker.runners, worker.items.popleft())))]
+        return []
+
+    def stop(self, worker: _ThisProcess) -> None:
+        worker.items.clear()
+
+    def release(self, worker: _ThisProcess) -> None:
+        pass
+
+    def close(self) -> None:
+        self._closer.close_all()

@@ -10,15 +10,16 @@ watchdog rule as locally. Ray is imported only when this backend is asked for.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from typing import Any
 
-from seq.engine.local import WATCHDOG_GRACE_S, _lost, _Queue, _wedged
+from seq.engine.items import WorkItem
+from seq.engine.scheduler import DIED, DONE, READY, Message
 from seq.engine.worker import WorkerConfig, build_runners, run_item
 from seq.errors import SeqInputError
 from seq.record.episode import EpisodeResult
-from seq.record.store import WorkItem
 
 
 class _EnvWorker:
@@ -38,15 +39,26 @@ class _EnvWorker:
         return run_item(self.runners, item)
 
 
+@dataclass(eq=False)
+class _Actor:
+    """One environment actor and the calls it has not answered yet."""
+
+    actor: Any
+    calls: dict[Any, str] = field(default_factory=dict)  # object ref -> READY or DONE
+
+
 class RayBackend:
-    """Runs work items on `envs` Ray actors (a local Ray instance, or the cluster at `address`)."""
+    """Starts one Ray actor per worker (a local Ray instance, or the cluster at `address`) and moves
+    work items and results as actor calls."""
+
+    slots = 1
 
     def __init__(self, config: WorkerConfig, envs: int, address: str | None = None) -> None:
         try:
             import ray
         except ImportError:
             raise SeqInputError("--engine ray needs Ray: pip install 'seq[ray]'.") from None
-        self.ray, self.config, self.envs = ray, config, envs
+        self.ray, self.config = ray, config
         if not ray.is_initialized():
             ray.init(
                 address=address,
@@ -55,84 +67,46 @@ class RayBackend:
                 **({} if address else {"num_cpus": envs}),
             )
         self.actor_class = ray.remote(num_cpus=1, max_restarts=0)(_EnvWorker)
+        self._actors: list[_Actor] = []
 
-    def run(
-        self,
-        items: list[WorkItem],
-        on_result: Callable[[EpisodeResult], None],
-        on_ready: Callable[[dict[str, Any]], None] | None = None,
-        rounds: list[list[WorkItem]] | None = None,
-        after_round: Callable[[], bool] | None = None,
-    ) -> None:
-        """Run every item, calling `on_result` in this thread as each episode finishes."""
-        ray = self.ray
-        later = list(rounds or [])
-        pending = _Queue(items)
-        total = len(items) + sum(len(r) for r in later)
-        actors = [self.actor_class.remote(self.config) for _ in range(min(self.envs, total))]
-        known: dict[Any, set[str]] = {actor: set() for actor in actors}
-        ready = {actor.ready.remote(): actor for actor in actors}
-        running: dict[Any, tuple[Any, WorkItem, float | None]] = {}  # ref -> (actor, item, deadline)
+    def start(self) -> _Actor:
+        worker = _Actor(self.actor_class.remote(self.config))
+        worker.calls[worker.actor.ready.remote()] = READY
+        self._actors.append(worker)
+        return worker
 
-        def feed(actor: Any) -> None:
-            claimed = set().union(*known.values())
-            item = pending.take(known[actor], claimed)
-            if item is None:
-                return
-            known[actor].add(item.condition.task)
-            timeout = item.condition.timeout_s
-            deadline = None if timeout is None else time.monotonic() + timeout + WATCHDOG_GRACE_S
-            running[actor.run.remote(item)] = (actor, item, deadline)
+    def send(self, worker: _Actor, item: WorkItem) -> None:
+        worker.calls[worker.actor.run.remote(item)] = DONE
 
-        def replace(actor: Any) -> Any:
-            ray.kill(actor)
-            known.pop(actor, None)
-            fresh = self.actor_class.remote(self.config)
-            known[fresh] = set()
-            ready[fresh.ready.remote()] = fresh
-            return fresh
+    def receive(self, workers: list[_Actor], timeout: float | None) -> list[tuple[_Actor, Message]]:
+        owner = {ref: worker for worker in workers for ref in worker.calls}
+        if not owner:
+            return []
+        done, _ = self.ray.wait(list(owner), num_returns=1, timeout=timeout)
+        messages: list[tuple[_Actor, Message]] = []
+        for ref in done:
+            worker = owner[ref]
+            kind = worker.calls.pop(ref)
+            try:
+                messages.append((worker, (kind, self.ray.get(ref))))
+            except self.ray.exceptions.RayActorError as error:
+                self.stop(worker)
+                cause = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+                messages.append((worker, (DIED, f"the Ray actor died ({cause})")))
+        return messages
 
-        try:
-            while True:
-                if not running and not ready and not pending:
-                    if later and not (after_round is not None and after_round()):
-                        pending.extend(later.pop(0))
-                        for actor in list(known):
-                            feed(actor)
-                        continue
-                    break
-                deadlines = [d for _, _, d in running.values() if d is not None]
-                timeout = max(0.0, min(deadlines) - time.monotonic()) if deadlines else None
-                done, _ = ray.wait([*running, *ready], num_returns=1, timeout=timeout)
-                for ref in done:
-                    if ref in ready:
-                        actor = ready.pop(ref)
-                        try:
-                            report = ray.get(ref)
-                        except ray.exceptions.RayActorError:
-                            replace(actor)
-                            continue
-                        if on_ready is not None:
-                            on_ready(report)
-                        feed(actor)
-                        continue
-                    actor, item, _ = running.pop(ref)
-                    try:
-                        result = ray.get(ref)
-                    except ray.exceptions.RayActorError:
-                        on_result(_lost(item, None))
-                        replace(actor)
-                        continue
-                    on_result(result)
-                    feed(actor)
-                for ref, (actor, item, deadline) in list(running.items()):
-                    if deadline is not None and deadline <= time.monotonic():
-                        running.pop(ref)
-                        on_result(_wedged(item))
-                        replace(actor)
-        finally:
-            for actor in list(known):
-                ray.kill(actor)
+    def stop(self, worker: _Actor) -> None:
+        self.ray.kill(worker.actor)
+        worker.calls.clear()
+        if worker in self._actors:
+            self._actors.remove(worker)
+
+    def release(self, worker: _Actor) -> None:
+        self.stop(worker)
+
+    def close(self) -> None:
+        for worker in list(self._actors):
+            self.stop(worker)
 
 
 class _PolicyServer:

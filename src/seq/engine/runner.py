@@ -10,10 +10,9 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import replace
 from typing import Any
 
-from seq.engine.inprocess import InProcessBackend
 from seq.engine.isolation import Isolation, isolate
-from seq.engine.local import LocalBackend, WorkersFailed
 from seq.engine.prepare import check_envs, default_envs
+from seq.engine.scheduler import Backend, Scheduler, WorkersFailed
 from seq.engine.scoring import score_groups
 from seq.engine.sequential import decide, plan_rounds
 from seq.engine.shards import HealthCheck, Shard, ShardUnhealthy, SharedQueue
@@ -129,7 +128,7 @@ def _backend(
     shard: Shard | None,
     in_memory: bool,
     isolation: Isolation,
-) -> Any:
+) -> Backend:
     """Where the episodes run: in this process (a policy object held here), on local worker
     processes, or on Ray actors."""
     if in_memory and shard is not None:
@@ -139,6 +138,8 @@ def _backend(
     if engine not in ("local", "ray"):
         raise SeqInputError(f"--engine {engine}: expected local or ray.")
     if in_memory:
+        from seq.engine.inprocess import InProcessBackend
+
         return InProcessBackend(config)
     if engine == "ray" and config.envs_per_worker > 1:
         raise SeqInputError("--envs-per-worker runs on local worker processes; with --engine ray use 1.")
@@ -148,7 +149,9 @@ def _backend(
         from seq.engine.ray_backend import RayBackend
 
         return RayBackend(config, workers, address)
-    return LocalBackend(config, workers, isolation.process)
+    from seq.engine.local import LocalBackend
+
+    return LocalBackend(config, isolation.process)
 
 
 def execute_eval(
@@ -208,6 +211,7 @@ def execute_eval(
             _served(config, serve_settings, engine, address, isolation.policy_apart and not in_memory)
         )
         backend = _backend(config, workers, engine, address, shard, in_memory, isolation)
+        scheduler = Scheduler(backend, 1 if in_memory else workers)  # in-process: this one process
     except BaseException:
         servers.close()
         raise
@@ -221,15 +225,15 @@ def execute_eval(
     try:
         if sequential and not eval_row.manifest.get("sequential"):
             rounds = plan_rounds(items, store.items(eval_row.id), sequential)
-            backend.run(
+            scheduler.run(
                 rounds[0], record, worker_ready, rounds[1:], lambda: decide(eval_row, store) is not None
             )
             if not store.get_eval(eval_row.id).manifest.get("sequential"):  # type: ignore[union-attr]
                 decide(eval_row, store)  # the last look: decided, or the horizon reached
         elif shard is not None:
-            backend.run(SharedQueue(store, eval_row.id, shard), record, worker_ready)
+            scheduler.run(SharedQueue(store, eval_row.id, shard), record, worker_ready)
         elif items and not eval_row.manifest.get("sequential"):
-            backend.run(items, record, worker_ready)
+            scheduler.run(items, record, worker_ready)
     except KeyboardInterrupt:
         status = CANCELED
     except ShardUnhealthy:
