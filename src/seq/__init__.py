@@ -48,9 +48,9 @@ _EXPORTS = {
     "check_adapter": "seq.registry.adapters",
     "remove_adapter": "seq.registry.adapters",
     "show_adapter": "seq.registry.adapters",
-    "benchmark_evals": "seq.registry.benchmarks",
+    "benchmark_evals": "seq.eval",
     "benchmarks": "seq.registry.benchmarks",
-    "compare_benchmarks": "seq.registry.benchmarks",
+    "compare_benchmarks": "seq.eval",
     "remove_benchmark": "seq.registry.benchmarks",
     "deploy": "seq.registry.deploy",
     "Report": "seq.report.report",
@@ -68,12 +68,12 @@ if TYPE_CHECKING:
     from seq.authoring.policy import Policy, policy
     from seq.engine.arms import Arm
     from seq.errors import EvalCanceled, SeqInputError
-    from seq.eval import evaluate
+    from seq.eval import benchmark_evals, compare_benchmarks, evaluate
     from seq.isolation.assets import assets_path
     from seq.record.episode import EpisodeResult
     from seq.record.store import Store
     from seq.registry.adapters import adapter_source, adapters, check_adapter, remove_adapter, show_adapter
-    from seq.registry.benchmarks import benchmark_evals, benchmarks, compare_benchmarks, remove_benchmark
+    from seq.registry.benchmarks import benchmarks, remove_benchmark
     from seq.registry.deploy import deploy
     from seq.report.report import Report
 

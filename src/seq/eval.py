@@ -341,3 +341,47 @@ def evaluate(policy: Any, benchmark: Any, **options: Any) -> Report:
     ...         report = seq.evaluate(model, "metaworld", tasks=["reach-v3"], seeds=range(5))
     """
     return run(policy, benchmark=benchmark, **options)
+
+
+# -- twins of `seq benchmark evals / compare`: they read and run evals, so they live here ----------
+def benchmark_evals(name: str, store: Store | None = None) -> list[dict[str, Any]]:
+    """Every eval run on a benchmark, across policies, newest first."""
+    return ls(benchmark=name, store=store)
+
+
+def compare_benchmarks(
+    first: Any,
+    second: Any,
+    policy: Any = None,
+    *,
+    trials: int = 1,
+    threshold: float = 0.05,
+    evals: tuple[str, str] | None = None,
+    envs: int | None = None,
+    seeds: list[int] | None = None,
+    tasks: list[str] | None = None,
+    params: dict[str, Any] | None = None,
+    store: Store | None = None,
+) -> Any:
+    """Two versions of a benchmark (a CPU benchmark and its GPU port, say) with the same policy on the
+    same tasks and seeds, paired episode by episode: each one's rate, B − A with its interval,
+    McNemar's exact test and the verdict. `evals=(E1, E2)` reads two finished evals instead."""
+    store = store or Store()
+    if evals is None:
+        if policy is None:
+            raise SeqInputError("seq benchmark compare needs --policy (or --evals E1 E2).")
+        ran = [
+            run(
+                policy,
+                benchmark=name,
+                trials=trials,
+                envs=envs,
+                seeds=seeds,
+                tasks=tasks,
+                params=params,
+                store=store,
+            ).eval_id
+            for name in (first, second)
+        ]
+        evals = (ran[0], ran[1])
+    return compare(evals[0], evals[1], threshold, store)

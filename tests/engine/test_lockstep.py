@@ -137,7 +137,7 @@ def test_a_policy_object_in_this_process_is_refused(deployed):
 
 
 def test_each_episode_side_by_side_keeps_its_own_trajectory(deployed):
-    from seq.record.trajectory import read_trajectory
+    from seq.capture.trajectory import read_trajectory
 
     def steps(report):
         by_item = {}

@@ -9,8 +9,9 @@ import pytest
 
 import seq
 from seq.authoring.benchmark import spec_of
+from seq.capture.observers import observer_specs
 from seq.engine.plan import plan
-from seq.record.artifacts import export_name, export_videos, observer_specs
+from seq.record.artifacts import export_name, export_videos
 from seq.record.episode import EpisodeResult
 
 

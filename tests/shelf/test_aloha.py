@@ -11,7 +11,7 @@ pytest.importorskip("gym_aloha")
 
 def test_random_actions_never_succeed_and_the_episode_is_recorded_from_the_image():
     pytest.importorskip("av")
-    from seq.record.mp4 import read_video
+    from seq.capture.mp4 import read_video
 
     report = seq.eval.run(
         "random", benchmark="aloha", tasks=["transfer-cube"], seeds=[0], max_steps=10, record="first", envs=1

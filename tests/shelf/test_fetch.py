@@ -22,7 +22,7 @@ def test_the_scripted_controller_succeeds_and_random_fails():
 
 def test_push_and_a_recording():
     pytest.importorskip("av")
-    from seq.record.mp4 import read_video
+    from seq.capture.mp4 import read_video
 
     report = seq.eval.run(
         "fetch-scripted", benchmark="fetch", tasks=["push"], seeds=[1], envs=1, record="first"

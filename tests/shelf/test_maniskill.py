@@ -93,7 +93,7 @@ def test_observations_and_a_planned_chunk_replayed_on_a_fresh_env():
 
 def test_a_recording_of_the_human_camera():
     pytest.importorskip("av")
-    from seq.record.mp4 import read_video
+    from seq.capture.mp4 import read_video
 
     report = seq.eval.run(
         "maniskill-motionplanner",

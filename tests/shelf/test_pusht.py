@@ -33,7 +33,7 @@ def test_the_pusher_moves_the_block_onto_the_goal():
 
 def test_pixel_observations_and_a_recording():
     pytest.importorskip("av")
-    from seq.record.mp4 import read_video
+    from seq.capture.mp4 import read_video
 
     report = seq.eval.run(
         "random",
@@ -49,7 +49,7 @@ def test_pixel_observations_and_a_recording():
     assert episode.status == "ok" and episode.steps == 12
     meta, frames = read_video(episode.artifacts["video"])
     assert meta["size"] == (96, 96) and meta["fps"] == 10.0 and len(frames) == 13  # 10 Hz: every step
-    from seq.record.trajectory import read_trajectory
+    from seq.capture.trajectory import read_trajectory
 
     first = read_trajectory(episode.artifacts["trajectory"]).observations[0]
     assert first["pixels"] == {"skipped_image": [96, 96, 3]} and len(first["agent_pos"]) == 2

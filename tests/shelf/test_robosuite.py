@@ -11,7 +11,7 @@ pytest.importorskip("av")
 
 
 def test_scripted_lift_succeeds_random_fails_and_a_recording_decodes():
-    from seq.record.mp4 import read_video
+    from seq.capture.mp4 import read_video
 
     report = seq.eval.run(
         "robosuite-scripted",

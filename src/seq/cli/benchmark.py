@@ -9,7 +9,8 @@ from rich.console import Console
 from rich.table import Table
 
 from seq.cli.eval import print_eval_table
-from seq.registry.benchmarks import benchmark_evals, benchmarks, compare_benchmarks, remove_benchmark
+from seq.eval import benchmark_evals, compare_benchmarks
+from seq.registry.benchmarks import benchmarks, remove_benchmark
 
 app = typer.Typer(help="List, inspect and remove benchmarks.", no_args_is_help=True)
 

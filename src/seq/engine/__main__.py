@@ -3,7 +3,7 @@
 import sys
 from multiprocessing.connection import Connection
 
-from seq.engine.isolation import enter_worker_limits
+from seq.engine.worker_process import enter_worker_limits
 
 assets = enter_worker_limits()  # before a simulator or a thread starts
 

@@ -18,11 +18,11 @@ from dataclasses import dataclass
 from multiprocessing.connection import Connection, wait
 from typing import Any
 
-from seq.engine.isolation import WorkerProcess
 from seq.engine.items import WorkItem
 from seq.engine.scheduler import DIED, Message
 from seq.engine.wire import Channel
 from seq.engine.worker import WorkerConfig
+from seq.engine.worker_process import WorkerProcess
 
 # One env per core: a worker's numeric libraries get one thread each unless the user says otherwise,
 # so that N workers do not start N × cores threads that fight over the same cores.

@@ -81,8 +81,8 @@ class Finishing:
 
 # Observer kinds a worker can build from the plain specs in its config ("module:Class").
 OBSERVER_KINDS = {
-    "video": "seq.record.video:VideoRecorder",
-    "trajectory": "seq.record.trajectory:TrajectoryWriter",
+    "video": "seq.capture.video:VideoRecorder",
+    "trajectory": "seq.capture.trajectory:TrajectoryWriter",
 }
 
 

@@ -18,10 +18,10 @@ from seq.authoring.params import Parameter, settable
 from seq.authoring.policy import Policy, policy_spec_of
 from seq.engine.arms import Arm
 from seq.engine.compatibility import check_compatibility
-from seq.engine.isolation import check_gpu, check_isolation
 from seq.engine.plan import plan
 from seq.engine.sample import sample_in_isolation
 from seq.engine.sequential import check_sequential
+from seq.engine.worker_process import check_gpu, check_isolation
 from seq.errors import SeqInputError
 from seq.record.store import EvalRow, Store, VersionRow, WorkItem
 from seq.registry.adapters import adapter_spec, describe_transforms, load_adapter, resolve_adapter
@@ -343,9 +343,9 @@ def _check_compatibility(
 
 
 def _observer_specs(spec: Any, items: list, request: EvalRequest, directory: Any) -> list[dict[str, Any]]:
-    """The recordings and trajectories this eval writes (see `seq.record.artifacts`)."""
+    """The recordings and trajectories this eval writes (see `seq.capture.observers`)."""
     if request.trajectories or request.record not in (None, "none") or spec.declared.get("render"):
-        from seq.record.artifacts import observer_specs
+        from seq.capture.observers import observer_specs
 
         return observer_specs(spec, items, request.record, request.trajectories, directory)
     return []

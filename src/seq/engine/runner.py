@@ -10,13 +10,13 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import replace
 from typing import Any
 
-from seq.engine.isolation import Isolation, isolate
 from seq.engine.prepare import check_envs, default_envs
 from seq.engine.scheduler import Backend, Scheduler, WorkersFailed
 from seq.engine.scoring import score_groups
 from seq.engine.sequential import decide, plan_rounds
 from seq.engine.shards import HealthCheck, Shard, ShardUnhealthy, SharedQueue
 from seq.engine.worker import ArmConfig, WorkerConfig
+from seq.engine.worker_process import Isolation, isolate
 from seq.errors import EvalCanceled, SeqInputError
 from seq.record.episode import EpisodeResult
 from seq.record.store import CANCELED, COMPLETED, FAILED, RUNNING, EvalRow, Store

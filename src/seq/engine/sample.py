@@ -30,8 +30,8 @@ def sample_in_isolation(
 ) -> list[Any]:
     """The benchmark's observations (see `compatibility.sample_observations`), from a process
     isolated as its workers are."""
-    from seq.engine.isolation import isolate
     from seq.engine.local import SINGLE_THREADED
+    from seq.engine.worker_process import isolate
 
     process = isolate(benchmark, declared, 1, {}).process
     request = {
@@ -60,7 +60,7 @@ def sample_in_isolation(
 
 
 def main() -> None:
-    from seq.engine.isolation import enter_worker_limits
+    from seq.engine.worker_process import enter_worker_limits
 
     enter_worker_limits()
     from seq.engine.compatibility import sample_observations

@@ -186,7 +186,7 @@ def run_item(runners: dict[str, EpisodeRunner | str], item: WorkItem) -> Episode
 def _over_memory(result: Any) -> bool:
     """Whether an episode ran out of memory under `memory=`; if so, its error names the limit."""
     from seq.authoring.resources import memory_text
-    from seq.engine.isolation import worker_memory_limit
+    from seq.engine.worker_process import worker_memory_limit
 
     limit = worker_memory_limit()
     if limit is None or result.status != ERROR or "MemoryError" not in (result.error or ""):

@@ -1,4 +1,4 @@
-"""Python twins of `seq benchmark ls / evals / rm`."""
+"""Python twins of `seq benchmark ls / rm` (`evals` and `compare` run or read evals: `seq.eval`)."""
 
 from __future__ import annotations
 
@@ -29,13 +29,6 @@ def benchmarks(store: Store | None = None) -> list[dict[str, Any]]:
     return rows
 
 
-def benchmark_evals(name: str, store: Store | None = None) -> list[dict[str, Any]]:
-    """Every eval run on a benchmark, across policies, newest first."""
-    from seq.eval import ls
-
-    return ls(benchmark=name, store=store)
-
-
 def remove_benchmark(name: str, store: Store | None = None) -> int:
     """Remove a deployed benchmark's versions: the name is free at once, numbers are never reused,
     and evals that ran it keep their reports. Refused while an eval runs it."""
@@ -48,43 +41,3 @@ def remove_benchmark(name: str, store: Store | None = None) -> int:
     if running:
         raise SeqInputError(f"benchmark {name!r} is in use by running eval(s) {', '.join(running)}.")
     return store.remove_versions("benchmark", name)
-
-
-def compare_benchmarks(
-    first: Any,
-    second: Any,
-    policy: Any = None,
-    *,
-    trials: int = 1,
-    threshold: float = 0.05,
-    evals: tuple[str, str] | None = None,
-    envs: int | None = None,
-    seeds: list[int] | None = None,
-    tasks: list[str] | None = None,
-    params: dict[str, Any] | None = None,
-    store: Store | None = None,
-) -> Any:
-    """Two versions of a benchmark (a CPU benchmark and its GPU port, say) with the same policy on the
-    same tasks and seeds, paired episode by episode: each one's rate, B − A with its interval,
-    McNemar's exact test and the verdict. `evals=(E1, E2)` reads two finished evals instead."""
-    from seq import eval as evals_api
-
-    store = store or Store()
-    if evals is None:
-        if policy is None:
-            raise SeqInputError("seq benchmark compare needs --policy (or --evals E1 E2).")
-        ran = [
-            evals_api.run(
-                policy,
-                benchmark=name,
-                trials=trials,
-                envs=envs,
-                seeds=seeds,
-                tasks=tasks,
-                params=params,
-                store=store,
-            ).eval_id
-            for name in (first, second)
-        ]
-        evals = (ran[0], ran[1])
-    return evals_api.compare(evals[0], evals[1], threshold, store)

@@ -7,9 +7,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from seq.engine.scoring import groups
 from seq.errors import SeqInputError
 from seq.record.episode import ERROR, TIMED_OUT, EpisodeResult
+from seq.record.groups import groups
 from seq.record.store import COMPLETED, Store
 from seq.stats import SMALL_N, metric_interval
 

@@ -21,7 +21,7 @@ MAX_STEPS = 400
 
 def make_env(task: str, fast_render: bool = True) -> Any:
     """An ALOHA env that keeps its last reward and info for `check`."""
-    from seq.record.render import headless
+    from seq.capture.render import headless
 
     headless()  # before dm-control (and MuJoCo) are imported
     import gym_aloha  # noqa: F401  (registers the envs)

@@ -59,7 +59,7 @@ class Transform:
         return f"<{self.name}: {self.label}>"
 
 
-def take(x: Any, key: str | None, where: str) -> Any:
+def value_at(x: Any, key: str | None, where: str) -> Any:
     """`x[key]`, or `x` itself when `key` is None; a missing key names the keys there are."""
     if key is None:
         return x
@@ -97,7 +97,7 @@ class KeyTransform(Transform):
         raise NotImplementedError
 
     def apply(self, x: Any) -> Any:
-        return put(x, self.key, self.forward(take(x, self.key, self.name)))
+        return put(x, self.key, self.forward(value_at(x, self.key, self.name)))
 
     def invertible(self) -> bool:
         return callable(getattr(self, "backward", None))
@@ -106,7 +106,7 @@ class KeyTransform(Transform):
         backward = getattr(self, "backward", None)
         if backward is None:
             raise NotImplementedError(f"{self.name} has no inverse ({self.label}).")
-        return put(y, self.key, backward(take(y, self.key, self.name)))
+        return put(y, self.key, backward(value_at(y, self.key, self.name)))
 
     def keyed(self, value: Any) -> Any:
         """An example input holding `value` at this transform's key."""

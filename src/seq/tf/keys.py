@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from seq.errors import SeqInputError
-from seq.tf.base import Transform, take
+from seq.tf.base import Transform, value_at
 from seq.tf.labels import claimed, lossless, lossy
 from seq.tf.spec import random_array
 
@@ -49,7 +49,7 @@ class Rename(Transform):
     def _move(x: Any, mapping: Mapping[str, str], where: str) -> dict[str, Any]:
         x = _as_dict(x, where)
         for old in mapping:
-            take(x, old, where)
+            value_at(x, old, where)
         clash = [new for new in mapping.values() if new in x and new not in mapping]
         if clash:
             raise KeyError(f"{where} would overwrite key {clash[0]!r}, which the value already has.")
@@ -88,7 +88,7 @@ class Select(Transform):
         return f"select({', '.join(map(repr, self.keys))})"
 
     def apply(self, x: Any) -> Any:
-        return {k: take(x, k, self.name) for k in self.keys}
+        return {k: value_at(x, k, self.name) for k in self.keys}
 
 
 def select(*keys: str, lossy: str | None = None) -> Transform:
@@ -110,7 +110,7 @@ class Drop(Transform):
     def apply(self, x: Any) -> Any:
         x = _as_dict(x, self.name)
         for k in self.keys:
-            take(x, k, self.name)
+            value_at(x, k, self.name)
         return {k: v for k, v in x.items() if k not in self.keys}
 
 
@@ -146,10 +146,10 @@ class Concat(Transform):
 
     def apply(self, x: Any) -> Any:
         x = _as_dict(x, self.name)
-        parts = [np.ravel(np.asarray(take(x, k, self.name))) for k in self.keys]
+        parts = [np.ravel(np.asarray(value_at(x, k, self.name))) for k in self.keys]
         if self.shapes is not None:
             for key, shape in zip(self.keys, self.shapes, strict=True):
-                got = np.shape(take(x, key, self.name))
+                got = np.shape(value_at(x, key, self.name))
                 if got != shape:
                     raise ValueError(f"{self.name}: {key!r} has shape {got}, declared {shape}.")
         if self.into in x and self.into not in self.keys:
@@ -165,7 +165,7 @@ class Concat(Transform):
         if self.shapes is None:
             raise NotImplementedError(f"{self.name} has no inverse: give sizes= to split it back.")
         y = _as_dict(y, self.name)
-        vector = np.asarray(take(y, self.into, self.name))
+        vector = np.asarray(value_at(y, self.into, self.name))
         bounds = np.cumsum([0] + [int(np.prod(shape)) for shape in self.shapes])
         if vector.shape != (bounds[-1],):
             raise ValueError(

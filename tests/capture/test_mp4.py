@@ -9,7 +9,7 @@ import pytest
 
 pytest.importorskip("av")
 
-from seq.record.mp4 import Mp4Writer, read_video  # noqa: E402
+from seq.capture.mp4 import Mp4Writer, read_video  # noqa: E402
 
 
 def gradient(shift: int, height: int = 48, width: int = 64) -> np.ndarray:

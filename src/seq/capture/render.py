@@ -8,7 +8,7 @@
   `SceneRenderer` turns snapshots into pixels on another thread, where the GL context lives.
   `fast=True` turns off shadows, reflections and multisampling (software rendering spends most of
   its time on them: MetaWorld at 224², ~9 → ~85 fps here), and where OpenGL is software draws from
-  a lighter copy of the model (`seq.record.lod`: simplified meshes, smaller textures; ~180 fps).
+  a lighter copy of the model (`seq.capture.lod`: simplified meshes, smaller textures; ~180 fps).
 - `image_from_obs` finds a camera's image in an observation (`<camera>_image`, `pixels[camera]`).
 """
 
@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from seq.record.lod import MAX_FACES, MAX_TEXTURE, drawing_model
+from seq.capture.lod import MAX_FACES, MAX_TEXTURE, drawing_model
 
 BACKENDS = ("egl", "osmesa")
 _PROBE = (  # imports MuJoCo's backend module for a name in BACKENDS, not seq (~0.1 s less)
@@ -273,7 +273,7 @@ class SceneRenderer:
     texture; convex hulls, which a recording never draws, are left out), made from a copy of the
     model so the env's own model is never changed. When `fast`, that copy has multisampling off
     and, where OpenGL is software (`software_renderer`), is cheaper to draw
-    (`seq.record.lod.drawing_model`: meshes simplified to `max_faces` triangles, textures shrunk
+    (`seq.capture.lod.drawing_model`: meshes simplified to `max_faces` triangles, textures shrunk
     to `max_texture` pixels a side); a GPU draws every mesh and texture in full.
     """
 

@@ -19,13 +19,15 @@ import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 import numpy as np
 
 from seq.record.artifacts import artifact_name
 from seq.record.episode import EpisodeResult
-from seq.record.store import WorkItem
+
+if TYPE_CHECKING:
+    from seq.engine.items import WorkItem
 
 FORMAT = 1
 IMAGE_KEYS = ("image", "pixels", "rgb", "depth")

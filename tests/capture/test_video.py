@@ -15,8 +15,8 @@ import seq
 
 pytest.importorskip("av")
 
-from seq.record.mp4 import read_video  # noqa: E402
-from seq.record.render import frame_stride  # noqa: E402
+from seq.capture.mp4 import read_video  # noqa: E402
+from seq.capture.render import frame_stride  # noqa: E402
 
 PIXELS = textwrap.dedent('''
     """A dot that walks right on a 32×48 picture; `shrink` breaks the picture's size mid-episode."""
@@ -203,7 +203,7 @@ def test_a_named_camera_every_step_and_the_cli_saves_videos(tmp_path: Path):
 
 @metaworld
 def test_corner_cameras_are_turned_upright():
-    from seq.record.render import MujocoView, mujoco_handles
+    from seq.capture.render import MujocoView, mujoco_handles
     from seq.shelf.metaworld import make_env
 
     env = make_env("reach-v3", 0)
@@ -219,7 +219,7 @@ def test_corner_cameras_are_turned_upright():
 def test_a_scene_that_fills_up_is_replaced_by_a_larger_one(tmp_path: Path, monkeypatch):
     mujoco = pytest.importorskip("mujoco")
     monkeypatch.chdir(tmp_path)  # MuJoCo logs the full scene to MUJOCO_LOG.TXT there
-    from seq.record.render import MujocoView
+    from seq.capture.render import MujocoView
 
     bodies = "".join(
         f'<body pos="{i % 10 * 0.3} {i // 10 * 0.3} 0.5"><freejoint/><geom size="0.1"/></body>'

@@ -10,9 +10,9 @@ import pytest
 
 import seq
 from seq.authoring.conditions import Condition
+from seq.capture.trajectory import TrajectoryWriter, plain, read_trajectory
 from seq.record.episode import EpisodeResult
 from seq.record.store import WorkItem
-from seq.record.trajectory import TrajectoryWriter, plain, read_trajectory
 
 
 def test_images_are_left_out_unless_asked_and_values_read_back_exactly(tmp_path: Path):

@@ -8,7 +8,7 @@ at real time (`control rate / stride` frames per second; `fps` when the env's ra
 an episode of `steps` steps gives `1 + steps // stride` frames.
 
 The episode's thread only snapshots the scene (microseconds) or copies the image; a background
-thread renders the snapshots and encodes them (`seq.record.mp4`, PyAV, in this process) as the
+thread renders the snapshots and encodes them (`seq.capture.mp4`, PyAV, in this process) as the
 episode runs. `end` returns a `Future` of the video's path, resolved once the file is complete: a
 worker runs its next episode meanwhile and records this one when it resolves, so an episode's
 record never names a half-written video. An encoding that fails is logged and becomes the future's
@@ -25,15 +25,13 @@ import traceback
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from seq.record.artifacts import artifact_name
-from seq.record.episode import EpisodeResult
-from seq.record.lod import MAX_FACES, MAX_TEXTURE
-from seq.record.mp4 import Mp4Writer
-from seq.record.render import (
+from seq.capture.lod import MAX_FACES, MAX_TEXTURE
+from seq.capture.mp4 import Mp4Writer
+from seq.capture.render import (
     MujocoView,
     SceneRenderer,
     control_hz,
@@ -43,9 +41,13 @@ from seq.record.render import (
     to_rgb8,
     use_backend,
 )
-from seq.record.store import WorkItem
+from seq.record.artifacts import artifact_name
+from seq.record.episode import EpisodeResult
 
-log = logging.getLogger("seq.record")
+if TYPE_CHECKING:
+    from seq.engine.items import WorkItem
+
+log = logging.getLogger("seq.capture")
 
 
 @dataclass
@@ -154,8 +156,8 @@ class VideoRecorder:
     `width`/`height` size frames rendered from a MuJoCo model (an observation's image or
     `env.render()` keeps its own size). `fast` turns off shadows, reflections and multisampling,
     and where OpenGL is software draws meshes simplified to `max_faces` triangles and textures
-    shrunk to `max_texture` pixels a side (None: as they are; `seq.record.lod`).
-    `gl` is the offscreen OpenGL backend chosen for the eval (`seq.record.render.choose_backend`)
+    shrunk to `max_texture` pixels a side (None: as they are; `seq.capture.lod`).
+    `gl` is the offscreen OpenGL backend chosen for the eval (`seq.capture.render.choose_backend`)
     and `gl_renderer` what renders behind it, as that probe found ("": ask OpenGL here).
     """
 

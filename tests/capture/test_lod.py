@@ -12,7 +12,7 @@ import pytest
 mujoco = pytest.importorskip("mujoco")
 pytest.importorskip("fast_simplification")
 
-from seq.record.lod import MAX_FACES, MAX_TEXTURE, drawing_model  # noqa: E402
+from seq.capture.lod import MAX_FACES, MAX_TEXTURE, drawing_model  # noqa: E402
 
 
 def sphere_xml(rings: int = 60, segments: int = 70) -> str:
@@ -130,7 +130,13 @@ def test_without_fast_simplification_meshes_are_drawn_in_full(model, monkeypatch
 
 @pytest.mark.skipif(not importlib.util.find_spec("metaworld"), reason="needs the metaworld extra")
 def test_a_lighter_metaworld_frame_looks_like_the_full_one():
-    from seq.record.render import MujocoView, SceneRenderer, choose_backend, mujoco_handles, software_renderer
+    from seq.capture.render import (
+        MujocoView,
+        SceneRenderer,
+        choose_backend,
+        mujoco_handles,
+        software_renderer,
+    )
     from seq.shelf.metaworld import make_env
 
     info = choose_backend()
@@ -155,7 +161,7 @@ def test_a_lighter_metaworld_frame_looks_like_the_full_one():
 
 
 def test_only_a_software_renderer_draws_the_lighter_model():
-    from seq.record.render import software_renderer
+    from seq.capture.render import software_renderer
 
     assert software_renderer("llvmpipe (LLVM 15.0.6, 256 bits)") and software_renderer("softpipe")
     assert not software_renderer("NVIDIA H200/PCIe/SSE2") and not software_renderer("")
@@ -164,7 +170,7 @@ def test_only_a_software_renderer_draws_the_lighter_model():
 def test_a_simplified_mesh_is_kept_for_the_next_process(model, monkeypatch):
     import fast_simplification
 
-    from seq.record import lod
+    from seq.capture import lod
     from seq.record.store import seq_home
 
     simplify = fast_simplification.simplify
