@@ -6,8 +6,8 @@ import pytest
 
 import seq
 from seq.authoring.benchmark import spec_of
+from seq.authoring.seeding import act_seed
 from seq.engine.plan import plan
-from seq.engine.seeding import act_seed
 
 
 def _spec(**kwargs):

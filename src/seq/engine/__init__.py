@@ -1,1 +1,2 @@
-"""Engine plane: plan work items, run them through the one episode loop on a backend."""
+"""Engine plane: plan work items, schedule them on a backend (local processes, Ray actors, this
+process) with the one scheduler, and run each through the one episode loop."""

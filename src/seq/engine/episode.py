@@ -22,8 +22,8 @@ from typing import Any
 import numpy as np
 
 from seq.authoring.benchmark import Benchmark, BenchmarkSpec, Step
+from seq.authoring.seeding import act_seed
 from seq.engine.observer import EpisodeObserver, Finishing
-from seq.engine.seeding import act_seed
 from seq.record.episode import ERROR, TIMED_OUT, EpisodeResult
 from seq.record.store import WorkItem
 from seq.serving.inline import ActRequest, PolicyHandle

@@ -25,7 +25,7 @@ from seq.engine.worker_process import check_gpu, check_isolation
 from seq.errors import SeqInputError
 from seq.record.store import EvalRow, Store, VersionRow, WorkItem
 from seq.registry.adapters import adapter_spec, describe_transforms, load_adapter, resolve_adapter
-from seq.registry.deploy import load_version, register_remote, remember_instance, resolve
+from seq.registry.deploy import load_version, remember_instance, resolve
 
 EVAL_PARAMETERS = {"steps_per_query": Parameter("steps_per_query", "int", None)}
 
@@ -217,6 +217,8 @@ def prepare_eval(request: EvalRequest, store: Store) -> PreparedEval:
     for index, arm in enumerate(request.arms):
         remote = request.policy_url if index == 0 else None
         if remote is not None:
+            from seq.serving.remote import register_remote
+
             policy_row, declared = register_remote(remote, request.policy_protocol, store)
             policy_cls = None
         else:

@@ -24,7 +24,7 @@ import msgpack
 import numpy as np
 
 from seq._version import __version__
-from seq.engine.seeding import act_seed
+from seq.authoring.seeding import act_seed
 from seq.serving.codec import CodecError, array_view, checked_dtype, is_image, jpeg_array, jpeg_bytes
 from seq.serving.errors import RemotePolicyError
 from seq.serving.inline import as_chunk

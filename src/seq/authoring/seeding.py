@@ -1,4 +1,4 @@
-"""Seeds for each act of an episode, hashed so that a rerun replays exactly."""
+"""The seed each act of a policy receives: hashed from the episode's seed, so a rerun replays exactly."""
 
 from __future__ import annotations
 
