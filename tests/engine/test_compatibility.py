@@ -269,10 +269,6 @@ class CameraToImage(seq.Adapter):
         self.action_transforms = [seq.tf.scale(2.0)]
 """
 
-_WIRED = "adapter" in __import__("inspect").signature(seq.eval.run).parameters
-
-
-@pytest.mark.skipif(not _WIRED, reason="seq.eval.run(adapter=) is not wired yet")
 def test_an_eval_is_refused_without_the_adapter_and_runs_with_it(tmp_path):
     from conftest import run_cli
 
