@@ -164,6 +164,29 @@ def refused_in_one_line(result: subprocess.CompletedProcess, *fragments: str) ->
         assert fragment in lines[0]
 
 
+# -- the contributor's short path: `pytest -m "not slow"` leaves out real simulators, images, Ray and
+# tests that kill processes and wait for their recovery; CI runs everything.
+SLOW = (
+    "tests/shelf/",
+    "tests/isolation/test_image_evals.py",
+    "tests/isolation/test_images.py",
+    "tests/engine/test_ray_backend.py",
+    "tests/engine/test_served_evals.py",
+    "tests/engine/test_shards.py",
+    "tests/cli/test_resume.py",
+    "tests/report/test_tracking.py",
+    "tests/registry/test_benchmark_compare.py",
+    "tests/seqbench/test_seqbench_calibration_screen.py",
+    "tests/capture/test_video.py",
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if item.nodeid.startswith(SLOW):
+            item.add_marker(pytest.mark.slow)
+
+
 # -- skips: every skip is either on this list, with its reason, or a failure ------------------------
 # The README's test command installs every extra these tests need, so a skip there means a test
 # did not test what it claims. Only what depends on the machine itself may skip; each entry is a

@@ -4,6 +4,7 @@ included, and the scheduler's rules (replacement, the watchdog, rounds) hold on 
 from __future__ import annotations
 
 import importlib.util
+import re
 import textwrap
 
 import pytest
@@ -15,6 +16,12 @@ from seq.engine.ray_backend import RayBackend
 from seq.engine.scheduler import Backend, Scheduler, WorkersFailed
 
 
+def _where(error: str | None) -> str | None:
+    """An error with the stored code's folder left out: a module imported in this process is
+    imported once per sha, from whichever workspace came first."""
+    return None if error is None else re.sub(r'File "[^"]*/code/', 'File "code/', error)
+
+
 def _rows(report: seq.Report) -> list:
     return [
         (
@@ -23,7 +30,7 @@ def _rows(report: seq.Report) -> list:
             e.ended_by,
             e.steps,
             {k: v for k, v in e.metrics.items() if k != "duration_s"},
-            e.error,
+            _where(e.error),
         )
         for e in report.episodes
     ]
