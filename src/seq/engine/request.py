@@ -130,7 +130,9 @@ class EvalRequest:
     envs_per_worker: int = option(
         1, "Episodes each worker runs side by side, their acts sent together.", Cli(metavar="N")
     )
-    engine: str = option("local", "local (worker processes here) or ray (Ray actors).", Cli(metavar="NAME"))
+    engine: str = option(
+        "local", "Where the workers run: local (processes here) or ray (Ray actors).", Cli(metavar="NAME")
+    )
     address: str | None = option(
         None, "With --engine ray: auto, or ray://host:port.", Cli(metavar="URL", shown="a local Ray")
     )

@@ -7,7 +7,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
-from dataclasses import replace
+from dataclasses import asdict, replace
 from typing import Any
 
 from seq.engine.inprocess import InProcessBackend
@@ -96,7 +96,7 @@ def _served(
             if engine == "ray" and not in_memory:
                 from seq.engine.ray_backend import serve_on_ray
 
-                url = servers.enter_context(serve_on_ray(arm.policy_ref, settings, address))
+                url = servers.enter_context(serve_on_ray(arm.policy_ref, asdict(settings), address))
             else:
                 policy = IN_MEMORY[in_memory] if in_memory else load_class(arm.policy_ref)
                 options: dict[str, Any] = {

@@ -8,6 +8,7 @@ ones up to date), so an unexpected key means a damaged record or a newer seq.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import types
 import typing
 from collections.abc import Mapping
@@ -38,14 +39,13 @@ def from_plain(cls: type[T], data: Any, where: str) -> T:
     `where` names the place in errors, such as `seq.db: eval ev-1: manifest`."""
     if not isinstance(data, Mapping):
         raise RecordError(f"{where}: expected an object, found {type(data).__name__}.")
-    names = {f.name for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
+    hints, names = _shape(cls)
     unknown = sorted(set(data) - names)
     if unknown:
         raise RecordError(
             f"{where}: unknown key {unknown[0]!r} (this seq's {cls.__name__} has "
             f"{', '.join(sorted(names))}); was it written by a newer seq?"
         )
-    hints = typing.get_type_hints(cls)
     values = {}
     for f in dataclasses.fields(cls):  # type: ignore[arg-type]
         if f.name in data:
@@ -53,6 +53,12 @@ def from_plain(cls: type[T], data: Any, where: str) -> T:
         elif f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
             raise RecordError(f"{where}: the key {f.name!r} is missing.")
     return cls(**values)
+
+
+@functools.cache
+def _shape(cls: type) -> tuple[dict[str, Any], set[str]]:
+    """A dataclass's resolved field types and field names (resolved once per class)."""
+    return typing.get_type_hints(cls), {f.name for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
 
 
 def _convert(kind: Any, value: Any, where: str) -> Any:
