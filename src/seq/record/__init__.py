@@ -1,1 +1,6 @@
-"""Record plane: one SQLite database per workspace holding versions, evals, work items and episodes."""
+"""Record plane: one SQLite database per workspace holding versions, evals, work items and episodes.
+
+`store` reads and writes it; `schema` is its current layout and version, `migrations` brings an
+older record up to it; `manifest` and `arguments` are the typed contents of an eval's JSON
+columns, which every plane reads (`typed` converts them).
+"""
