@@ -151,6 +151,7 @@ def status_command(
                     "done": report.done,
                     "total": report.total,
                     "groups": report.to_dict()["groups"][:1],
+                    "schema_version": report.schema_version,
                 },
                 indent=2,
             )

@@ -39,7 +39,7 @@ class Cli:
         return self.flags or ("--" + name.replace("_", "-"),)
 
 
-def option(default: Any, help: str, cli: Cli | None = Cli()) -> Any:  # noqa: B008
+def option(default: Any, help: str, cli: Cli | None = Cli()) -> Any:
     """A request field: its default, one line of help, and its command-line spelling."""
     return field(default=default, metadata={"help": help, "cli": cli})
 
