@@ -17,7 +17,7 @@
    each side).
 2. Frames per second of a 224² MetaWorld camera (`corner2`) rendered on one thread: default
    settings, the fast settings (no shadows, reflections or multisampling) on the full model, and
-   on the lighter model software rendering draws (`seq.record.lod`), with the offscreen backend.
+   on the lighter model software rendering draws (`seq.capture.lod`), with the offscreen backend.
 """
 
 from __future__ import annotations
@@ -62,8 +62,8 @@ def render_fps(frames: int) -> list[tuple[str, float]]:
     """Frames per second of MetaWorld's corner2 camera at 224², stepping the expert between frames."""
     from metaworld.policies import ENV_POLICY_MAP
 
-    from seq.record.lod import MAX_FACES, MAX_TEXTURE
-    from seq.record.render import MujocoView, SceneRenderer, choose_backend, mujoco_handles, use_backend
+    from seq.capture.lod import MAX_FACES, MAX_TEXTURE
+    from seq.capture.render import MujocoView, SceneRenderer, choose_backend, mujoco_handles, use_backend
 
     info = choose_backend()
     use_backend(info.backend if info else None)

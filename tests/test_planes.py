@@ -28,10 +28,14 @@ ALLOWED: dict[str, set[str]] = {
     "serving": {"authoring", "tf", "record", "registry"},
     "engine": {"authoring", "tf", "record", "capture", "isolation", "registry", "serving", "stats"},
     "report": {"record", "stats"},  # reads the record, never the engine
-    "eval": {"authoring", "record", "registry", "engine", "report", "serving"},  # seq.eval: the API
+    # the Python API: seq.eval, and the twins of `seq image / volume / secret`
+    "eval": {"authoring", "record", "registry", "engine", "report", "serving"},
+    "image": {"authoring", "isolation", "record", "registry"},
+    "volume": {"isolation", "record"},
+    "secret": {"isolation", "record"},
     "shelf": {"seq", "authoring", "capture"},  # built-in benchmarks, written as a user writes them
     "cli": {"seq", "authoring", "tf", "record", "capture", "isolation", "registry", "serving", "engine",
-            "report", "eval"},
+            "report", "eval", "image", "volume", "secret"},
     "seqbench": {"stats", "report", "cli"},  # its own CLI reuses seq's seed-range parsing
 }  # fmt: skip
 

@@ -55,10 +55,10 @@ _EXPORTS = {
     "deploy": "seq.registry.deploy",
     "Report": "seq.report.report",
 }
-_SUBMODULES = ("eval", "stats", "tf")
+_SUBMODULES = ("eval", "image", "secret", "stats", "tf", "volume")
 
 if TYPE_CHECKING:
-    from seq import eval, stats, tf
+    from seq import eval, image, secret, stats, tf, volume
     from seq._version import __version__
     from seq.authoring.adapter import Adapter, adapter
     from seq.authoring.benchmark import Benchmark, Step, benchmark
@@ -136,6 +136,7 @@ __all__ = [
     "deploy",
     "eval",
     "evaluate",
+    "image",
     "infer",
     "load",
     "policy",
@@ -143,9 +144,11 @@ __all__ = [
     "remove_benchmark",
     "reset",
     "score",
+    "secret",
     "serve",
     "setup",
     "show_adapter",
     "stats",
     "tf",
+    "volume",
 ]

@@ -6,13 +6,15 @@
 
 from __future__ import annotations
 
+import difflib
+import inspect
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from seq.engine.arms import Arm, build_arms
-from seq.engine.prepare import EvalRequest, start_eval
+from seq.engine.prepare import start_eval
+from seq.engine.request import EvalRequest, default_of, request_fields
 from seq.engine.runner import execute_eval, resume_eval
 from seq.engine.shards import Shard
 from seq.errors import SeqInputError
@@ -25,44 +27,10 @@ from seq.report.report import Report, build_report
 def run(
     policy: Any = None,
     *,
-    benchmark: Any = None,
-    envs: int | None = None,
-    envs_per_worker: int = 1,
-    suites: Sequence[str] | None = None,
-    tasks: Sequence[str] | None = None,
-    seeds: Sequence[int] | None = None,
-    max_steps: int | None = None,
-    trials: int = 1,
-    params: Mapping[str, Any] | None = None,
-    vs: Any = None,
-    vs_params: Mapping[str, Any] | None = None,
-    sweep: Mapping[str, Sequence[Any]] | None = None,
-    arms: Sequence[Arm] | None = None,
-    threshold: float = 0.05,
-    record: str | None = None,
-    trajectories: bool = False,
-    sequential: bool = False,
-    alpha: float = 0.05,
-    looks: int = 5,
-    metric: str = "success",
-    engine: str = "local",
-    address: str | None = None,
-    serve: bool = False,
-    max_batch_size: int | None = None,
-    max_wait_ms: float = 10.0,
-    policy_url: str | None = None,
-    policy_protocol: str = "seq",
-    eval_id: str | None = None,
-    allow_cpu: bool = False,
-    shard: tuple[int, int] | None = None,
-    requeue_unhealthy: bool = False,
-    resume: str | None = None,
-    adapter: Any = None,
-    report_to: Sequence[str] = (),
-    save: bool = True,
     on_start: Callable[[EvalRow], None] | None = None,
     on_result: Callable[[EpisodeResult], None] | None = None,
     store: Store | None = None,
+    **options: Any,
 ) -> Report:
     """Evaluate `policy` on `benchmark` and return the report.
 
@@ -71,8 +39,8 @@ def run(
     - `params`: declared parameters (`noise=0.3`, `policy.noise`, `benchmark.x`, `eval.steps_per_query`).
     - Arms, run on the same episodes and compared pair by pair: `vs=` (with `vs_params=`) adds a
       second policy, `sweep={"policy.noise": [0.0, 0.5]}` one arm per value, or `arms=[seq.Arm(...)]`.
-    - `sequential=True` (two arms): pairs of up to `trials` trials in `looks` rounds, stopping as
-      soon as the group-sequential test at level `alpha` decides on `metric`.
+    - `sequential=True` (two arms): pairs of up to `trials` trials (default 10) in `looks` rounds,
+      stopping as soon as the group-sequential test at level `alpha` decides on `metric`.
     - `record=` ("all", "first", "none") overrides the benchmark's `render=`; `trajectories=True`
       keeps every episode's steps.
     - `envs` worker processes (default: one per core) each run `envs_per_worker` episodes side by
@@ -81,22 +49,27 @@ def run(
     - `engine="ray"`: workers are Ray actors (the cluster at `address`, else a local Ray); same rows.
     - `serve=True`: each arm's policy runs behind a batching websocket server in this process
       (`max_batch_size`, default one per episode running at once; `max_wait_ms`), which every
-      worker calls;
-      `policy_url=` uses a server already running (`policy_protocol` "seq", "openpi" or "vla-eval").
-    - `eval_id=` with `shard=(K, N)`: this process is shard K of N of one eval, claiming work items
-      from the shared record (`seq.engine.shards`); an unhealthy shard raises `ShardUnhealthy`.
+      worker calls; `policy_url=` uses a server already running (`policy_protocol` "seq",
+      "openpi" or "vla-eval").
+    - `eval_id=` with `shard_id=K, num_shards=N`: this process is shard K of N of one eval,
+      claiming work items from the shared record (`seq.engine.shards`); an unhealthy shard raises
+      `ShardUnhealthy`.
     - `allow_cpu=True`: run a benchmark that declares a `gpu=` card this machine lacks on the CPU.
     - `resume=EVAL_ID`: run only the eval's work items that have no finished episode.
     - `save=False`: keep nothing — the eval runs against a scratch record that is deleted after the
-      report is built; with `shard=(K, N)` it runs a fixed round-robin share (no shared record).
+      report is built; a shard runs a fixed round-robin share (no shared record).
     - `report_to=["wandb"|"trackio"]`: mirror the report's metrics to those trackers, keyed by the
       eval id (a resumed eval continues the same run).
+    - `on_start(row)` is called once the eval is stored, `on_result(episode)` as each one finishes.
 
     `adapter=` names a registered adapter (`NAME` or `NAME@vN`) that runs between the benchmark
     and every arm's policy; the eval is refused, before any episode, when a policy's declared
     inputs do not fit the benchmark's observation (through the adapter, when one is named).
     Ctrl-C raises `seq.EvalCanceled` after recording what ran.
+
+    The options, their defaults and help are those of `seq eval run` (`seq.engine.request`).
     """
+    request = _request("seq.eval.run", policy, options)
     importing = importing_user_file()
     if importing is not None:
         raise SeqInputError(
@@ -104,65 +77,38 @@ def run(
             '`if __name__ == "__main__":` so that seq can load its classes.'
         )
     store = store or Store()
-    if report_to:
+    request.check()
+    if request.report_to:
         from seq.report.tracking import check_trackers
 
-        check_trackers(report_to)
-    if shard is not None and eval_id is None and save:
-        raise SeqInputError("--shard-id needs --eval-id ID, the id every shard of the eval shares.")
-    request = None
-    if resume is None:
-        request = _request(
-            policy,
-            benchmark=benchmark,
-            envs=envs,
-            envs_per_worker=envs_per_worker,
-            suites=suites,
-            tasks=tasks,
-            seeds=seeds,
-            max_steps=max_steps,
-            trials=trials,
-            params=params,
-            vs=vs,
-            vs_params=vs_params,
-            sweep=sweep,
-            arms=arms,
-            threshold=threshold,
-            record=record,
-            trajectories=trajectories,
-            sequential=sequential,
-            alpha=alpha,
-            looks=looks,
-            metric=metric,
-            serve=serve,
-            max_batch_size=max_batch_size,
-            max_wait_ms=max_wait_ms,
-            policy_url=policy_url,
-            policy_protocol=policy_protocol,
-            eval_id=eval_id,
-            adapter=adapter,
-            allow_cpu=allow_cpu,
-        )
-    elif not save:
-        raise SeqInputError("--no-save keeps no record, so there is nothing to --resume.")
-    execute = {"envs": envs, "on_result": on_result, "engine": engine, "address": address}
-    if save:
-        row = resume_eval(resume, store) if request is None else start_eval(request, store)
-        as_shard = None if shard is None else Shard(shard[0], shard[1], requeue_unhealthy)
+        check_trackers(request.report_to)
+    execute = {
+        "envs": request.envs,
+        "on_result": on_result,
+        "engine": request.engine,
+        "address": request.address,
+    }
+    shard = request.shard
+    if request.save:
+        if request.resume is not None:
+            row = resume_eval(request.resume, store)
+        else:
+            row = start_eval(request, store)
+        as_shard = None if shard is None else Shard(shard[0], shard[1], request.requeue_unhealthy)
         report = _execute(row, store, on_start, shard=as_shard, **execute)
     else:  # a scratch record, deleted once the report is built; a shard keeps its fixed share only
         with tempfile.TemporaryDirectory(prefix="seq-no-save-") as scratch:
             scratch_store = Store(Path(scratch) / "seq.db")
             scratch_store.copy_versions_from(store.path)
-            row = start_eval(request, scratch_store)  # type: ignore[arg-type]
+            row = start_eval(request, scratch_store)
             if shard is not None:
                 scratch_store.keep_share(row.id, Shard(shard[0], shard[1]).index, shard[1])
             report = _execute(row, scratch_store, on_start, **execute)
             scratch_store.close()
-    if report_to:
+    if request.report_to:
         from seq.report.tracking import report_to as mirror
 
-        mirror(report, report_to)
+        mirror(report, request.report_to)
     return report
 
 
@@ -175,82 +121,41 @@ def _execute(
     return build_report(row.id, store)
 
 
-def _request(
-    policy: Any = None,
-    *,
-    benchmark: Any = None,
-    envs: int | None = None,
-    envs_per_worker: int = 1,
-    suites: Sequence[str] | None = None,
-    tasks: Sequence[str] | None = None,
-    seeds: Sequence[int] | None = None,
-    max_steps: int | None = None,
-    trials: int = 1,
-    params: Mapping[str, Any] | None = None,
-    vs: Any = None,
-    vs_params: Mapping[str, Any] | None = None,
-    sweep: Mapping[str, Sequence[Any]] | None = None,
-    arms: Sequence[Arm] | None = None,
-    threshold: float = 0.05,
-    record: str | None = None,
-    trajectories: bool = False,
-    sequential: bool = False,
-    alpha: float = 0.05,
-    looks: int = 5,
-    metric: str = "success",
-    serve: bool = False,
-    max_batch_size: int | None = None,
-    max_wait_ms: float = 10.0,
-    policy_url: str | None = None,
-    policy_protocol: str = "seq",
-    eval_id: str | None = None,
-    adapter: Any = None,
-    allow_cpu: bool = False,
-) -> EvalRequest:
-    """The `EvalRequest` of `run`'s arguments (see `run`)."""
-    if (policy is None and not arms and policy_url is None) or benchmark is None:
-        raise SeqInputError("seq.eval.run needs a policy and a benchmark= (or resume=EVAL_ID).")
-    return EvalRequest(
-        arms=build_arms(policy, params, vs=vs, vs_params=vs_params, sweep=sweep, arms=arms),
-        benchmark=benchmark,
-        envs=envs,
-        envs_per_worker=envs_per_worker,
-        suites=suites,
-        tasks=tasks,
-        seeds=seeds,
-        max_steps=max_steps,
-        trials=trials,
-        threshold=threshold,
-        record=record,
-        trajectories=trajectories,
-        sequential={"alpha": alpha, "looks": looks, "metric": metric} if sequential else None,
-        eval_id=eval_id,
-        adapter=adapter,
-        serve={
-            "max_batch_size": max_batch_size or _workers(envs) * envs_per_worker,
-            "max_wait_ms": max_wait_ms,
-        }
-        if serve
-        else None,
-        policy_url=policy_url,
-        policy_protocol=policy_protocol,
-        allow_cpu=allow_cpu,
-    )
+def _request(caller: str, policy: Any, options: Mapping[str, Any]) -> EvalRequest:
+    """The `EvalRequest` of a call's keyword arguments; an unknown one is a `TypeError`, as for
+    any Python function."""
+    known = {item.name for item in request_fields()}
+    for name in options:
+        if name not in known:
+            close = difflib.get_close_matches(name, known, n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            raise TypeError(f"{caller}() got an unexpected keyword argument {name!r}{hint}")
+    return EvalRequest(policy=policy, **options)
 
 
-def dry_run(policy: Any = None, store: Store | None = None, **options: Any) -> dict[str, Any]:
+def dry_run(policy: Any = None, *, store: Store | None = None, **options: Any) -> dict[str, Any]:
     """What `run` with the same arguments would do, without running or storing anything: each
     arm's parameter values and where each came from, the episodes, and at most how many policy
     queries."""
     from seq.engine.prepare import dry_run as plan_only
 
-    return plan_only(_request(policy, **options), store or Store())
+    return plan_only(_request("seq.eval.dry_run", policy, options), store or Store())
 
 
-def _workers(envs: int | None) -> int:
-    from seq.engine.prepare import default_envs
+def _signature(function: Callable[..., Any], *runtime: str) -> inspect.Signature:
+    """`function`'s signature with every request field as a keyword argument: what `help()`,
+    editors and `inspect` show."""
+    own = inspect.signature(function).parameters
+    fields_ = [
+        inspect.Parameter(item.name, inspect.Parameter.KEYWORD_ONLY, default=default_of(item))
+        for item in request_fields()
+        if item.name != "policy"
+    ]
+    return inspect.Signature([own["policy"], *fields_, *(own[name] for name in runtime)])
 
-    return envs or default_envs()
+
+run.__signature__ = _signature(run, "on_start", "on_result", "store")  # type: ignore[attr-defined]
+dry_run.__signature__ = _signature(dry_run, "store")  # type: ignore[attr-defined]
 
 
 def report(eval_id: str, store: Store | None = None) -> Report:

@@ -99,12 +99,12 @@ def test_sequential_comparison_stops_early_when_one_arm_is_clearly_better(toy_fi
     )
     report = seq.eval.run("line-controller", **kwargs)
     decision = report.sequential
-    assert decision["decision"] == "A better"
-    assert decision["pairs_used"] < decision["pairs_planned"] == 90
-    assert report.done == 2 * decision["pairs_used"] and not report.partial
-    assert decision["interval"]["high"] < 0  # B − A, valid under the stopping rule
+    assert decision.decision == "A better"
+    assert decision.pairs_used < decision.pairs_planned == 90
+    assert report.done == 2 * decision.pairs_used and not report.partial
+    assert decision.interval["high"] < 0  # B − A, valid under the stopping rule
     again = seq.eval.run("line-controller", **kwargs)
-    assert again.sequential["pairs_used"] == decision["pairs_used"]  # a rerun stops at the same point
+    assert again.sequential.pairs_used == decision.pairs_used  # a rerun stops at the same point
 
 
 def test_sequential_comparison_of_a_policy_with_itself_ends_within_threshold(toy_file):
@@ -112,7 +112,7 @@ def test_sequential_comparison_of_a_policy_with_itself_ends_within_threshold(toy
     report = seq.eval.run(
         "line-controller", benchmark="line", vs="line-controller", trials=20, envs=2, sequential=True
     )
-    assert report.sequential["decision"] in {"within threshold", "no difference"}
+    assert report.sequential.decision in {"within threshold", "no difference"}
     assert report.comparison("success").verdict == "within threshold"
 
 

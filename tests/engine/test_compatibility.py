@@ -292,7 +292,7 @@ def test_an_eval_is_refused_without_the_adapter_and_runs_with_it(tmp_path):
     report = seq.eval.run("image-policy", benchmark="camera-line", adapter="camera-to-image@v1", envs=1)
     assert report.title == "camera-line@v1 + camera-to-image@v1 + image-policy@v1"
     assert report.metric("success").value == 1.0 and report.metric("success").n == 2
-    assert report.manifest["parameters"]["eval"]["steps_per_query"] == 1  # shared with the adapter
+    assert report.manifest.parameters["eval"]["steps_per_query"] == 1  # shared with the adapter
     assert "lossy obs_transforms[1] resize('image', 64x64 → 32x32, bilinear): the policy takes 32x32" in (
         report.to_markdown()
     )

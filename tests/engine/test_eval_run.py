@@ -50,7 +50,7 @@ def test_same_eval_twice_gives_identical_episodes(toy_file):
     second = seq.eval.run("line-controller", benchmark="line", envs=1, params={"noise": "0.05"})
     assert first.eval_id != second.eval_id
     assert _metrics_without_time(first) == _metrics_without_time(second)
-    assert first.manifest["parameters"]["policy"] == {"noise": 0.05, "chunk": 1}
+    assert first.manifest.parameters["policy"] == {"noise": 0.05, "chunk": 1}
 
 
 def test_errors_crashes_and_timeouts_are_recorded_and_the_eval_goes_on(toy_file):

@@ -31,10 +31,10 @@ def test_the_object_itself_is_evaluated_as_it_trains(toy_file):
     after = seq.evaluate(model, "line", tasks=["near"], max_steps=30)
     assert after.metric("success").value == 1.0
     assert before.policy == after.policy == "trained-line@v1"  # same code, same version
-    assert after.manifest["arms"][0]["in_memory"]
+    assert after.manifest.arms[0].in_memory
 
 
 def test_an_in_memory_eval_cannot_be_sharded(toy_file):
     seq.deploy(toy_file)
     with pytest.raises(seq.SeqInputError, match="cannot be sharded"):
-        seq.evaluate(TrainedLine(), "line", eval_id="ev-mem", shard=(0, 2))
+        seq.evaluate(TrainedLine(), "line", eval_id="ev-mem", shard_id=0, num_shards=2)

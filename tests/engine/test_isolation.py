@@ -155,8 +155,8 @@ def test_a_volume_is_read_only_and_each_eval_records_the_version_it_read(isolate
     assert {r.task: r.metrics["goal"] for r in _rows(after)} == {"near": 0.3, "far": 0.8}
 
     store = seq.Store()
-    assert store.get_eval(before.eval_id).manifest["assets"]["version"] == first.version
-    assert store.get_eval(after.eval_id).manifest["assets"]["version"] == second.version
+    assert store.get_eval(before.eval_id).manifest.assets.version == first.version
+    assert store.get_eval(after.eval_id).manifest.assets.version == second.version
 
 
 def test_a_secret_reaches_the_benchmark_only_and_is_masked_everywhere(isolated_file):
@@ -187,7 +187,7 @@ def test_an_episode_past_memory_is_an_error_naming_the_limit_and_the_eval_goes_o
     assert near and all(r.status == "ok" for r in near)
     assert len({r.metrics["pid"] for r in near}) <= 2
     manifest = seq.Store().get_eval(report.eval_id).manifest
-    assert manifest["memory"] == {"total": "600 MiB", "per_worker": "300 MiB"}
+    assert (manifest.memory.total, manifest.memory.per_worker) == ("600 MiB", "300 MiB")
 
 
 def test_a_named_gpu_missing_here_is_refused_unless_allowed_on_the_cpu(isolated_file):
@@ -197,7 +197,7 @@ def test_a_named_gpu_missing_here_is_refused_unless_allowed_on_the_cpu(isolated_
     assert len(refused.stderr.strip().splitlines()) == 1
     report = seq.eval.run("reader", benchmark="needs-card", allow_cpu=True, envs=1)
     manifest = seq.Store().get_eval(report.eval_id).manifest
-    assert manifest["gpu"] == {"declared": "H100-that-is-not-here", "used": "cpu (--allow-cpu)"}
+    assert (manifest.gpu.declared, manifest.gpu.used) == ("H100-that-is-not-here", "cpu (--allow-cpu)")
 
 
 def test_bad_declarations_are_refused_in_one_sentence():
@@ -305,4 +305,4 @@ def test_a_resumed_eval_reads_the_volume_version_it_started_with(isolated_file, 
     resumed = seq.eval.run(resume=started[0], envs=1)
     rows = _rows(resumed)
     assert len(rows) == 4 and {(r.task, r.metrics["goal"]) for r in rows} == {("near", 0.5), ("far", 1.0)}
-    assert seq.Store().get_eval(started[0]).manifest["assets"]["version"] == first.version
+    assert seq.Store().get_eval(started[0]).manifest.assets.version == first.version

@@ -70,8 +70,8 @@ def test_served_episodes_side_by_side_give_the_rows_of_one_at_a_time(deployed):
         "line-controller", benchmark="line", envs=2, envs_per_worker=3, params=params, trials=2, serve=True
     )
     assert together.status == "completed" and _rows(together) == _rows(alone)
-    assert together.manifest["envs_per_worker"] == 3
-    assert together.arguments["serve"]["max_batch_size"] == 6  # one per episode running at once
+    assert together.manifest.envs_per_worker == 3
+    assert together.arguments.serve.max_batch_size == 6  # one per episode running at once
 
 
 def test_one_worker_sends_its_episodes_acts_in_one_message(deployed):

@@ -28,7 +28,7 @@ def test_served_and_inline_evals_give_identical_rows(toy_file):
     inline = seq.eval.run("line-controller", benchmark="line", envs=2, params=params)
     served = seq.eval.run("line-controller", benchmark="line", envs=2, params=params, serve=True)
     assert served.status == "completed" and _rows(served) == _rows(inline)
-    assert served.arguments["serve"]["max_batch_size"] == 2
+    assert served.arguments.serve.max_batch_size == 2
 
 
 def test_an_eval_uses_a_server_already_running(toy_file):

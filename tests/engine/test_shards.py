@@ -172,7 +172,9 @@ def test_merge_keeps_the_last_attempt_of_every_item(toy_file, tmp_path, monkeypa
 def test_no_save_runs_a_fixed_share_and_keeps_nothing(toy_file):
     seq.deploy(toy_file)
     shares = [
-        seq.eval.run("line-controller", benchmark="line", envs=1, trials=3, save=False, shard=(k, 2))
+        seq.eval.run(
+            "line-controller", benchmark="line", envs=1, trials=3, save=False, shard_id=k, num_shards=2
+        )
         for k in (0, 1)
     ]
     assert [r.done for r in shares] == [9, 9]

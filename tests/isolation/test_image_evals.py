@@ -32,7 +32,7 @@ def test_metaworld_in_an_image_gives_the_rows_of_metaworld_here():
     isolated = seq.eval.run("metaworld-expert", benchmark="metaworld-in-an-image", **options)
     assert _rows(here.eval_id) == _rows(isolated.eval_id)
     manifest = seq.Store().get_eval(isolated.eval_id).manifest
-    assert manifest["image"]["key"] and manifest["environment"]["packages"]["metaworld"] == "3.1.1"
+    assert manifest.image.key and manifest.environment.packages["metaworld"] == "3.1.1"
 
 
 def test_two_images_with_conflicting_pins_run_one_after_the_other_from_a_bare_seq(tmp_path, seq_home):
@@ -72,6 +72,6 @@ def test_two_images_with_conflicting_pins_run_one_after_the_other_from_a_bare_se
         report = json.loads(run.stdout)
         episodes = seq.Store().episodes(report["eval_id"])
         assert episodes and all(e.status == "ok" and e.metrics["success"] == 1.0 for e in episodes)
-        packages[name] = seq.Store().get_eval(report["eval_id"]).manifest["environment"]["packages"]
+        packages[name] = seq.Store().get_eval(report["eval_id"]).manifest.environment.packages
     assert packages["metaworld"]["mujoco"] == "3.3.0" and packages["robosuite"]["robosuite"] == "1.5.2"
     assert packages["metaworld"]["numpy"].startswith("2.") and packages["robosuite"]["numpy"].startswith("1.")

@@ -11,6 +11,8 @@ from typer.testing import CliRunner
 
 import seq
 from seq.cli.adapter import app as adapter_app
+from seq.record.arguments import EvalArguments
+from seq.record.manifest import AdapterPin, Manifest, Pinned, SeqBuild
 from seq.record.store import RUNNING, Store
 
 ADAPTER = textwrap.dedent('''
@@ -212,8 +214,14 @@ def test_rm_is_refused_while_a_running_eval_holds_the_adapter(adapter_file, toy_
     store = Store()
     (policy,) = store.versions("policy", "line-controller")
     (benchmark,) = store.versions("benchmark", "line")
-    manifest = {"adapter": {"name": "to-policy", "version": 1}}
-    store.create_eval("ev-holding", policy, benchmark, {"adapter": "to-policy@v1"}, manifest, [])
+    manifest = Manifest(
+        seq=SeqBuild(seq.__version__),
+        benchmark=Pinned(benchmark.name, benchmark.version, benchmark.sha256),
+        policy=Pinned(policy.name, policy.version, policy.sha256),
+        adapter=AdapterPin("to-policy", 1, "0" * 64, "to-policy@v1"),
+    )
+    arguments = EvalArguments(benchmark=benchmark.label, adapter="to-policy@v1")
+    store.create_eval("ev-holding", policy, benchmark, arguments, manifest, [])
     store.set_eval_status("ev-holding", RUNNING)  # this process is its runner: alive
     with pytest.raises(seq.SeqInputError, match="in use by running eval"):
         seq.remove_adapter("to-policy")

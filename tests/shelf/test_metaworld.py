@@ -31,8 +31,8 @@ def test_expert_solves_mt10_tasks_and_noise_lowers_success():
         params={"noise": "1.0"},
     )
     assert noisy.metric("success").value < 1.0
-    assert noisy.manifest["parameters"]["policy"] == {"noise": 1.0}
-    assert noisy.manifest["environment"]["packages"]["metaworld"] == "3.1.1"
+    assert noisy.manifest.parameters["policy"] == {"noise": 1.0}
+    assert noisy.manifest.environment.packages["metaworld"] == "3.1.1"
 
 
 def test_random_policy_uses_the_action_space_and_replays_exactly():
@@ -91,8 +91,8 @@ def test_a_noisier_expert_loses_and_the_sequential_test_stops_early():
         sequential=True,
         envs=2,
     )
-    assert report.sequential["decision"] == "A better"
-    assert report.sequential["pairs_used"] < report.sequential["pairs_planned"]
+    assert report.sequential.decision == "A better"
+    assert report.sequential.pairs_used < report.sequential.pairs_planned
 
 
 def test_the_expert_against_itself_is_within_threshold_once_enough_pairs_agree():

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
+from typing import Any
 
 import typer
 from rich.console import Console
@@ -12,10 +13,11 @@ from rich.live import Live
 from rich.table import Table
 
 import seq.eval as api
-from seq.cli.options import parse_params, parse_seeds, parse_sweep, split_list
+from seq.cli.options import SectionedHelp, command_from, extra_option, split_list
 from seq.cli.progress import EvalProgress
+from seq.engine.request import EvalRequest
 from seq.engine.shards import ShardUnhealthy
-from seq.errors import EvalCanceled
+from seq.errors import EvalCanceled, SeqInputError
 from seq.record.store import RUNNING, Store
 from seq.report.report import Report
 from seq.report.views import report_renderable
@@ -39,126 +41,28 @@ def _emit(
         console.print(f"wrote {csv_path}", highlight=False)
 
 
-@app.command("run")
-def run_command(
-    policy: str = typer.Argument(
-        None, help="A policy name, NAME@vN, or a built-in (metaworld-expert, random …)."
-    ),
-    benchmark: str = typer.Option(None, "--benchmark", "-b", help="A benchmark name or NAME@vN."),
-    envs: int = typer.Option(None, "--envs", help="Worker processes [default: the cores]."),
-    envs_per_worker: int = typer.Option(
-        1, "--envs-per-worker", help="Episodes each worker runs side by side, their acts sent together."
-    ),
-    suite: list[str] = typer.Option(None, "--suite", help="A suite of the benchmark [default: its first]."),
-    tasks: list[str] = typer.Option(None, "--tasks", help="Only these tasks (comma-separated or repeated)."),
-    seeds: list[str] = typer.Option(None, "--seeds", help="Seeds, such as 0,1,2 or 0-9."),
-    max_steps: int = typer.Option(None, "--max-steps", help="Step limit of every episode."),
-    trials: int = typer.Option(1, "--trials", help="Episodes per condition."),
-    param: list[str] = typer.Option(
-        None, "--param", help="NAME=VALUE for a declared parameter (repeatable)."
-    ),
-    vs: str = typer.Option(None, "--vs", help="A second policy, run on the same episodes and compared."),
-    vs_param: list[str] = typer.Option(None, "--vs-param", help="NAME=VALUE for the --vs policy."),
-    sweep: list[str] = typer.Option(None, "--sweep", help="NAME=V1,V2,… : one arm per value (repeatable)."),
-    threshold: float = typer.Option(0.05, "--threshold", help="Equivalence margin of the comparisons."),
-    record: str = typer.Option(None, "--record", help="Videos: all | first (each task's first seed) | none."),
-    trajectories: bool = typer.Option(False, "--trajectories", help="Keep every episode's steps."),
-    sequential: bool = typer.Option(
-        False, "--sequential", help="With --vs: stop as soon as the test decides."
-    ),
-    max_trials: int = typer.Option(
-        None, "--max-trials", help="With --sequential: trials at most [default 10]."
-    ),
-    alpha: float = typer.Option(0.05, "--alpha", help="With --sequential: the test's level."),
-    engine: str = typer.Option("local", "--engine", help="local (processes here) or ray (Ray actors)."),
-    serve: bool = typer.Option(
-        False, "--serve", help="Serve the policy (batching websocket) to every worker."
-    ),
-    max_batch_size: int = typer.Option(
-        None, "--max-batch-size", help="With --serve [default: the episodes at once]."
-    ),
-    max_wait_ms: float = typer.Option(10.0, "--max-wait-ms", help="With --serve: longest wait for a batch."),
-    policy_url: str = typer.Option(None, "--policy-url", help="A policy server already running (ws://…)."),
-    policy_protocol: str = typer.Option(
-        "seq", "--policy-protocol", help="Its protocol: seq, openpi, vla-eval."
-    ),
-    address: str = typer.Option(None, "--address", help="With --engine ray: auto, or ray://host:port."),
-    allow_cpu: bool = typer.Option(
-        False, "--allow-cpu", help="Run a benchmark that declares a gpu= card this machine lacks on the CPU."
-    ),
-    eval_id: str = typer.Option(None, "--eval-id", help="The eval's id, shared by its shards."),
-    shard_id: int = typer.Option(None, "--shard-id", help="This process's shard, 0 … num-shards − 1."),
-    num_shards: int = typer.Option(None, "--num-shards", help="How many shards share the eval."),
-    requeue_unhealthy: bool = typer.Option(
-        False, "--requeue-unhealthy", help="An unhealthy shard hands its items to the others."
-    ),
-    resume: str = typer.Option(None, "--resume", help="Run only the unfinished episodes of this eval."),
-    adapter: str = typer.Option(
-        None, "--adapter", help="An adapter NAME or NAME@vN between the benchmark and the policy."
-    ),
-    dry_run: bool = typer.Option(
-        False, "--dry-run", help="Show each arm's values and the work; run nothing."
-    ),
-    report_to: list[str] = typer.Option(None, "--report-to", help="Mirror metrics to wandb or trackio."),
-    no_save: bool = typer.Option(False, "--no-save", help="Keep no record (shards: a fixed share each)."),
-    as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
-    markdown: Path = typer.Option(None, "--markdown", help="Also write the report as Markdown."),
-    csv_path: Path = typer.Option(None, "--csv", help="Also write one row per episode."),
+def _run(
+    request: dict[str, Any],
+    dry_run: bool,
+    as_json: bool,
+    markdown: Path | None,
+    csv_path: Path | None,
 ) -> None:
-    """Evaluate POLICY on a benchmark; prints the eval id when it starts and the report when it ends."""
     console = Console(stderr=as_json)
     store = Store()
-    if resume is None and ((policy is None and policy_url is None) or benchmark is None):
-        from seq.errors import SeqInputError
-
+    policy = request.pop("policy")
+    missing_policy = policy is None and request["policy_url"] is None
+    if request["resume"] is None and (missing_policy or request["benchmark"] is None):
         raise SeqInputError(
             "seq eval run needs POLICY (or --policy-url) and --benchmark NAME (or --resume EVAL_ID)."
         )
-    request = dict(
-        benchmark=benchmark,
-        envs=envs,
-        envs_per_worker=envs_per_worker,
-        suites=split_list(suite),
-        tasks=split_list(tasks),
-        seeds=parse_seeds(seeds),
-        max_steps=max_steps,
-        trials=(max_trials or 10) if sequential else trials,
-        params=parse_params(param),
-        vs=vs,
-        vs_params=parse_params(vs_param, "--vs-param"),
-        sweep=parse_sweep(sweep),
-        threshold=threshold,
-        record=record,
-        trajectories=trajectories,
-        sequential=sequential,
-        alpha=alpha,
-        serve=serve,
-        max_batch_size=max_batch_size,
-        max_wait_ms=max_wait_ms,
-        policy_url=policy_url,
-        policy_protocol=policy_protocol,
-        eval_id=eval_id,
-        adapter=adapter,
-        allow_cpu=allow_cpu,
-    )
     if dry_run:
         print_dry_run(api.dry_run(policy, store=store, **request), as_json)
         return
     with EvalProgress(console, store) as progress:
         try:
             report = api.run(
-                policy,
-                **request,
-                engine=engine,
-                address=address,
-                shard=None if shard_id is None and num_shards is None else (shard_id or 0, num_shards or 1),
-                requeue_unhealthy=requeue_unhealthy,
-                resume=resume,
-                report_to=split_list(report_to) or (),
-                save=not no_save,
-                on_start=progress.on_start,
-                on_result=progress.on_result,
-                store=store,
+                policy, **request, on_start=progress.on_start, on_result=progress.on_result, store=store
             )
         except EvalCanceled as canceled:
             report = api.report(str(canceled), store)
@@ -166,10 +70,42 @@ def run_command(
             console.print(f"seq: shard stopped: {unhealthy}.", style="red", highlight=False)
             raise typer.Exit(3) from None
     _emit(report, console, as_json, markdown, csv_path)
-    if report.partial and report.status == "running" and shard_id is not None:
+    if report.partial and report.status == "running" and request["shard_id"] is not None:
         console.print("this shard has no work item left; the others are finishing the eval.", highlight=False)
     elif report.partial:
         raise typer.Exit(1)
+
+
+# Options of the command line only: what to show or write (Python has `seq.eval.dry_run` and the
+# `Report`'s methods for these).
+OUTPUT_OPTIONS = [
+    extra_option(
+        "dry_run",
+        False,
+        "--dry-run/--no-dry-run",
+        help="Show each arm's values and the work; run nothing.",
+        annotation=bool,
+        panel="What to run",
+    ),
+    extra_option(
+        "as_json", False, "--json", help="Print the report as JSON.", annotation=bool, panel="Output"
+    ),
+    extra_option(
+        "markdown", None, "--markdown", help="Also write it as Markdown.", annotation=Path, panel="Output"
+    ),
+    extra_option(
+        "csv_path", None, "--csv", help="Also write one row per episode.", annotation=Path, panel="Output"
+    ),
+]
+
+run_command = app.command("run", cls=SectionedHelp)(
+    command_from(
+        EvalRequest,
+        _run,
+        OUTPUT_OPTIONS,
+        "Evaluate POLICY on a benchmark; prints the eval id when it starts and the report when it ends.",
+    )
+)
 
 
 @app.command("report")
@@ -215,6 +151,7 @@ def status_command(
                     "done": report.done,
                     "total": report.total,
                     "groups": report.to_dict()["groups"][:1],
+                    "schema_version": report.schema_version,
                 },
                 indent=2,
             )

@@ -8,8 +8,6 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from seq.errors import SeqInputError
-
 app = typer.Typer(
     help="List, build and remove images (virtual environments built once).", no_args_is_help=True
 )
@@ -36,7 +34,7 @@ def _packages(description: dict) -> str:
 @app.command("ls")
 def ls_command() -> None:
     """Built images, most recently used first."""
-    from seq.isolation.images import list_images
+    import seq.image
 
     table = Table(header_style="bold")
     table.add_column("key", no_wrap=True, min_width=16)
@@ -45,7 +43,7 @@ def ls_command() -> None:
     table.add_column("size", no_wrap=True)
     table.add_column("built")
     table.add_column("last used")
-    for info in list_images():
+    for info in seq.image.ls():
         table.add_row(
             info.key,
             str(info.description.get("python", "—")),
@@ -60,24 +58,16 @@ def ls_command() -> None:
 @app.command("build")
 def build_command(benchmark: str = typer.Argument(..., help="The benchmark (NAME or NAME@vN).")) -> None:
     """Build a benchmark's image now (it is otherwise built by its first eval)."""
-    from seq.isolation.images import ensure_image, image_of
+    import seq.image
     from seq.record.store import Store
     from seq.registry.deploy import resolve
 
-    row = resolve("benchmark", benchmark, Store())
-    declared = row.declared.get("declared")
-    if declared is None:  # an older record: ask the class itself
-        from seq.authoring.benchmark import spec_of
-        from seq.registry.deploy import load_version
-
-        declared = spec_of(load_version(row)).declared
-    if declared.get("image") is None:
-        raise SeqInputError(f"benchmark {row.name}@v{row.version} declares no image= to build.")
     console = Console(stderr=True, highlight=False, soft_wrap=True)
-    built = ensure_image(image_of(declared["image"]), log=console.print)
+    built = seq.image.build(benchmark, log=console.print)
+    row = resolve("benchmark", benchmark, Store())
     state = "already built" if built.cached else f"built in {built.setup_s:.1f}s"
     Console(highlight=False, soft_wrap=True).print(
-        f"image {built.key} for {row.name}@v{row.version}: {state} ({built.path})"
+        f"image {built.key} for {row.label}: {state} ({built.path})"
     )
 
 
@@ -87,12 +77,7 @@ def rm_command(
     remove_all: bool = typer.Option(False, "--all", help="Remove every image."),
 ) -> None:
     """Remove images; an eval that needs one again builds it again."""
-    from seq.isolation.images import list_images, remove_image
+    import seq.image
 
-    if remove_all == (key is not None):
-        raise SeqInputError("seq image rm takes a KEY (or the start of one), or --all.")
-    if remove_all:
-        keys = [removed for info in list_images() for removed in remove_image(info.key)]
-    else:
-        keys = remove_image(key)
+    keys = seq.image.rm(key, all=remove_all)
     Console(highlight=False).print(f"removed {len(keys)} image(s){': ' if keys else ''}{', '.join(keys)}")

@@ -1,7 +1,21 @@
-"""Parsing of list-valued CLI options (`--seeds 0-4,9`, `--tasks a,b`, `--param k=v`)."""
+"""Command-line options: the parsing of list-valued ones (`--seeds 0-4,9`, `--tasks a,b`,
+`--param k=v`), and typer options built from a request dataclass's fields (`seq.engine.request`),
+so that a command and its Python twin share one declaration of each option."""
 
 from __future__ import annotations
 
+import dataclasses
+import inspect
+import typing
+from collections.abc import Callable
+from dataclasses import Field
+from pathlib import Path
+from typing import Any
+
+import typer
+from typer.core import TyperCommand
+
+from seq.engine.request import Cli, cli_of, default_of, help_group, help_of
 from seq.errors import SeqInputError
 
 
@@ -33,24 +47,132 @@ def parse_seeds(values: list[str] | None) -> list[int] | None:
 
 
 def parse_params(values: list[str] | None, option: str = "--param") -> dict[str, str]:
-    """`--param noise=0.3 --param eval.steps_per_query=5` → `{"noise": "0.3", ...}`."""
+    """`--param noise=0.3 --param eval.steps_per_query=5` → `{"noise": "0.3", ...}`; `option`
+    names the flag in errors."""
     params: dict[str, str] = {}
     for value in values or []:
         key, sep, raw = value.partition("=")
         if not sep or not key.strip():
-            raise SeqInputError(f"--param {value}: expected NAME=VALUE, such as noise=0.3.")
+            raise SeqInputError(f"{option} {value}: expected NAME=VALUE, such as noise=0.3.")
         params[key.strip()] = raw
     return params
 
 
-def parse_sweep(values: list[str] | None) -> dict[str, list[str]] | None:
+def parse_sweep(values: list[str] | None, option: str = "--sweep") -> dict[str, list[str]] | None:
     """`--sweep policy.noise=0.0,0.5,1.0` → `{"policy.noise": ["0.0", "0.5", "1.0"]}`."""
     if not values:
         return None
     sweep: dict[str, list[str]] = {}
-    for key, raw in parse_params(values, "--sweep").items():
+    for key, raw in parse_params(values, option).items():
         parts = [part.strip() for part in raw.split(",") if part.strip()]
         if not parts:
-            raise SeqInputError(f"--sweep {key}=: expected values, such as {key}=0.0,0.5,1.0.")
+            raise SeqInputError(f"{option} {key}=: expected values, such as {key}=0.0,0.5,1.0.")
         sweep[key] = parts
     return sweep
+
+
+# What each `Cli.kind` takes on the command line, and how its text becomes the Python value.
+_CLI_TYPES: dict[str, type] = {"flag": bool, "list": list[str], "seeds": list[str], "params": list[str]}
+_CLI_TYPES["sweep"] = list[str]
+
+
+def parse_option(item: Field, value: Any) -> Any:
+    """The Python value of a request field given on the command line as `value`."""
+    cli = cli_of(item)
+    assert cli is not None
+    flag = cli.spellings(item.name)[0]
+    if cli.kind == "list":
+        return split_list(value)
+    if cli.kind == "seeds":
+        return parse_seeds(value)
+    if cli.kind == "params":
+        return parse_params(value, flag) or None
+    if cli.kind == "sweep":
+        return parse_sweep(value, flag)
+    return value
+
+
+def _value_type(hint: Any) -> type:
+    """The type the command line converts a value option to: int, float, else str."""
+    choices = [arg for arg in typing.get_args(hint) if arg is not type(None)] or [hint]
+    return choices[0] if choices[0] in (int, float) else str
+
+
+def _typer_parameter(item: Field, hint: Any) -> inspect.Parameter:
+    cli: Cli = cli_of(item)  # type: ignore[assignment]
+    default = default_of(item)
+    panel = help_group(item.name)
+    help = help_of(item) + (f"  [default: {cli.shown}]" if cli.shown else "")
+    if cli.kind == "argument":
+        info = typer.Argument(
+            default, help=help, metavar=cli.metavar, show_default=False, rich_help_panel=panel
+        )
+    elif cli.kind == "flag":
+        spelled = cli.spellings(item.name)[0]
+        flags = [f"{spelled}/--no-{spelled.removeprefix('--')}"]
+        info = typer.Option(
+            default, *flags, help=help, metavar="", show_default=default, rich_help_panel=panel
+        )
+    else:
+        info = typer.Option(
+            default if cli.kind == "value" else None,
+            *cli.spellings(item.name),
+            help=help,
+            metavar=cli.metavar,
+            show_default=cli.shown is None and default is not None,
+            rich_help_panel=panel,
+        )
+    annotation = _CLI_TYPES.get(cli.kind) or _value_type(hint)
+    return inspect.Parameter(item.name, inspect.Parameter.KEYWORD_ONLY, default=info, annotation=annotation)
+
+
+def command_from(
+    request_type: type, body: Callable[..., None], extra: list[inspect.Parameter], doc: str
+) -> Callable[..., None]:
+    """A typer command whose options are the fields of the dataclass `request_type` that have a
+    command-line spelling (then `extra`); it calls `body(request_values, **extra_values)` with
+    each field parsed to its Python value."""
+    hints = typing.get_type_hints(request_type)
+    given = [item for item in dataclasses.fields(request_type) if cli_of(item) is not None]
+    parameters = [_typer_parameter(item, hints[item.name]) for item in given]
+
+    def command(**values: Any) -> None:
+        request = {item.name: parse_option(item, values.pop(item.name)) for item in given}
+        body(request, **values)
+
+    command.__signature__ = inspect.Signature([*parameters, *extra])  # type: ignore[attr-defined]
+    command.__annotations__ = {p.name: p.annotation for p in [*parameters, *extra]}
+    command.__doc__ = doc
+    return command
+
+
+def extra_option(
+    python: str, default: Any, *flags: str, help: str, annotation: Any, panel: str | None = None
+) -> inspect.Parameter:
+    """An option of `command_from` beyond the request's; a bool one is a flag (`--x/--no-x` if
+    `flags` say so)."""
+    metavar = "" if annotation is bool else "FILE" if annotation is Path else None
+    info = typer.Option(
+        default, *flags, help=help, metavar=metavar, show_default=False, rich_help_panel=panel
+    )
+    return inspect.Parameter(python, inspect.Parameter.KEYWORD_ONLY, default=info, annotation=annotation)
+
+
+class SectionedHelp(TyperCommand):
+    """A command whose help lists its options in sections (their `rich_help_panel`), as plain text
+    wrapped to the terminal (at most 80 columns): no option name or default is ever cut."""
+
+    def format_help(self, ctx: Any, formatter: Any) -> None:
+        self.format_usage(ctx, formatter)
+        self.format_help_text(ctx, formatter)
+        sections: dict[str, list[tuple[str, str]]] = {}
+        for param in self.get_params(ctx):
+            record = param.get_help_record(ctx)
+            if param.param_type_name == "argument" and record is not None:
+                record = (param.metavar or str(param.name).upper(), record[1])  # its name, not its type
+            if record is not None:
+                title = getattr(param, "rich_help_panel", None) or "Options"
+                sections.setdefault(title, []).append(record)
+        for title, rows in sections.items():
+            with formatter.section(title):
+                formatter.write_dl(rows)

@@ -39,7 +39,7 @@ class EvalProgress:
     def on_start(self, row: EvalRow) -> None:
         self.console.print(
             f"eval {row.id}: {row.benchmark}@v{row.benchmark_version} + "
-            + (f"{adapter['label']} + " if (adapter := row.manifest.get("adapter")) else "")
+            + (f"{adapter.label} + " if (adapter := row.manifest.adapter) else "")
             + f"{row.policy}@v{row.policy_version}",
             highlight=False,
         )

@@ -11,8 +11,9 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+import seq.secret
 from seq.errors import SeqInputError
-from seq.isolation.secrets import check_env_var, list_secrets, remove_secret, set_secret
+from seq.isolation.secrets import check_env_var
 
 app = typer.Typer(
     help="Set, list and remove secrets given to simulators as environment variables.", no_args_is_help=True
@@ -58,14 +59,14 @@ def set_command(
             f"secret {name}: no value; pipe it on stdin or set {env} in the environment "
             f"(echo ... | seq secret set {name} --env {env})."
         )
-    set_secret(name, env, value)
+    seq.secret.set(name, env, value)
     Console(highlight=False).print(f"secret {name}: set {env} from {source}")
 
 
 @app.command("ls")
 def ls_command(as_json: bool = typer.Option(False, "--json", help="Print as JSON.")) -> None:
     """Every secret's name, the variable it sets and when it was set; never a value."""
-    rows = list_secrets()
+    rows = seq.secret.ls()
     if as_json:
         print(json.dumps([row.to_dict() for row in rows], indent=2))
         return
@@ -80,5 +81,5 @@ def ls_command(as_json: bool = typer.Option(False, "--json", help="Print as JSON
 @app.command("rm")
 def rm_command(name: str = typer.Argument(..., help="The secret's name.")) -> None:
     """Delete a secret."""
-    remove_secret(name)
+    seq.secret.rm(name)
     Console(highlight=False).print(f"removed secret {name}")

@@ -8,7 +8,8 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from seq.isolation.volumes import KINDS, list_volumes, put_volume, remove_volume
+import seq.volume
+from seq.isolation.volumes import KINDS
 
 app = typer.Typer(help="Store, list and remove read-only volumes (datasets, weights).", no_args_is_help=True)
 
@@ -32,7 +33,7 @@ def put_command(
     ),
 ) -> None:
     """Store a folder as a version of a volume and make it current; the same content is the same version."""
-    version, new = put_volume(name, directory, kind)
+    version, new = seq.volume.put(name, directory, kind)
     Console(highlight=False).print(
         f"volume {name}: version {version.version} ({'new' if new else 'unchanged'}), "
         f"{version.files} files, {human_size(version.size_bytes)}"
@@ -42,7 +43,7 @@ def put_command(
 @app.command("ls")
 def ls_command(as_json: bool = typer.Option(False, "--json", help="Print as JSON.")) -> None:
     """Every version of every volume; * marks each volume's current one."""
-    rows = list_volumes()
+    rows = seq.volume.ls()
     if as_json:
         print(json.dumps([row.to_dict() for row in rows], indent=2))
         return
@@ -68,7 +69,7 @@ def rm_command(
     version: str = typer.Option(None, "--version", help="Remove only this version [default: all of them]."),
 ) -> None:
     """Remove a volume (every version), or one version of it."""
-    removed = remove_volume(name, version)
+    removed = seq.volume.rm(name, version)
     console = Console(highlight=False)
     for entry in removed:
         console.print(f"removed volume {name} version {entry.version}")

@@ -6,8 +6,8 @@ from __future__ import annotations
 import os
 import sqlite3
 import uuid
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
 from functools import partial
 from typing import Any
 
@@ -16,13 +16,16 @@ from seq.authoring.adapter import AdapterSpec, resolve_with_adapter
 from seq.authoring.benchmark import spec_of
 from seq.authoring.params import Parameter, settable
 from seq.authoring.policy import Policy, policy_spec_of
-from seq.engine.arms import Arm
+from seq.engine.arms import Arm, build_arms
 from seq.engine.compatibility import check_compatibility
 from seq.engine.plan import plan
+from seq.engine.request import EvalRequest
 from seq.engine.sample import sample_in_isolation
 from seq.engine.sequential import check_sequential
 from seq.engine.worker_process import check_gpu, check_isolation
 from seq.errors import SeqInputError
+from seq.record.arguments import ArmArguments, EvalArguments, SequentialOptions, ServeOptions
+from seq.record.manifest import AdapterPin, ArmManifest, Manifest, Pinned, SeqBuild
 from seq.record.store import EvalRow, Store, VersionRow, WorkItem
 from seq.registry.adapters import adapter_spec, describe_transforms, load_adapter, resolve_adapter
 from seq.registry.deploy import load_version, remember_instance, resolve
@@ -36,31 +39,6 @@ def default_envs() -> int:
         return len(os.sched_getaffinity(0))
     except AttributeError:
         return os.cpu_count() or 1
-
-
-@dataclass
-class EvalRequest:
-    """The arguments of an eval, as `seq eval run` takes them (see `seq.eval.run`)."""
-
-    arms: list[Arm]
-    benchmark: Any
-    envs: int | None = None
-    envs_per_worker: int = 1  # episodes each worker runs side by side, their acts asked for at once
-    suites: Sequence[str] | None = None
-    tasks: Sequence[str] | None = None
-    seeds: Sequence[int] | None = None
-    max_steps: int | None = None
-    trials: int = 1
-    threshold: float = 0.05
-    record: str | None = None  # all | first | none; None: the benchmark's render= (first) or none
-    trajectories: bool = False
-    sequential: dict[str, Any] | None = None  # {"alpha", "looks", "metric"}: stop when decided
-    eval_id: str | None = None  # given by the user for shards: the first shard creates it
-    adapter: Any = None  # NAME or NAME@vN (or an @seq.adapter class): between the benchmark and every arm
-    serve: dict[str, Any] | None = None  # {"max_batch_size", "max_wait_ms"}: serve each arm's policy
-    policy_url: str | None = None  # the first arm's policy is already served there
-    policy_protocol: str = "seq"  # ... speaking this protocol: seq, openpi or vla-eval
-    allow_cpu: bool = False  # run a benchmark that declares a gpu= card missing here on the CPU
 
 
 def _resolve_params(
@@ -93,7 +71,9 @@ def check_envs(envs: int | None) -> int:
     return envs
 
 
-def check_envs_per_worker(request: EvalRequest, policies: list[type | None] | None = None) -> None:
+def check_envs_per_worker(
+    request: EvalRequest, arms: list[Arm], policies: list[type | None] | None = None
+) -> None:
     """Several episodes per worker ask for their acts at once: refused where nothing would batch
     them (an inline policy that takes one observation at a time, an openpi or vla-eval server, a
     policy object that runs its episodes in this process). `policies`: each arm's class, once
@@ -108,14 +88,14 @@ def check_envs_per_worker(request: EvalRequest, policies: list[type | None] | No
             f"--envs-per-worker {count} sends several episodes' acts in one message, which a "
             f"{request.policy_protocol} server does not take; use --envs-per-worker 1."
         )
-    if any(isinstance(arm.policy, Policy) for arm in request.arms):
+    if any(isinstance(arm.policy, Policy) for arm in arms):
         raise SeqInputError(
             f"envs_per_worker={count} runs on worker processes, but a policy object in this process "
             "runs its episodes here, one at a time: pass the policy's name or envs_per_worker=1."
         )
     for policy_cls in policies or ():
         spec = policy_spec_of(policy_cls) if policy_cls is not None else None
-        if spec is not None and request.serve is None and not spec.batched:
+        if spec is not None and not request.serve and not spec.batched:
             raise SeqInputError(
                 f"--envs-per-worker {count} asks the policy for several episodes' acts at once, but "
                 f"{spec.name} takes one observation at a time: serve it (--serve) or declare "
@@ -130,8 +110,8 @@ class PreparedEval:
     eval_id: str
     policy: VersionRow
     benchmark: VersionRow
-    arguments: dict[str, Any]
-    manifest: dict[str, Any]
+    arguments: EvalArguments
+    manifest: Manifest
     items: list[WorkItem]
 
 
@@ -150,10 +130,7 @@ def start_eval(request: EvalRequest, store: Store) -> EvalRow:
         except sqlite3.IntegrityError:  # another shard created it a moment ago
             existing = store.get_eval(eval_id)
     if existing is not None:
-        how = ("envs", "envs_per_worker")  # how each shard runs, not what the eval is
-        mine = {k: v for k, v in arguments.items() if k not in how}
-        theirs = {k: v for k, v in existing.arguments.items() if k not in how}
-        if mine != theirs:
+        if arguments.what() != existing.arguments.what():
             raise SeqInputError(
                 f"--eval-id {eval_id}: an eval with this id exists with other arguments; "
                 "every shard of one eval must be started with the same ones."
@@ -167,12 +144,12 @@ def dry_run(request: EvalRequest, store: Store) -> dict[str, Any]:
     each came from (`--param` or the declaring side's default), the episodes, and at most how many
     policy queries (every episode to `max_steps`, one query per `steps_per_query` actions)."""
     prepared = prepare_eval(request, store)
-    default_steps = prepared.manifest["default_max_steps"]
+    default_steps = prepared.manifest.default_max_steps
     arms = []
-    for arm in prepared.manifest["arms"]:
-        given = arm["params"]
-        mine = [item for item in prepared.items if item.arm in ("", arm["name"])]
-        per_query = arm["parameters"]["eval"].get("steps_per_query") or 1
+    for arm in prepared.manifest.arms:
+        given = arm.params
+        mine = [item for item in prepared.items if item.arm in ("", arm.name)]
+        per_query = arm.parameters["eval"].get("steps_per_query") or 1
         parameters = {
             f"{side}.{name}": {
                 "value": value,
@@ -180,13 +157,13 @@ def dry_run(request: EvalRequest, store: Store) -> dict[str, Any]:
                 if f"{side}.{name}" in given or name in given
                 else f"{side} default",
             }
-            for side, values in arm["parameters"].items()
+            for side, values in arm.parameters.items()
             for name, value in values.items()
         }
         arms.append(
             {
-                "arm": arm["name"],
-                "policy": arm["policy"],
+                "arm": arm.name,
+                "policy": arm.policy,
                 "parameters": parameters,
                 "episodes": len(mine),
                 "max_policy_queries": sum(
@@ -198,23 +175,37 @@ def dry_run(request: EvalRequest, store: Store) -> dict[str, Any]:
         "benchmark": prepared.benchmark.label,
         "episodes": len(prepared.items),
         "arms": arms,
-        "adapter": prepared.arguments.get("adapter"),
+        "adapter": prepared.arguments.adapter,
     }
 
 
 def prepare_eval(request: EvalRequest, store: Store) -> PreparedEval:
     """Resolve versions and parameters, check compatibility and plan the work items."""
+    if (request.policy is None and not request.arms and request.policy_url is None) or (
+        request.benchmark is None
+    ):
+        raise SeqInputError("seq.eval.run needs a policy and a benchmark= (or resume=EVAL_ID).")
+    request.check()
+    asked = build_arms(
+        request.policy,
+        request.params,
+        vs=request.vs,
+        vs_params=request.vs_params,
+        sweep=request.sweep,
+        arms=request.arms,
+    )
     benchmark_row = resolve("benchmark", request.benchmark, store)
     check_envs(request.envs)
-    check_envs_per_worker(request)
+    check_envs_per_worker(request, asked)
     spec = spec_of(load_version(benchmark_row))
     check_gpu(spec.name, spec.declared.get("gpu"), request.allow_cpu)  # refused before it is stored
     adapter_row = resolve_adapter(request.adapter, store) if request.adapter is not None else None
     adapter_declared = adapter_spec(adapter_row) if adapter_row is not None else None
-    arms, policies = [], []
-    if request.policy_url is not None and request.serve is not None:
+    arms: list[ArmManifest] = []
+    policies: list[type | None] = []
+    if request.policy_url is not None and request.serve:
         raise SeqInputError("--serve starts a server for the policy, --policy-url uses one: give one.")
-    for index, arm in enumerate(request.arms):
+    for index, arm in enumerate(asked):
         remote = request.policy_url if index == 0 else None
         if remote is not None:
             from seq.serving.remote import register_remote
@@ -228,18 +219,18 @@ def prepare_eval(request: EvalRequest, store: Store) -> PreparedEval:
         values = _resolve_params(declared, benchmark_row, arm.params, adapter_declared)
         policies.append(policy_cls)
         arms.append(
-            {
-                "in_memory": remember_instance(arm.policy) if isinstance(arm.policy, Policy) else None,
-                "name": arm.name or "",
-                "policy": policy_row.label,
-                "policy_name": policy_row.name,
-                "policy_version": policy_row.version,
-                "policy_sha256": policy_row.sha256,
-                "params": {k: str(v) for k, v in arm.params.items()},
-                "parameters": values,
-                "policy_url": remote,
-                "protocol": request.policy_protocol if remote else "seq",
-            }
+            ArmManifest(
+                in_memory=remember_instance(arm.policy) if isinstance(arm.policy, Policy) else None,
+                name=arm.name or "",
+                policy=policy_row.label,
+                policy_name=policy_row.name,
+                policy_version=policy_row.version,
+                policy_sha256=policy_row.sha256,
+                params={k: str(v) for k, v in arm.params.items()},
+                parameters=values,
+                policy_url=remote,
+                protocol=request.policy_protocol if remote else "seq",
+            )
         )
     items = plan(
         spec,
@@ -247,86 +238,93 @@ def prepare_eval(request: EvalRequest, store: Store) -> PreparedEval:
         tasks=request.tasks,
         seeds=request.seeds,
         max_steps=request.max_steps,
-        trials=request.trials,
-        arms=[arm["name"] for arm in arms] if len(arms) > 1 else (),
+        trials=request.planned_trials,
+        arms=[arm.name for arm in arms] if len(arms) > 1 else (),
     )
-    _check_compatibility(arms, policies, benchmark_row, adapter_row, items)
-    check_envs_per_worker(request, policies)
-    first = store.version("policy", arms[0]["policy_name"], arms[0]["policy_version"])
+    arms = _check_compatibility(arms, policies, benchmark_row, adapter_row, items)
+    check_envs_per_worker(request, asked, policies)
+    first = store.version("policy", arms[0].policy_name, arms[0].policy_version)
     assert first is not None
-    if request.sequential is not None:
-        check_sequential(request.sequential, len(arms))
+    sequential = None
+    if request.sequential:
+        sequential = SequentialOptions(request.alpha, request.looks, request.metric)
+        check_sequential(sequential, len(arms))
+    serve = None
+    if request.serve:
+        workers = request.envs or default_envs()
+        serve = ServeOptions(request.max_batch_size or workers * request.envs_per_worker, request.max_wait_ms)
     eval_id = request.eval_id or "ev-" + uuid.uuid4().hex[:10]
     observers = _observer_specs(spec, items, request, store.path.parent / "artifacts" / eval_id)
-    arguments = {
-        "arms": [{"name": a["name"], "policy": a["policy"], "params": a["params"]} for a in arms],
-        "benchmark": benchmark_row.label,
-        "envs": request.envs,
-        "envs_per_worker": request.envs_per_worker,
-        "suites": list(request.suites or [spec.default_suite]),
-        "tasks": list(request.tasks or []) or None,
-        "seeds": None if request.seeds is None else list(request.seeds),
-        "max_steps": request.max_steps,
-        "trials": request.trials,
-        "threshold": request.threshold,
-        "record": request.record,
-        "trajectories": request.trajectories,
-        "observers": observers,
-        "sequential": request.sequential,
-        "serve": request.serve,
-        "adapter": adapter_row.label if adapter_row is not None else None,
-        "allow_cpu": request.allow_cpu,
-    }
-    manifest = {
-        "seq": {"version": __version__, "git_sha": git_sha()},
-        "benchmark": {
-            "name": benchmark_row.name,
-            "version": benchmark_row.version,
-            "sha256": benchmark_row.sha256,
-        },
-        "policy": {"name": first.name, "version": first.version, "sha256": first.sha256},
-        "adapter": arms[0].get("adapter"),
-        "arms": arms,
-        "seeds": sorted({item.condition.seed for item in items}),
-        "parameters": arms[0]["parameters"],
-        "default_max_steps": spec.max_steps,
-        "declared": spec.describe()["declared"],
-    }
+    arguments = EvalArguments(
+        arms=[ArmArguments(arm.name, arm.policy, arm.params) for arm in arms],
+        benchmark=benchmark_row.label,
+        envs=request.envs,
+        envs_per_worker=request.envs_per_worker,
+        suites=list(request.suites or [spec.default_suite]),
+        tasks=list(request.tasks or []) or None,
+        seeds=None if request.seeds is None else list(request.seeds),
+        max_steps=request.max_steps,
+        trials=request.planned_trials,
+        threshold=request.threshold,
+        record=request.record,
+        trajectories=request.trajectories,
+        observers=observers,
+        sequential=sequential,
+        serve=serve,
+        adapter=adapter_row.label if adapter_row is not None else None,
+        allow_cpu=request.allow_cpu,
+    )
+    manifest = Manifest(
+        seq=SeqBuild(__version__, git_sha()),
+        benchmark=Pinned(benchmark_row.name, benchmark_row.version, benchmark_row.sha256),
+        policy=Pinned(first.name, first.version, first.sha256),
+        adapter=arms[0].adapter,
+        arms=arms,
+        seeds=sorted({item.condition.seed for item in items}),
+        parameters=arms[0].parameters,
+        default_max_steps=spec.max_steps,
+        declared=spec.describe()["declared"],
+    )
     return PreparedEval(eval_id, first, benchmark_row, arguments, manifest, items)
 
 
 def _check_compatibility(
-    arms: list[dict[str, Any]],
-    policies: list[type],
+    arms: list[ArmManifest],
+    policies: list[type | None],
     benchmark_row: VersionRow,
     adapter_row: VersionRow | None,
     items: list,
-) -> None:
+) -> list[ArmManifest]:
     """Before anything is stored: refuse an arm whose policy cannot take the benchmark's observation
-    (through the adapter, whose lossless labels are checked again on it), naming the keys; record
-    each arm's adapter version and lossy transforms (its parameters may change them)."""
+    (through the adapter, whose lossless labels are checked again on it), naming the keys; returns
+    the arms with their adapter version and lossy transforms (its parameters may change them) and
+    what their policy was checked to take."""
     benchmark_cls = load_version(benchmark_row)
     conditions = list({item.condition.key: item.condition for item in items}.values())
     declared = benchmark_row.declared.get("declared", {})
     isolated = any(declared.get(key) for key in ("image", "assets", "secrets"))
+    checked = []
     for arm, policy_cls in zip(arms, policies, strict=True):
         adapter = None
         if adapter_row is not None:
-            adapter = load_adapter(adapter_row.ref, arm["parameters"]["adapter"])
-            arm["adapter"] = {
-                "name": adapter_row.name,
-                "version": adapter_row.version,
-                "sha256": adapter_row.sha256,
-                "label": adapter_row.label,
-                "lossy": describe_transforms(adapter)["lossy"],
-            }
+            adapter = load_adapter(adapter_row.ref, arm.parameters["adapter"])
+            arm = replace(
+                arm,
+                adapter=AdapterPin(
+                    adapter_row.name,
+                    adapter_row.version,
+                    adapter_row.sha256,
+                    adapter_row.label,
+                    describe_transforms(adapter)["lossy"],
+                ),
+            )
         seen = check_compatibility(
             benchmark_cls,
             benchmark_row.label,
-            arm["parameters"]["benchmark"],
+            arm.parameters["benchmark"],
             conditions,
             policy_cls,
-            arm["policy"],
+            arm.policy,
             adapter,
             adapter_row.label if adapter_row is not None else None,
             sampler=partial(
@@ -334,14 +332,16 @@ def _check_compatibility(
                 benchmark_row.label,
                 benchmark_row.ref,
                 declared,
-                arm["parameters"]["benchmark"],
+                arm.parameters["benchmark"],
                 conditions,
             )
             if isolated
             else None,
         )
         if seen is not None:
-            arm["observation"] = {k: v for k, v in seen.to_manifest().items() if k != "adapter"}
+            arm = replace(arm, observation={k: v for k, v in seen.to_manifest().items() if k != "adapter"})
+        checked.append(arm)
+    return checked
 
 
 def _observer_specs(spec: Any, items: list, request: EvalRequest, directory: Any) -> list[dict[str, Any]]:

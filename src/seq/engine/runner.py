@@ -7,7 +7,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
-from dataclasses import replace
+from dataclasses import asdict, replace
 from typing import Any
 
 from seq.engine.prepare import check_envs, default_envs
@@ -18,6 +18,7 @@ from seq.engine.shards import HealthCheck, Shard, ShardUnhealthy, SharedQueue
 from seq.engine.worker import ArmConfig, WorkerConfig
 from seq.engine.worker_process import Isolation, isolate
 from seq.errors import EvalCanceled, SeqInputError
+from seq.record.arguments import ServeOptions
 from seq.record.episode import EpisodeResult
 from seq.record.store import CANCELED, COMPLETED, FAILED, RUNNING, EvalRow, Store
 from seq.registry.deploy import load_version
@@ -29,42 +30,42 @@ def worker_config(eval_row: EvalRow, store: Store) -> WorkerConfig:
     benchmark_row = store.version("benchmark", eval_row.benchmark, eval_row.benchmark_version)
     assert benchmark_row is not None
     arms = {}
-    for arm in eval_row.manifest["arms"]:
-        policy_row = store.version("policy", arm["policy_name"], arm["policy_version"])
+    for arm in eval_row.manifest.arms:
+        policy_row = store.version("policy", arm.policy_name, arm.policy_version)
         assert policy_row is not None
-        values = arm["parameters"]
-        ref = {**policy_row.ref, "in_memory": arm["in_memory"]} if arm.get("in_memory") else policy_row.ref
+        values = arm.parameters
+        ref = {**policy_row.ref, "in_memory": arm.in_memory} if arm.in_memory else policy_row.ref
         adapter_ref = None
-        if arm.get("adapter"):
-            held = arm["adapter"]
-            adapter_row = store.version("adapter", held["name"], held["version"])
-            if adapter_row is None or adapter_row.sha256 != held["sha256"]:
+        if arm.adapter is not None:
+            held = arm.adapter
+            adapter_row = store.version("adapter", held.name, held.version)
+            if adapter_row is None or adapter_row.sha256 != held.sha256:
                 raise SeqInputError(
-                    f"adapter {held['label']}: that number no longer holds the code this eval ran."
+                    f"adapter {held.label}: that number no longer holds the code this eval ran."
                 )
             adapter_ref = adapter_row.ref
-        arms[arm["name"]] = ArmConfig(
+        arms[arm.name] = ArmConfig(
             ref,
             values["benchmark"],
             values["policy"],
             values["eval"]["steps_per_query"],
             adapter_ref,
             values.get("adapter", {}),
-            arm.get("policy_url"),
-            arm.get("protocol", "seq"),
+            arm.policy_url,
+            arm.protocol,
         )
     return WorkerConfig(
         benchmark_row.ref,
         arms,
-        eval_row.arguments.get("observers", []),
-        eval_row.arguments.get("envs_per_worker") or 1,
+        eval_row.arguments.observers,
+        eval_row.arguments.envs_per_worker or 1,
     )
 
 
 @contextmanager
 def _served(
     config: WorkerConfig,
-    settings: dict[str, Any] | None,
+    settings: ServeOptions | None,
     engine: str = "local",
     address: str | None = None,
     policy_apart: bool = False,
@@ -77,7 +78,7 @@ def _served(
     the workers.
     """
     if policy_apart and not settings:
-        settings = {"max_batch_size": 1, "max_wait_ms": 0.0}
+        settings = ServeOptions(max_batch_size=1, max_wait_ms=0.0)
     if not settings:
         yield config
         return
@@ -94,12 +95,12 @@ def _served(
             if engine == "ray" and not in_memory:
                 from seq.engine.ray_backend import serve_on_ray
 
-                url = servers.enter_context(serve_on_ray(arm.policy_ref, settings, address))
+                url = servers.enter_context(serve_on_ray(arm.policy_ref, asdict(settings), address))
             else:
                 policy = IN_MEMORY[in_memory] if in_memory else load_class(arm.policy_ref)
-                options = {
-                    "max_batch_size": settings["max_batch_size"],
-                    "max_wait_ms": settings["max_wait_ms"],
+                options: dict[str, Any] = {
+                    "max_batch_size": settings.max_batch_size,
+                    "max_wait_ms": settings.max_wait_ms,
                 }
                 if policy_apart and arm.adapter_ref is not None:
                     options["adapter"] = load_adapter(arm.adapter_ref, arm.adapter_parameters)
@@ -173,11 +174,11 @@ def execute_eval(
     config = worker_config(eval_row, store)
     items = store.items(eval_row.id, unfinished_only=True)
     declared = benchmark_row.declared.get("declared", {})
-    envs = envs if envs is not None else eval_row.arguments.get("envs")
+    envs = envs if envs is not None else eval_row.arguments.envs
     workers = check_envs(envs if envs is not None else declared.get("cpu"))
     isolation = _isolation(eval_row, store, declared, workers)
     store.set_eval_status(eval_row.id, RUNNING)
-    environment_seen = bool(eval_row.manifest.get("environment"))
+    environment_seen = eval_row.manifest.environment is not None
 
     health = HealthCheck() if shard is not None else None
 
@@ -195,18 +196,16 @@ def execute_eval(
         nonlocal environment_seen
         store.add_setup_cpu(eval_row.id, report["setup_cpu_s"])
         if not environment_seen:
-            store.update_manifest(eval_row.id, environment=report["environment"])
-            if report.get("assets"):
-                store.update_manifest(
-                    eval_row.id, assets={**isolation.manifest["assets"], "seen": report["assets"]}
-                )
+            stored = store.update_manifest(eval_row.id, environment=report["environment"])
+            if report.get("assets") and stored.assets is not None:
+                store.update_manifest(eval_row.id, assets=replace(stored.assets, seen=report["assets"]))
             environment_seen = True
 
     servers = ExitStack()
     in_memory = any("in_memory" in arm.policy_ref and arm.policy_url is None for arm in config.arms.values())
     try:
         _refuse_unisolated(isolation, in_memory, engine)
-        serve_settings = eval_row.arguments.get("serve")
+        serve_settings = eval_row.arguments.serve
         config = servers.enter_context(
             _served(config, serve_settings, engine, address, isolation.policy_apart and not in_memory)
         )
@@ -221,18 +220,18 @@ def execute_eval(
         # (where no core is spare, doing it now would only slow the workers down).
         threading.Thread(target=importlib.import_module, args=("scipy.stats",), daemon=True).start()
     status = COMPLETED
-    sequential = eval_row.arguments.get("sequential")
+    sequential = eval_row.arguments.sequential
     try:
-        if sequential and not eval_row.manifest.get("sequential"):
+        if sequential is not None and eval_row.manifest.sequential is None:
             rounds = plan_rounds(items, store.items(eval_row.id), sequential)
             scheduler.run(
                 rounds[0], record, worker_ready, rounds[1:], lambda: decide(eval_row, store) is not None
             )
-            if not store.get_eval(eval_row.id).manifest.get("sequential"):  # type: ignore[union-attr]
+            if store.get_eval(eval_row.id).manifest.sequential is None:  # type: ignore[union-attr]
                 decide(eval_row, store)  # the last look: decided, or the horizon reached
         elif shard is not None:
             scheduler.run(SharedQueue(store, eval_row.id, shard), record, worker_ready)
-        elif items and not eval_row.manifest.get("sequential"):
+        elif items and eval_row.manifest.sequential is None:
             scheduler.run(items, record, worker_ready)
     except KeyboardInterrupt:
         status = CANCELED
@@ -265,8 +264,8 @@ def _isolation(eval_row: EvalRow, store: Store, declared: dict[str, Any], worker
             eval_row.benchmark,
             declared,
             workers,
-            eval_row.manifest,
-            allow_cpu=bool(eval_row.arguments.get("allow_cpu")),
+            eval_row.manifest.assets.version if eval_row.manifest.assets else None,
+            allow_cpu=eval_row.arguments.allow_cpu,
         )
     except SeqInputError:
         store.set_eval_status(eval_row.id, FAILED)  # what ran before (a resumed eval) is kept
@@ -274,7 +273,7 @@ def _isolation(eval_row: EvalRow, store: Store, declared: dict[str, Any], worker
     store.update_manifest(
         eval_row.id,
         workers=workers,
-        envs_per_worker=eval_row.arguments.get("envs_per_worker") or 1,
+        envs_per_worker=eval_row.arguments.envs_per_worker or 1,
         **isolation.manifest,
     )
     return isolation

@@ -33,7 +33,7 @@ def sample_in_isolation(
     from seq.engine.local import SINGLE_THREADED
     from seq.engine.worker_process import isolate
 
-    process = isolate(benchmark, declared, 1, {}).process
+    process = isolate(benchmark, declared, 1).process
     request = {
         "benchmark_ref": dict(benchmark_ref),
         "setup_parameters": dict(setup_parameters),

@@ -15,28 +15,30 @@ from dataclasses import asdict
 from typing import Any
 
 from seq.errors import SeqInputError
+from seq.record.arguments import SequentialOptions
+from seq.record.manifest import SequentialDecision
 from seq.record.store import EvalRow, Store, WorkItem
 
 
-def check_sequential(options: dict[str, Any], arms: int) -> None:
+def check_sequential(options: SequentialOptions, arms: int) -> None:
     if arms != 2:
         raise SeqInputError(
             f"--sequential compares two arms (a policy and --vs POLICY); this eval has {arms}."
         )
-    if not 0 < options["alpha"] < 1:
-        raise SeqInputError(f"--alpha must be between 0 and 1, got {options['alpha']}.")
-    if options["looks"] < 1:
-        raise SeqInputError(f"--looks must be 1 or more, got {options['looks']}.")
+    if not 0 < options.alpha < 1:
+        raise SeqInputError(f"--alpha must be between 0 and 1, got {options.alpha}.")
+    if options.looks < 1:
+        raise SeqInputError(f"--looks must be 1 or more, got {options.looks}.")
 
 
-def _design(options: dict[str, Any], pairs: int) -> Any:
+def _design(options: SequentialOptions, pairs: int) -> Any:
     from seq.stats import SequentialDesign
 
-    return SequentialDesign(alpha=options["alpha"], max_pairs=pairs, looks=min(options["looks"], pairs))
+    return SequentialDesign(alpha=options.alpha, max_pairs=pairs, looks=min(options.looks, pairs))
 
 
 def plan_rounds(
-    items: list[WorkItem], all_items: list[WorkItem], options: dict[str, Any]
+    items: list[WorkItem], all_items: list[WorkItem], options: SequentialOptions
 ) -> list[list[WorkItem]]:
     """The unfinished `items`, split into one round per look of the design."""
     order = {key: index for index, key in enumerate(dict.fromkeys(i.pair_key for i in all_items))}
@@ -48,21 +50,22 @@ def plan_rounds(
     return rounds
 
 
-def decide(eval_row: EvalRow, store: Store) -> dict[str, Any] | None:
+def decide(eval_row: EvalRow, store: Store) -> SequentialDecision | None:
     """The decision on the pairs finished so far, or None to go on. Recorded in the manifest."""
     from seq.stats import paired_table, within_threshold
     from seq.stats.sequential import decide as decide_at_looks
 
-    options = eval_row.arguments["sequential"]
-    arms = [arm["name"] for arm in eval_row.manifest["arms"]]
+    options = eval_row.arguments.sequential
+    assert options is not None
+    arms = eval_row.manifest.arm_names
     order = list(dict.fromkeys(item.pair_key for item in store.items(eval_row.id)))
     design = _design(options, len(order))
     finished: dict[str, set[str]] = {arm: set() for arm in arms}
     outcomes: dict[str, dict[str, float]] = {arm: {} for arm in arms}
     for episode in store.episodes(eval_row.id):
         finished[episode.arm].add(episode.pair_key)
-        if episode.ok and options["metric"] in episode.metrics:
-            outcomes[episode.arm][episode.pair_key] = episode.metrics[options["metric"]]
+        if episode.ok and options.metric in episode.metrics:
+            outcomes[episode.arm][episode.pair_key] = episode.metrics[options.metric]
     tables = []
     for pairs in design.look_pairs:
         window = order[:pairs]
@@ -74,23 +77,23 @@ def decide(eval_row: EvalRow, store: Store) -> dict[str, Any] | None:
         )
     decision = decide_at_looks(tables, design)
     verdict = decision.decision
-    if verdict == "continue" and within_threshold(decision.interval, eval_row.arguments["threshold"]):
+    if verdict == "continue" and within_threshold(decision.interval, eval_row.arguments.threshold):
         verdict = "within threshold"
     if verdict == "continue":
         return None
-    summary = {
-        "decision": verdict,
-        "look": decision.look,
-        "looks": len(design.look_pairs),
-        "pairs_used": decision.pairs_used,
-        "pairs_planned": len(order),
-        "statistic": _finite(decision.statistic),
-        "boundary": _finite(decision.boundary),
-        "interval": asdict(decision.interval),
-        "metric": options["metric"],
-        "alpha": options["alpha"],
-        "test": "group-sequential McNemar, O'Brien–Fleming-type Lan–DeMets spending",
-    }
+    summary = SequentialDecision(
+        decision=verdict,
+        look=decision.look,
+        looks=len(design.look_pairs),
+        pairs_used=decision.pairs_used,
+        pairs_planned=len(order),
+        statistic=_finite(decision.statistic),
+        boundary=_finite(decision.boundary),
+        interval=asdict(decision.interval),
+        metric=options.metric,
+        alpha=options.alpha,
+        test="group-sequential McNemar, O'Brien–Fleming-type Lan–DeMets spending",
+    )
     store.update_manifest(eval_row.id, sequential=summary)
     return summary
 

@@ -109,21 +109,21 @@ def check_gpu(benchmark: str, gpu: str | None, allow_cpu: bool) -> dict[str, Any
 def check_isolation(declared: Mapping[str, Any], benchmark: str) -> None:
     """Build the declared image (once: it is cached) and check that the volume and the secrets
     exist; raises `SeqInputError` (an `ImageBuildError` for a build) naming what is missing."""
-    isolate(benchmark, declared, 1, {}, allow_cpu=True)
+    isolate(benchmark, declared, 1, allow_cpu=True)
 
 
 def isolate(
     benchmark: str,
     declared: Mapping[str, Any],
     workers: int,
-    recorded: Mapping[str, Any],
+    held_volume: str | None = None,
     allow_cpu: bool = False,
     log: Callable[[str], None] | None = log.info,
 ) -> Isolation:
     """Resolve `declared` (a benchmark spec's `declared`) for an eval with `workers` workers.
 
-    `recorded` is what the eval's manifest already says (a resumed eval): it reads the same volume
-    version as before. Builds the image if it is not cached yet; a failed build raises
+    `held_volume` is the volume version the eval's manifest holds (a resumed eval): it reads the
+    same version as before. Builds the image if it is not cached yet; a failed build raises
     `ImageBuildError` before any episode runs.
     """
     manifest: dict[str, Any] = {"gpu": check_gpu(benchmark, declared.get("gpu"), allow_cpu)}
@@ -145,8 +145,7 @@ def isolate(
         from seq.isolation.volumes import current_volume, volume_version
 
         name = declared["assets"]["volume"]
-        held = recorded.get("assets")
-        volume = volume_version(name, held["version"]) if held else current_volume(name)
+        volume = volume_version(name, held_volume) if held_volume else current_volume(name)
         assets = str(volume.path)
         manifest["assets"] = {"volume": volume.name, "version": volume.version, "kind": volume.kind}
         kinds.append("assets")

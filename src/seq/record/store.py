@@ -12,50 +12,22 @@ import json
 import os
 import socket
 import sqlite3
+import tempfile
 import time
 from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from seq.authoring.conditions import Condition
+from seq.errors import SeqInputError
+from seq.record.arguments import EvalArguments
 from seq.record.episode import EpisodeResult, pair_key
-
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS versions (
-    kind TEXT NOT NULL, name TEXT NOT NULL, version INTEGER NOT NULL,
-    sha256 TEXT NOT NULL, ref TEXT NOT NULL, declared TEXT NOT NULL,
-    created_at REAL NOT NULL, removed_at REAL,
-    PRIMARY KEY (kind, name, version)
-);
-CREATE TABLE IF NOT EXISTS evals (
-    id TEXT PRIMARY KEY, created_at REAL NOT NULL, status TEXT NOT NULL,
-    policy TEXT NOT NULL, policy_version INTEGER NOT NULL,
-    benchmark TEXT NOT NULL, benchmark_version INTEGER NOT NULL,
-    arguments TEXT NOT NULL, manifest TEXT NOT NULL,
-    wall_s REAL NOT NULL DEFAULT 0, setup_cpu_s REAL NOT NULL DEFAULT 0, finished_at REAL,
-    runner TEXT
-);
-CREATE TABLE IF NOT EXISTS items (
-    eval_id TEXT NOT NULL, item_id TEXT NOT NULL, ordinal INTEGER NOT NULL,
-    condition TEXT NOT NULL, trial INTEGER NOT NULL, arm TEXT NOT NULL DEFAULT '',
-    claimed_by TEXT, claimed_at REAL,
-    PRIMARY KEY (eval_id, item_id)
-);
-CREATE TABLE IF NOT EXISTS episodes (
-    eval_id TEXT NOT NULL, item_id TEXT NOT NULL, status TEXT NOT NULL,
-    metrics TEXT NOT NULL, steps INTEGER NOT NULL, seed INTEGER NOT NULL,
-    duration_s REAL NOT NULL, cpu_s REAL NOT NULL, queries INTEGER NOT NULL,
-    ended_by TEXT NOT NULL, error TEXT, finished_at REAL NOT NULL, artifacts TEXT NOT NULL DEFAULT '{}',
-    PRIMARY KEY (eval_id, item_id)
-);
-CREATE TABLE IF NOT EXISTS scores (
-    eval_id TEXT NOT NULL, arm TEXT NOT NULL, group_kind TEXT NOT NULL, group_name TEXT NOT NULL,
-    values_json TEXT, error TEXT,
-    PRIMARY KEY (eval_id, arm, group_kind, group_name)
-);
-"""
+from seq.record.manifest import Manifest
+from seq.record.migrations import check_readable, migrate, user_version
+from seq.record.schema import SCHEMA_VERSION, columns, insert, select
+from seq.record.typed import from_plain, to_plain
 
 # An item (aliased `i`) that has no episode row yet.
 UNFINISHED = "NOT EXISTS (SELECT 1 FROM episodes e WHERE e.eval_id = i.eval_id AND e.item_id = i.item_id)"
@@ -94,8 +66,8 @@ class EvalRow:
     policy_version: int
     benchmark: str
     benchmark_version: int
-    arguments: dict[str, Any]
-    manifest: dict[str, Any]
+    arguments: EvalArguments
+    manifest: Manifest
     wall_s: float
     setup_cpu_s: float
     finished_at: float | None
@@ -133,26 +105,11 @@ def item_id(condition: Condition, trial: int, trials: int, arm: str, arms: int) 
     return f"{arm}/{key}" if arms > 1 else key
 
 
-def _add_missing_columns(db: sqlite3.Connection) -> None:
-    """Bring a record written by an older seq up to `SCHEMA` in place: each column added since is
-    added with its default, so every eval already recorded stays readable (nothing is dropped)."""
-    wanted = sqlite3.connect(":memory:")
-    wanted.executescript(SCHEMA)
-    tables = [row[0] for row in wanted.execute("SELECT name FROM sqlite_master WHERE type='table'")]
-    for table in tables:
-        have = {row[1] for row in db.execute(f"PRAGMA table_info({table})")}
-        for _, name, kind, not_null, default, _ in wanted.execute(f"PRAGMA table_info({table})"):
-            if name in have:
-                continue
-            column = f"{name} {kind}" + (f" DEFAULT {default}" if default is not None else "")
-            if not_null and default is not None:
-                column += " NOT NULL"
-            db.execute(f"ALTER TABLE {table} ADD COLUMN {column}")
-    wanted.close()
-
-
 class Store:
-    """Typed access to the record database."""
+    """Typed access to the record database; opening a record of an older seq migrates it
+    (`seq.record.migrations`), one of a newer seq is refused."""
+
+    schema_version = SCHEMA_VERSION
 
     def __init__(self, path: Path | str | None = None) -> None:
         self.path = Path(path) if path else seq_home() / "seq.db"
@@ -161,8 +118,7 @@ class Store:
         self._db.row_factory = sqlite3.Row
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")
-        self._db.executescript(SCHEMA)
-        _add_missing_columns(self._db)
+        self.migrated_from = migrate(self._db, self.path)
 
     def close(self) -> None:
         self._db.close()
@@ -179,7 +135,7 @@ class Store:
 
     # -- versions -----------------------------------------------------------------------------
     def versions(self, kind: str, name: str | None = None, include_removed: bool = False) -> list[VersionRow]:
-        query = "SELECT * FROM versions WHERE kind = ?"
+        query = select("versions") + " WHERE kind = ?"
         args: list[Any] = [kind]
         if name is not None:
             query += " AND name = ?"
@@ -196,7 +152,7 @@ class Store:
         (numbers are never reused, also after removal). Returns the row and whether it is new."""
         with self.transaction() as db:
             same = db.execute(
-                "SELECT * FROM versions WHERE kind=? AND name=? AND sha256=? AND removed_at IS NULL "
+                select("versions") + " WHERE kind=? AND name=? AND sha256=? AND removed_at IS NULL "
                 "ORDER BY version DESC LIMIT 1",
                 (kind, name, sha256),
             ).fetchone()
@@ -207,8 +163,8 @@ class Store:
             ).fetchone()[0]
             version = (top or 0) + 1
             db.execute(
-                "INSERT INTO versions VALUES (?,?,?,?,?,?,?,NULL)",
-                (kind, name, version, sha256, json.dumps(ref), json.dumps(declared), time.time()),
+                insert("versions"),
+                (kind, name, version, sha256, json.dumps(ref), json.dumps(declared), time.time(), None),
             )
         return self.versions(kind, name)[-1], True
 
@@ -222,7 +178,7 @@ class Store:
 
     def version(self, kind: str, name: str, version: int) -> VersionRow | None:
         row = self._db.execute(
-            "SELECT * FROM versions WHERE kind=? AND name=? AND version=?", (kind, name, version)
+            select("versions") + " WHERE kind=? AND name=? AND version=?", (kind, name, version)
         ).fetchone()
         return _version(row) if row else None
 
@@ -232,15 +188,25 @@ class Store:
         eval_id: str,
         policy: VersionRow,
         benchmark: VersionRow,
-        arguments: dict[str, Any],
-        manifest: dict[str, Any],
+        arguments: EvalArguments,
+        manifest: Manifest,
         items: Iterable[WorkItem],
     ) -> None:
         """Store an eval and all its work items in one transaction, before any episode runs."""
+        given = (
+            "id",
+            "created_at",
+            "status",
+            "policy",
+            "policy_version",
+            "benchmark",
+            "benchmark_version",
+            "arguments",
+            "manifest",
+        )
         with self.transaction() as db:
             db.execute(
-                "INSERT INTO evals (id, created_at, status, policy, policy_version, benchmark, "
-                "benchmark_version, arguments, manifest) VALUES (?,?,?,?,?,?,?,?,?)",
+                insert("evals", given),
                 (
                     eval_id,
                     time.time(),
@@ -249,12 +215,12 @@ class Store:
                     policy.version,
                     benchmark.name,
                     benchmark.version,
-                    json.dumps(arguments),
-                    json.dumps(manifest),
+                    json.dumps(to_plain(arguments)),
+                    json.dumps(to_plain(manifest)),
                 ),
             )
             db.executemany(
-                "INSERT INTO items VALUES (?,?,?,?,?,?,NULL,NULL)",
+                insert("items", ("eval_id", "item_id", "ordinal", "condition", "trial", "arm")),
                 [
                     (eval_id, it.item_id, it.ordinal, json.dumps(it.condition.to_dict()), it.trial, it.arm)
                     for it in items
@@ -262,18 +228,18 @@ class Store:
             )
 
     def get_eval(self, eval_id: str) -> EvalRow | None:
-        row = self._db.execute("SELECT * FROM evals WHERE id=?", (eval_id,)).fetchone()
-        return _eval(row) if row else None
+        row = self._db.execute(select("evals") + " WHERE id=?", (eval_id,)).fetchone()
+        return self._eval(row) if row else None
 
     def evals(self, benchmark: str | None = None, limit: int | None = None) -> list[EvalRow]:
-        query, args = "SELECT * FROM evals", []
+        query, args = select("evals"), []
         if benchmark:
             query += " WHERE benchmark=?"
             args.append(benchmark)
         query += " ORDER BY created_at DESC"
         if limit:
             query += f" LIMIT {int(limit)}"
-        return [_eval(row) for row in self._db.execute(query, args).fetchall()]
+        return [self._eval(row) for row in self._db.execute(query, args).fetchall()]
 
     def eval_ids(self) -> list[str]:
         return [row[0] for row in self._db.execute("SELECT id FROM evals")]
@@ -301,16 +267,19 @@ class Store:
     def add_setup_cpu(self, eval_id: str, cpu_s: float) -> None:
         self._db.execute("UPDATE evals SET setup_cpu_s=setup_cpu_s+? WHERE id=?", (cpu_s, eval_id))
 
-    def update_manifest(self, eval_id: str, **entries: Any) -> None:
+    def update_manifest(self, eval_id: str, **entries: Any) -> Manifest:
+        """Set fields of an eval's manifest (typed values or their plain dicts), checked against
+        `Manifest`; returns the manifest as stored."""
         with self.transaction() as db:
             row = db.execute("SELECT manifest FROM evals WHERE id=?", (eval_id,)).fetchone()
-            manifest = json.loads(row[0])
-            manifest.update(entries)
-            db.execute("UPDATE evals SET manifest=? WHERE id=?", (json.dumps(manifest), eval_id))
+            plain = {**json.loads(row[0]), **to_plain(entries)}
+            manifest = from_plain(Manifest, plain, f"{self.path}: eval {eval_id}: manifest")
+            db.execute("UPDATE evals SET manifest=? WHERE id=?", (json.dumps(to_plain(manifest)), eval_id))
+        return manifest
 
     # -- items and episodes -------------------------------------------------------------------
     def items(self, eval_id: str, unfinished_only: bool = False) -> list[WorkItem]:
-        query = "SELECT * FROM items i WHERE eval_id=?"
+        query = select("items", "i") + " WHERE eval_id=?"
         if unfinished_only:
             query += f" AND {UNFINISHED}"
         rows = self._db.execute(query + " ORDER BY ordinal", (eval_id,)).fetchall()
@@ -330,8 +299,8 @@ class Store:
         with self.transaction() as db:
             for where, args in choices:
                 rows = db.execute(
-                    f"SELECT * FROM items i WHERE eval_id=? AND {UNFINISHED} AND {where} ORDER BY ordinal "
-                    f"LIMIT {len(skip) + 1}",
+                    select("items", "i") + f" WHERE eval_id=? AND {UNFINISHED} AND {where} "
+                    f"ORDER BY ordinal LIMIT {len(skip) + 1}",
                     (eval_id, *args),
                 ).fetchall()
                 row = next((r for r in rows if r["item_id"] not in skip), None)
@@ -363,44 +332,29 @@ class Store:
 
     def merge_from(self, path: Path | str) -> dict[str, int]:
         """Merge another record of the same evals (a shard's, a machine's) into this one: versions,
-        evals and items it lacks, and for each item the last committed episode of the two."""
-        with self.transaction() as db:
-            db.execute("ATTACH DATABASE ? AS other", (str(path),))
-        try:
-            with self.transaction() as db:
-                counts = {
-                    "versions": db.execute(
-                        "INSERT OR IGNORE INTO versions SELECT * FROM other.versions"
-                    ).rowcount,
-                    "evals": db.execute("INSERT OR IGNORE INTO evals SELECT * FROM other.evals").rowcount,
-                    "items": db.execute("INSERT OR IGNORE INTO items SELECT * FROM other.items").rowcount,
-                }
-                counts["episodes"] = db.execute(
-                    "INSERT OR REPLACE INTO episodes SELECT o.* FROM other.episodes o LEFT JOIN episodes m "
-                    "ON m.eval_id = o.eval_id AND m.item_id = o.item_id "
-                    "WHERE m.item_id IS NULL OR o.finished_at > m.finished_at"
-                ).rowcount
-                db.execute("INSERT OR IGNORE INTO scores SELECT * FROM other.scores")
-                for (eval_id,) in db.execute("SELECT id FROM evals").fetchall():
-                    if not db.execute(
-                        f"SELECT 1 FROM items i WHERE eval_id=? AND {UNFINISHED}", (eval_id,)
-                    ).fetchone():
-                        db.execute(
-                            "UPDATE evals SET status=? WHERE id=? AND status=?", (COMPLETED, eval_id, RUNNING)
-                        )
-        finally:
-            self._db.execute("DETACH DATABASE other")
+        evals and items it lacks, and for each item the last committed episode of the two. A record
+        of an older seq is read through a migrated copy (the file itself is left as it is)."""
+        with _attached(self, path) as db:
+            counts = {table: db.execute(_copy(table)).rowcount for table in ("versions", "evals", "items")}
+            counts["episodes"] = db.execute(
+                _copy("episodes", "OR REPLACE")
+                + " LEFT JOIN episodes m ON m.eval_id = o.eval_id AND m.item_id = o.item_id "
+                "WHERE m.item_id IS NULL OR o.finished_at > m.finished_at"
+            ).rowcount
+            db.execute(_copy("scores"))
+            for (eval_id,) in db.execute("SELECT id FROM evals").fetchall():
+                if not db.execute(
+                    f"SELECT 1 FROM items i WHERE eval_id=? AND {UNFINISHED}", (eval_id,)
+                ).fetchone():
+                    db.execute(
+                        "UPDATE evals SET status=? WHERE id=? AND status=?", (COMPLETED, eval_id, RUNNING)
+                    )
         return counts
 
     def copy_versions_from(self, path: Path | str) -> None:
         """Take every registered version of another record (a scratch record needs them to run)."""
-        with self.transaction() as db:
-            db.execute("ATTACH DATABASE ? AS other", (str(path),))
-        try:
-            with self.transaction() as db:
-                db.execute("INSERT OR IGNORE INTO versions SELECT * FROM other.versions")
-        finally:
-            self._db.execute("DETACH DATABASE other")
+        with _attached(self, path) as db:
+            db.execute(_copy("versions"))
 
     def keep_share(self, eval_id: str, index: int, count: int) -> None:
         """Drop every work item outside share `index` of `count` (round-robin by ordinal)."""
@@ -412,7 +366,7 @@ class Store:
     def write_episode(self, eval_id: str, result: EpisodeResult) -> None:
         """Commit one finished episode; a second row for the same item is refused by the key."""
         self._db.execute(
-            "INSERT INTO episodes VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            insert("episodes"),
             (
                 eval_id,
                 result.item_id,
@@ -432,8 +386,9 @@ class Store:
 
     def episodes(self, eval_id: str) -> list[EpisodeResult]:
         rows = self._db.execute(
-            "SELECT e.*, i.condition, i.trial, i.ordinal, i.arm FROM episodes e JOIN items i "
-            "ON e.eval_id=i.eval_id AND e.item_id=i.item_id WHERE e.eval_id=? ORDER BY i.ordinal",
+            f"SELECT {columns('episodes', 'e.')}, i.condition, i.trial, i.ordinal, i.arm "
+            "FROM episodes e JOIN items i ON e.eval_id=i.eval_id AND e.item_id=i.item_id "
+            "WHERE e.eval_id=? ORDER BY i.ordinal",
             (eval_id,),
         ).fetchall()
         results = []
@@ -466,15 +421,32 @@ class Store:
         with self.transaction() as db:
             db.execute("DELETE FROM scores WHERE eval_id=?", (eval_id,))
             db.executemany(
-                "INSERT INTO scores VALUES (?,?,?,?,?,?)",
+                insert("scores"),
                 [
                     (eval_id, arm, kind, name, None if values is None else json.dumps(values), error)
                     for (arm, kind, name), (values, error) in scores.items()
                 ],
             )
 
+    def _eval(self, row: sqlite3.Row) -> EvalRow:
+        where = f"{self.path}: eval {row['id']}"
+        return EvalRow(
+            row["id"],
+            row["created_at"],
+            _live_status(row["status"], row["runner"]),
+            row["policy"],
+            row["policy_version"],
+            row["benchmark"],
+            row["benchmark_version"],
+            from_plain(EvalArguments, json.loads(row["arguments"]), f"{where}: arguments"),
+            from_plain(Manifest, json.loads(row["manifest"]), f"{where}: manifest"),
+            row["wall_s"],
+            row["setup_cpu_s"],
+            row["finished_at"],
+        )
+
     def scores(self, eval_id: str) -> dict[GroupKey, tuple[dict | None, str | None]]:
-        rows = self._db.execute("SELECT * FROM scores WHERE eval_id=?", (eval_id,)).fetchall()
+        rows = self._db.execute(select("scores") + " WHERE eval_id=?", (eval_id,)).fetchall()
         return {
             (row["arm"], row["group_kind"], row["group_name"]): (
                 None if row["values_json"] is None else json.loads(row["values_json"]),
@@ -522,18 +494,36 @@ def _live_status(status: str, runner: str | None) -> str:
     return INTERRUPTED if status == RUNNING and not _runner_alive(runner) else status
 
 
-def _eval(row: sqlite3.Row) -> EvalRow:
-    return EvalRow(
-        row["id"],
-        row["created_at"],
-        _live_status(row["status"], row["runner"]),
-        row["policy"],
-        row["policy_version"],
-        row["benchmark"],
-        row["benchmark_version"],
-        json.loads(row["arguments"]),
-        json.loads(row["manifest"]),
-        row["wall_s"],
-        row["setup_cpu_s"],
-        row["finished_at"],
-    )
+def _copy(table: str, conflict: str = "OR IGNORE") -> str:
+    """`INSERT … INTO table (columns) SELECT o.columns FROM other.table o`: by name, in any order."""
+    selected = columns(table, "o.")
+    return f"INSERT {conflict} INTO {table} ({columns(table)}) SELECT {selected} FROM other.{table} o"
+
+
+@contextmanager
+def _attached(store: Store, path: Path | str) -> Iterator[sqlite3.Connection]:
+    """Another record attached as `other`, at this seq's schema version, inside one transaction."""
+    probe = sqlite3.connect(f"file:{Path(path)}?mode=ro", uri=True)
+    try:
+        version = user_version(probe)
+    except sqlite3.DatabaseError as error:
+        raise SeqInputError(f"{path}: not a seq record ({error}).") from None
+    finally:
+        probe.close()
+    check_readable(version, path)
+    with ExitStack() as stack:
+        if version < SCHEMA_VERSION:
+            scratch = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="seq-merge-"))) / "seq.db"
+            source, copy = sqlite3.connect(path), sqlite3.connect(scratch)
+            source.backup(copy)
+            source.close()
+            copy.close()
+            Store(scratch).close()  # migrates the copy
+            path = scratch
+        with store.transaction() as db:
+            db.execute("ATTACH DATABASE ? AS other", (str(path),))
+        try:
+            with store.transaction() as db:
+                yield db
+        finally:
+            store._db.execute("DETACH DATABASE other")

@@ -355,14 +355,10 @@ def check_adapter(target: str | Path, store: Store | None = None) -> list[dict[s
 
 def adapters_held(row: EvalRow) -> set[str]:
     """The adapter names an eval runs: from its manifest (`adapter`, or each arm's `adapter`)."""
-    found: set[str] = set()
-    entries = [row.manifest.get("adapter"), row.arguments.get("adapter")]
-    entries += [arm.get("adapter") for arm in row.manifest.get("arms", [])]
-    for entry in entries:
-        if isinstance(entry, Mapping) and entry.get("name"):
-            found.add(str(entry["name"]))
-        elif isinstance(entry, str) and entry:
-            found.add(_parse_target(entry)[0])
+    pins = [row.manifest.adapter, *(arm.adapter for arm in row.manifest.arms)]
+    found = {pin.name for pin in pins if pin is not None}
+    if row.arguments.adapter:
+        found.add(_parse_target(row.arguments.adapter)[0])
     return found
 
 

@@ -22,7 +22,7 @@ def compare_evals(first: str, second: str, threshold: float = 0.05, store: Store
         row = store.get_eval(eval_id)
         if row is None:
             raise SeqInputError(f"no eval has id {eval_id!r} (seq eval ls lists them).")
-        if len(row.manifest.get("arms", [])) > 1:
+        if len(row.manifest.arms) > 1:
             raise SeqInputError(f"eval {eval_id} has several arms; its own report compares them.")
         rows.append(row)
     a, b = rows
@@ -59,23 +59,24 @@ def compare_evals(first: str, second: str, threshold: float = 0.05, store: Store
             "core_s": sum(e.cpu_s for e in results) + a.setup_cpu_s + b.setup_cpu_s,
             "episode_s": sum(e.duration_s for e in results),
         },
-        manifest={
-            **a.manifest,
-            "arms": [
-                {
-                    "name": labels[0],
-                    "policy": f"{a.policy}@v{a.policy_version}",
-                    "parameters": a.manifest.get("parameters"),
-                },
-                {
-                    "name": labels[1],
-                    "policy": f"{b.policy}@v{b.policy_version}",
-                    "parameters": b.manifest.get("parameters"),
-                },
+        manifest=replace(
+            a.manifest,
+            arms=[
+                replace(row.manifest.arms[0], name=label)
+                for label, row in zip(labels, rows, strict=True)
+                if row.manifest.arms
             ],
-            "compared": [a.manifest, b.manifest],
-        },
-        arguments={"compare": [a.id, b.id], "threshold": threshold},
+        ),
+        arguments=replace(
+            a.arguments,
+            arms=[
+                replace(arm, name=label)
+                for label, row in zip(labels, rows, strict=True)
+                for arm in row.arguments.arms
+            ],
+            threshold=threshold,
+        ),
+        compared=[a.manifest, b.manifest],
         episodes=results,
         arms=labels,
         comparisons=comparisons,

@@ -8,8 +8,11 @@ from pathlib import Path
 from typing import Any
 
 from seq.errors import SeqInputError
+from seq.record.arguments import EvalArguments
 from seq.record.episode import ERROR, TIMED_OUT, EpisodeResult
 from seq.record.groups import groups
+from seq.record.manifest import Manifest, SequentialDecision
+from seq.record.schema import SCHEMA_VERSION
 from seq.record.store import COMPLETED, Store
 from seq.stats import SMALL_N, metric_interval
 
@@ -81,17 +84,19 @@ class Report:
     groups: list[GroupRow]
     problems: list[Problem]
     cost: dict[str, float]
-    manifest: dict[str, Any]
-    arguments: dict[str, Any]
+    manifest: Manifest
+    arguments: EvalArguments
     episodes: list[EpisodeResult] = field(repr=False, default_factory=list)
     arms: list[str] = field(default_factory=list)
     comparisons: list[ComparisonRow] = field(default_factory=list)
     across_tasks: list[dict[str, Any]] = field(default_factory=list)
+    compared: list[Manifest] = field(default_factory=list)  # a comparison of two evals: theirs
+    schema_version: int = SCHEMA_VERSION  # of the record the report was read from
 
     @property
-    def sequential(self) -> dict[str, Any] | None:
+    def sequential(self) -> SequentialDecision | None:
         """The sequential test's decision, where the eval ran one (see `seq.engine.sequential`)."""
-        return self.manifest.get("sequential")
+        return self.manifest.sequential
 
     @property
     def partial(self) -> bool:
@@ -102,8 +107,8 @@ class Report:
 
     @property
     def title(self) -> str:
-        policies = [arm["policy"] for arm in self.manifest.get("arms", [])] or [self.policy]
-        adapter = (self.manifest.get("adapter") or {}).get("label")
+        policies = [arm.policy for arm in self.manifest.arms] or [self.policy]
+        adapter = self.manifest.adapter.label if self.manifest.adapter else None
         middle = f" + {adapter}" if adapter else ""
         return f"{self.benchmark}{middle} + {' vs '.join(dict.fromkeys(policies))}"
 
@@ -297,10 +302,8 @@ def build_report(eval_id: str, store: Store | None = None) -> Report:
     if row is None:
         raise SeqInputError(f"no eval has id {eval_id!r} (seq eval ls lists them).")
     results = store.episodes(eval_id)
-    arms = [arm["name"] for arm in row.manifest.get("arms", [])] or [""]
-    table, problems, comparisons = analyse(
-        results, store.scores(eval_id), arms, row.arguments.get("threshold", 0.05)
-    )
+    arms = row.manifest.arm_names
+    table, problems, comparisons = analyse(results, store.scores(eval_id), arms, row.arguments.threshold)
     aggregate = across_tasks(results, arms, comparisons[0].comparison.metric) if comparisons else []
     cost = {
         "wall_s": row.wall_s,
@@ -323,4 +326,5 @@ def build_report(eval_id: str, store: Store | None = None) -> Report:
         arms=arms,
         comparisons=comparisons,
         across_tasks=aggregate,
+        schema_version=store.schema_version,
     )

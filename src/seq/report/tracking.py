@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from seq.errors import SeqInputError
+from seq.record.typed import to_plain
 from seq.report.report import Report
 
 TRACKERS = ("wandb", "trackio")
@@ -56,7 +57,7 @@ def report_to(report: Report, trackers: Sequence[str]) -> list[str]:
             "benchmark": report.benchmark,
             "policy": report.policy,
             "arms": report.arms,
-            "manifest": report.manifest,
+            "manifest": to_plain(report.manifest),
         }
         if name == "wandb":
             tracker.init(id=report.eval_id, name=report.eval_id, resume="allow", config=config)

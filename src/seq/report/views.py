@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from seq.record.manifest import Manifest
 from seq.report.report import GroupRow, MetricRow, Report
 from seq.stats import SMALL_N
 
@@ -199,13 +200,13 @@ def _sequential_line(report: Report) -> str | None:
     s = report.sequential
     if not s:
         return None
-    interval = s["interval"]
+    interval = s.interval
     return (
-        f"Sequential test ({s['test']}, α={s['alpha']}, on {s['metric']}): {s['decision']} at look "
-        f"{s['look']} of {s['looks']}, after {s['pairs_used']} of {s['pairs_planned']} planned pairs; "
+        f"Sequential test ({s.test}, α={s.alpha}, on {s.metric}): {s.decision} at look "
+        f"{s.look} of {s.looks}, after {s.pairs_used} of {s.pairs_planned} planned pairs; "
         + (
-            f"Z={s['statistic']:.2f} against the boundary ±{s['boundary']:.2f}; "
-            if s["statistic"] is not None and s["boundary"] is not None
+            f"Z={s.statistic:.2f} against the boundary ±{s.boundary:.2f}; "
+            if s.statistic is not None and s.boundary is not None
             else "no discordant pair yet, so no test statistic; "
         )
         + f"B − A = {interval['difference']:.3f}, "
@@ -216,20 +217,21 @@ def _sequential_line(report: Report) -> str | None:
 
 def _adapter_lines(report: Report) -> list[str]:
     """The adapter's lossy transforms with their reasons (each arm's, where the arms' differ)."""
-    arms = [arm for arm in report.manifest.get("arms", []) if arm.get("adapter")]
+    arms = [arm for arm in report.manifest.arms if arm.adapter]
     lines: list[str] = []
     seen: list[Any] = []
     for arm in arms:
-        adapter = arm["adapter"]
-        if adapter["lossy"] in seen:
+        adapter = arm.adapter
+        assert adapter is not None
+        if adapter.lossy in seen:
             continue
-        seen.append(adapter["lossy"])
-        who = f" (arm {arm['name']})" if len(arms) > 1 and arm["name"] else ""
-        if not adapter["lossy"]:
-            lines.append(f"adapter {adapter['label']}{who}: lossless, every transform's round trip checked")
-        for entry in adapter["lossy"]:
+        seen.append(adapter.lossy)
+        who = f" (arm {arm.name})" if len(arms) > 1 and arm.name else ""
+        if not adapter.lossy:
+            lines.append(f"adapter {adapter.label}{who}: lossless, every transform's round trip checked")
+        for entry in adapter.lossy:
             lines.append(
-                f"adapter {adapter['label']}{who}: lossy {entry['where']} {entry['transform']}: "
+                f"adapter {adapter.label}{who}: lossy {entry['where']} {entry['transform']}: "
                 f"{entry['reason']}"
             )
     return lines
@@ -242,50 +244,50 @@ def _cost_line(report: Report) -> str:
 
 def _manifest_lines(report: Report) -> list[str]:
     manifest = report.manifest
-    seq_info = manifest.get("seq", {})
-    environment = manifest.get("environment", {})
-    bench, policy = manifest.get("benchmark", {}), manifest.get("policy", {})
-    packages = ", ".join(f"{k} {v}" for k, v in environment.get("packages", {}).items())
-    seeds = manifest.get("seeds", [])
+    environment = manifest.environment
+    bench, policy = manifest.benchmark, manifest.policy
+    packages = ", ".join(f"{k} {v}" for k, v in (environment.packages if environment else {}).items())
+    seeds = manifest.seeds
     seed_text = ", ".join(map(str, seeds[:20])) + (" …" if len(seeds) > 20 else "")
     return [
-        f"seq {seq_info.get('version')} (git {seq_info.get('git_sha') or 'n/a'})",
-        f"benchmark {bench.get('name')}@v{bench.get('version')} sha256 {str(bench.get('sha256'))[:16]}…",
-        f"policy {policy.get('name')}@v{policy.get('version')} sha256 {str(policy.get('sha256'))[:16]}…",
+        f"seq {manifest.seq.version} (git {manifest.seq.git_sha or 'n/a'})",
+        f"benchmark {bench.label} sha256 {bench.sha256[:16]}…",
+        f"policy {policy.label} sha256 {policy.sha256[:16]}…",
         *(
-            [f"adapter {adapter['label']} sha256 {adapter['sha256'][:16]}…"]
-            if (adapter := manifest.get("adapter"))
+            [f"adapter {adapter.label} sha256 {adapter.sha256[:16]}…"]
+            if (adapter := manifest.adapter)
             else []
         ),
         *[
-            f"arm {arm['name']}: {arm['policy']} with {arm['parameters']['policy']}"
-            for arm in manifest.get("arms", [])
-            if len(manifest["arms"]) > 1
+            f"arm {arm.name}: {arm.policy} with {arm.parameters['policy']}"
+            for arm in manifest.arms
+            if len(manifest.arms) > 1
         ],
         f"seeds: {seed_text}",
-        f"parameters: {manifest.get('parameters')}",
-        f"python {environment.get('python', '?')} on {environment.get('platform', '?')}",
+        f"parameters: {manifest.parameters}",
+        f"python {environment.python if environment else '?'} on "
+        f"{environment.platform if environment else '?'}",
         f"packages: {packages or 'n/a'}",
         *_isolation_lines(manifest),
     ]
 
 
-def _isolation_lines(manifest: dict[str, Any]) -> list[str]:
+def _isolation_lines(manifest: Manifest) -> list[str]:
     """Where the benchmark ran: its image, the volume version it read, its secrets (names only),
     memory and device."""
     lines = []
-    if image := manifest.get("image"):
-        lines.append(f"image {image['key']}")
-    if assets := manifest.get("assets"):
-        seen = f" ({assets['seen']})" if assets.get("seen") else ""
-        lines.append(f"assets: volume {assets['volume']}@{assets['version']}{seen}")
-    if secrets := manifest.get("secrets"):
-        lines.append(f"secrets: {', '.join(secrets['names'])} (values never recorded)")
-    if memory := manifest.get("memory"):
-        lines.append(f"memory: {memory['total']} ({memory['per_worker']} per worker)")
-    gpu = manifest.get("gpu")
-    if gpu and gpu.get("declared") != "cpu":
-        lines.append(f"gpu: declared {gpu['declared']}, ran on {gpu['used']}")
+    if image := manifest.image:
+        lines.append(f"image {image.key}")
+    if assets := manifest.assets:
+        seen = f" ({assets.seen})" if assets.seen else ""
+        lines.append(f"assets: volume {assets.volume}@{assets.version}{seen}")
+    if secrets := manifest.secrets:
+        lines.append(f"secrets: {', '.join(secrets.names)} (values never recorded)")
+    if memory := manifest.memory:
+        lines.append(f"memory: {memory.total} ({memory.per_worker} per worker)")
+    gpu = manifest.gpu
+    if gpu and gpu.declared != "cpu":
+        lines.append(f"gpu: declared {gpu.declared}, ran on {gpu.used}")
     return lines
 
 

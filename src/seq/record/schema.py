@@ -1,0 +1,98 @@
+"""The record's current schema: its tables, their columns in order, and its version.
+
+A change to a table or to what a JSON column holds bumps `SCHEMA_VERSION` and adds the step that
+brings a record of the previous version up to it (`seq.record.migrations`). Every statement names
+its columns (`COLUMNS`), so nothing depends on the order in which a migration added them.
+"""
+
+from __future__ import annotations
+
+SCHEMA_VERSION = 2
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS versions (
+    kind TEXT NOT NULL, name TEXT NOT NULL, version INTEGER NOT NULL,
+    sha256 TEXT NOT NULL, ref TEXT NOT NULL, declared TEXT NOT NULL,
+    created_at REAL NOT NULL, removed_at REAL,
+    PRIMARY KEY (kind, name, version)
+);
+CREATE TABLE IF NOT EXISTS evals (
+    id TEXT PRIMARY KEY, created_at REAL NOT NULL, status TEXT NOT NULL,
+    policy TEXT NOT NULL, policy_version INTEGER NOT NULL,
+    benchmark TEXT NOT NULL, benchmark_version INTEGER NOT NULL,
+    arguments TEXT NOT NULL, manifest TEXT NOT NULL,
+    wall_s REAL NOT NULL DEFAULT 0, setup_cpu_s REAL NOT NULL DEFAULT 0, finished_at REAL,
+    runner TEXT
+);
+CREATE TABLE IF NOT EXISTS items (
+    eval_id TEXT NOT NULL, item_id TEXT NOT NULL, ordinal INTEGER NOT NULL,
+    condition TEXT NOT NULL, trial INTEGER NOT NULL, arm TEXT NOT NULL DEFAULT '',
+    claimed_by TEXT, claimed_at REAL,
+    PRIMARY KEY (eval_id, item_id)
+);
+CREATE TABLE IF NOT EXISTS episodes (
+    eval_id TEXT NOT NULL, item_id TEXT NOT NULL, status TEXT NOT NULL,
+    metrics TEXT NOT NULL, steps INTEGER NOT NULL, seed INTEGER NOT NULL,
+    duration_s REAL NOT NULL, cpu_s REAL NOT NULL, queries INTEGER NOT NULL,
+    ended_by TEXT NOT NULL, error TEXT, finished_at REAL NOT NULL, artifacts TEXT NOT NULL DEFAULT '{}',
+    PRIMARY KEY (eval_id, item_id)
+);
+CREATE TABLE IF NOT EXISTS scores (
+    eval_id TEXT NOT NULL, arm TEXT NOT NULL, group_kind TEXT NOT NULL, group_name TEXT NOT NULL,
+    values_json TEXT, error TEXT,
+    PRIMARY KEY (eval_id, arm, group_kind, group_name)
+);
+"""
+
+COLUMNS: dict[str, tuple[str, ...]] = {
+    "versions": ("kind", "name", "version", "sha256", "ref", "declared", "created_at", "removed_at"),
+    "evals": (
+        "id",
+        "created_at",
+        "status",
+        "policy",
+        "policy_version",
+        "benchmark",
+        "benchmark_version",
+        "arguments",
+        "manifest",
+        "wall_s",
+        "setup_cpu_s",
+        "finished_at",
+        "runner",
+    ),
+    "items": ("eval_id", "item_id", "ordinal", "condition", "trial", "arm", "claimed_by", "claimed_at"),
+    "episodes": (
+        "eval_id",
+        "item_id",
+        "status",
+        "metrics",
+        "steps",
+        "seed",
+        "duration_s",
+        "cpu_s",
+        "queries",
+        "ended_by",
+        "error",
+        "finished_at",
+        "artifacts",
+    ),
+    "scores": ("eval_id", "arm", "group_kind", "group_name", "values_json", "error"),
+}
+
+
+def columns(table: str, prefix: str = "") -> str:
+    """`a, b, c`: the table's columns, each with `prefix` (such as `o.`)."""
+    return ", ".join(prefix + name for name in COLUMNS[table])
+
+
+def insert(table: str, given: tuple[str, ...] | None = None, verb: str = "INSERT") -> str:
+    """`INSERT INTO t (a, b) VALUES (?, ?)` for the `given` columns (default: all of them)."""
+    names = given or COLUMNS[table]
+    return f"{verb} INTO {table} ({', '.join(names)}) VALUES ({', '.join('?' for _ in names)})"
+
+
+def select(table: str, alias: str = "") -> str:
+    """`SELECT a, b, c FROM t [alias]`."""
+    prefix = f"{alias}." if alias else ""
+    return f"SELECT {columns(table, prefix)} FROM {table}" + (f" {alias}" if alias else "")
