@@ -53,6 +53,7 @@ _EXPORTS = {
     "compare_benchmarks": "seq.registry.benchmarks",
     "remove_benchmark": "seq.registry.benchmarks",
     "deploy": "seq.registry.deploy",
+    "policies": "seq.registry.policies",
     "Report": "seq.report.report",
 }
 _SUBMODULES = ("eval", "stats", "tf")
@@ -75,6 +76,7 @@ if TYPE_CHECKING:
     from seq.registry.adapters import adapter_source, adapters, check_adapter, remove_adapter, show_adapter
     from seq.registry.benchmarks import benchmark_evals, benchmarks, compare_benchmarks, remove_benchmark
     from seq.registry.deploy import deploy
+    from seq.registry.policies import policies
     from seq.report.report import Report
 
 
@@ -138,6 +140,7 @@ __all__ = [
     "evaluate",
     "infer",
     "load",
+    "policies",
     "policy",
     "remove_adapter",
     "remove_benchmark",

@@ -8,7 +8,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from seq.cli.eval import print_eval_table
+from seq.cli.tables import print_eval_table
 from seq.registry.benchmarks import benchmark_evals, benchmarks, compare_benchmarks, remove_benchmark
 
 app = typer.Typer(help="List, inspect and remove benchmarks.", no_args_is_help=True)

@@ -277,7 +277,7 @@ def _isolation(eval_row: EvalRow, store: Store, declared: dict[str, Any], worker
 
 
 def resume_eval(eval_id: str, store: Store) -> EvalRow:
-    row = store.get_eval(eval_id)
+    row = store.find_eval(eval_id)  # the id, or a unique prefix of it
     if row is None:
         raise SeqInputError(f"--resume {eval_id}: no eval has that id (seq eval ls lists them).")
     return row
