@@ -14,7 +14,7 @@ from seq.engine.inprocess import InProcessBackend
 from seq.engine.isolation import Isolation, isolate
 from seq.engine.local import LocalBackend, WorkersFailed
 from seq.engine.prepare import check_envs, default_envs
-from seq.engine.scoring import score_groups
+from seq.engine.scoring import score_eval
 from seq.engine.sequential import decide, plan_rounds
 from seq.engine.shards import HealthCheck, Shard, ShardUnhealthy, SharedQueue
 from seq.engine.worker import ArmConfig, WorkerConfig
@@ -247,10 +247,20 @@ def execute_eval(
         else:
             store.set_eval_status(eval_row.id, status, add_wall_s=time.perf_counter() - started)
         if status in (COMPLETED, CANCELED):
-            store.write_scores(eval_row.id, score_groups(load_version(benchmark_row), store, eval_row.id))
+            store.write_scores(eval_row.id, _scores(eval_row, benchmark_row, config, isolation, store))
     if status == CANCELED:
         raise EvalCanceled(eval_row.id)
     return status
+
+
+def _scores(
+    eval_row: EvalRow, benchmark_row: Any, config: WorkerConfig, isolation: Isolation, store: Store
+) -> Any:
+    """The score hook's values per group, from instances set up with each arm's setup parameters:
+    where the workers ran when the benchmark declares isolation, else in this process."""
+    setup = {name: arm.setup_parameters for name, arm in config.arms.items()}
+    apart = isolation.process if isolation.declared else None
+    return score_eval(load_version(benchmark_row), benchmark_row.ref, setup, store, eval_row.id, apart)
 
 
 def _isolation(eval_row: EvalRow, store: Store, declared: dict[str, Any], workers: int) -> Isolation:
