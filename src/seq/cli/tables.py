@@ -70,3 +70,13 @@ def print_policy_table(rows: list[dict[str, Any]], console: Console | None = Non
         version = f"v{row['version']}" if row["version"] else "—"
         table.add_row(row["name"], version, row["kind"], latest, parameters or "—")
     (console or Console(highlight=False)).print(table)
+
+
+def print_benchmark_table(rows: list[dict[str, Any]], console: Console | None = None) -> None:
+    """Benchmarks usable by name: latest version, kind, latest eval."""
+    table = _table("name", "version", "kind", "latest eval")
+    for row in rows:
+        version = f"v{row['version']}" if row["version"] else "—"
+        latest = f"{row['latest_eval']} ({row['latest_eval_status']})" if row["latest_eval"] else "—"
+        table.add_row(row["name"], version, "built-in" if row["builtin"] else "deployed", latest)
+    (console or Console(highlight=False)).print(table)
