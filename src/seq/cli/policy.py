@@ -16,7 +16,7 @@ app = typer.Typer(help="List policies, and serve them to evals over websockets."
 
 @app.command("ls")
 def ls_command(as_json: bool = typer.Option(False, "--json", help="Print as JSON.")) -> None:
-    """Policies usable by name: latest version, kind, declared parameters and latest eval."""
+    """Policies built in or registered: latest version, kind, parameters and latest eval."""
     from seq.cli.tables import print_policy_table
     from seq.registry.policies import policies
 

@@ -62,7 +62,7 @@ def print_eval_table(rows: list[dict[str, Any]], console: Console | None = None)
 
 
 def print_policy_table(rows: list[dict[str, Any]], console: Console | None = None) -> None:
-    """Policies usable by name: latest version, kind, latest eval, declared parameters (defaults)."""
+    """Policies built in or registered: latest version, kind, latest eval, parameters (defaults)."""
     table = _table("name", "version", "kind", "latest eval", "parameters", wrapping=("parameters",))
     for row in rows:
         parameters = ", ".join(f"{name}={spec.get('default')!r}" for name, spec in row["parameters"].items())

@@ -14,13 +14,13 @@ from seq.engine.inprocess import InProcessBackend
 from seq.engine.isolation import Isolation, isolate
 from seq.engine.local import LocalBackend, WorkersFailed
 from seq.engine.prepare import check_envs, default_envs
-from seq.engine.scoring import score_eval
+from seq.engine.scoring import Scores, score_eval
 from seq.engine.sequential import decide, plan_rounds
 from seq.engine.shards import HealthCheck, Shard, ShardUnhealthy, SharedQueue
 from seq.engine.worker import ArmConfig, WorkerConfig
 from seq.errors import EvalCanceled, SeqInputError
 from seq.record.episode import EpisodeResult
-from seq.record.store import CANCELED, COMPLETED, FAILED, RUNNING, EvalRow, Store
+from seq.record.store import CANCELED, COMPLETED, FAILED, RUNNING, EvalRow, Store, VersionRow
 from seq.registry.deploy import load_version
 from seq.registry.loader import IN_MEMORY, load_class
 
@@ -254,8 +254,8 @@ def execute_eval(
 
 
 def _scores(
-    eval_row: EvalRow, benchmark_row: Any, config: WorkerConfig, isolation: Isolation, store: Store
-) -> Any:
+    eval_row: EvalRow, benchmark_row: VersionRow, config: WorkerConfig, isolation: Isolation, store: Store
+) -> Scores:
     """The score hook's values per group, from instances set up with each arm's setup parameters:
     where the workers ran when the benchmark declares isolation, else in this process."""
     setup = {name: arm.setup_parameters for name, arm in config.arms.items()}

@@ -1,4 +1,4 @@
-"""Python twin of `seq policy ls`: every policy usable by name, built-in or deployed."""
+"""Python twin of `seq policy ls`: every policy built in or registered."""
 
 from __future__ import annotations
 
@@ -31,8 +31,9 @@ def _builtin_parameters(name: str) -> dict[str, Any]:
 
 
 def policies(store: Store | None = None) -> list[dict[str, Any]]:
-    """Every policy usable by name (built-in, deployed, or seen behind a server), by name: its latest
-    version, where it comes from, and its latest eval (an arm of it counts)."""
+    """Every policy built in or registered (deployed, served, or an object evaluated in memory), by
+    name: its latest version, where it comes from, its parameters and its latest eval (an arm of it
+    counts)."""
     store = store or Store()
     latest = {row.name: row for row in store.versions("policy")}
     last_eval: dict[str, tuple[str, str]] = {}
