@@ -53,6 +53,7 @@ _EXPORTS = {
     "compare_benchmarks": "seq.eval",
     "remove_benchmark": "seq.registry.benchmarks",
     "deploy": "seq.registry.deploy",
+    "policies": "seq.registry.policies",
     "Report": "seq.report.report",
 }
 _SUBMODULES = ("eval", "image", "secret", "stats", "tf", "volume")
@@ -75,6 +76,7 @@ if TYPE_CHECKING:
     from seq.registry.adapters import adapter_source, adapters, check_adapter, remove_adapter, show_adapter
     from seq.registry.benchmarks import benchmarks, remove_benchmark
     from seq.registry.deploy import deploy
+    from seq.registry.policies import policies
     from seq.report.report import Report
 
 
@@ -139,6 +141,7 @@ __all__ = [
     "image",
     "infer",
     "load",
+    "policies",
     "policy",
     "remove_adapter",
     "remove_benchmark",

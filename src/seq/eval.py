@@ -169,18 +169,30 @@ def status(eval_id: str, store: Store | None = None) -> Report:
 
 
 def ls(
-    benchmark: str | None = None, limit: int | None = None, store: Store | None = None
+    benchmark: str | None = None,
+    limit: int | None = None,
+    store: Store | None = None,
+    policy: str | None = None,
 ) -> list[dict[str, Any]]:
-    """Evals, newest first: id, status, policy, benchmark, episodes done of the total."""
+    """Evals, newest first: id, status, policy (the first arm's), benchmark, each arm with the
+    parameters the eval set (`arms`), episodes done of the total. `policy=` keeps the evals that
+    ran it in any arm."""
     store = store or Store()
     rows = []
-    for row in store.evals(benchmark=benchmark, limit=limit):
+    found = store.evals(benchmark=benchmark, limit=None if policy else limit)
+    if policy:
+        found = [row for row in found if policy in _policy_names(row)][:limit]
+    for row in found:
         rows.append(
             {
                 "id": row.id,
                 "status": row.status,
                 "policy": f"{row.policy}@v{row.policy_version}",
                 "benchmark": f"{row.benchmark}@v{row.benchmark_version}",
+                "arms": [
+                    {"name": arm.get("name", ""), "policy": arm.get("policy"), "params": arm.get("params")}
+                    for arm in row.arguments.get("arms", [])
+                ],
                 "created_at": row.created_at,
                 "done": len(store.episodes(row.id)),
                 "total": store.count_items(row.id),
@@ -190,11 +202,56 @@ def ls(
     return rows
 
 
+def _policy_names(row: EvalRow) -> set[str]:
+    return {row.policy} | {str(arm.get("policy_name")) for arm in row.manifest.get("arms", [])}
+
+
+def rm(*eval_ids: str, store: Store | None = None) -> list[dict[str, Any]]:
+    """Remove evals (ids or unique prefixes): their work items, episodes, scores and files. Every id
+    is checked before any is removed; an eval whose runner is alive is refused, an interrupted,
+    failed or finished one goes. Returns what went, `{"id", "status", "episodes", "files"}` each.
+
+    >>> seq.eval.rm("ev-3f2a")
+    """
+    import shutil
+
+    from seq.record.store import RUNNING
+
+    store = store or Store()
+    rows = []
+    for eval_id in eval_ids:
+        row = store.find_eval(eval_id)
+        if row is None:
+            raise SeqInputError(f"no eval has id {eval_id!r} (seq eval ls lists them).")
+        if row.status == RUNNING:
+            raise SeqInputError(f"eval {row.id} is running; stop its runner (Ctrl-C) before removing it.")
+        rows.append(row)
+    removed = []
+    for row in {row.id: row for row in rows}.values():
+        episodes = store.remove_eval(row.id)
+        files = store.path.parent / "artifacts" / row.id
+        had_files = files.is_dir()
+        shutil.rmtree(files, ignore_errors=True)
+        removed.append({"id": row.id, "status": row.status, "episodes": episodes, "files": had_files})
+    return removed
+
+
 def compare(first: str, second: str, threshold: float = 0.05, store: Store | None = None) -> Report:
-    """Two finished evals, paired episode by episode: each one's rates, the paired difference
-    (B − A) with its interval, McNemar's exact test and the verdict."""
+    """Two finished evals of one benchmark (any of its versions), paired episode by episode: each
+    one's rates, the paired difference (B − A) with its interval, McNemar's exact test and the verdict.
+    Evals of two different benchmarks are refused: `seq.compare_benchmarks(evals=(A, B))` pairs those."""
     from seq.report.compare import compare_evals
 
+    store = store or Store()
+    rows = [store.find_eval(eval_id) for eval_id in (first, second)]
+    if rows[0] is not None and rows[1] is not None and rows[0].benchmark != rows[1].benchmark:
+        a, b = rows
+        raise SeqInputError(
+            f"evals {a.id} and {b.id} ran different benchmarks ({a.benchmark}@v{a.benchmark_version} "
+            f"and {b.benchmark}@v{b.benchmark_version}), so their episodes are not the same episodes; "
+            f"to compare two benchmarks on the same tasks and seeds, run seq benchmark compare --evals "
+            f"{a.id} {b.id}."
+        )
     return compare_evals(first, second, threshold, store)
 
 
@@ -289,4 +346,6 @@ def compare_benchmarks(
             for name in (first, second)
         ]
         evals = (ran[0], ran[1])
-    return compare(evals[0], evals[1], threshold, store)
+    from seq.report.compare import compare_evals  # `compare` refuses two benchmarks; this is their point
+
+    return compare_evals(evals[0], evals[1], threshold, store)

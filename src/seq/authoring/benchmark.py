@@ -123,7 +123,7 @@ def benchmark(
     says done. `render` records videos (`seq.Record`). Where it runs: `image` (a `seq.Image`, built
     once as a virtual environment), `assets` (a `seq.Volume`, read-only at `/assets`), `secrets`
     (`seq.Secret`s, environment variables of the benchmark's processes only), `cpu` (workers, by
-    default one per core), `memory` (for all workers: MiB, or a text like `"4GiB"`) and `gpu` (a
+    default one per core), `memory` (for all workers: GiB, or a text like `"512MiB"`) and `gpu` (a
     card's name, or `"cpu"`, the default).
     """
     if isinstance(name, type):  # used bare, as @seq.benchmark

@@ -7,26 +7,30 @@ from typing import Any
 
 from seq.errors import SeqInputError
 
-_UNITS = {"": 2**20, "k": 2**10, "ki": 2**10, "m": 2**20, "mi": 2**20, "g": 2**30, "gi": 2**30}
-_MEMORY = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kKmMgG]i?)?[bB]?\s*$")
+_UNITS = {"k": 2**10, "m": 2**20, "g": 2**30, "t": 2**40}
+_MEMORY = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(?:([kKmMgGtT])i?[bB]?)?\s*$")
+_EXPECTED = "expected GiB as a number (32) or a text with its unit ('512MiB', '2GiB')"
 
 
 def parse_memory(value: Any, where: str) -> int:
-    """Bytes from `memory=`: an integer of MiB (as Modal takes it) or a text like `"512MiB"`, `"2GiB"`."""
-    if isinstance(value, bool) or not isinstance(value, int | str):
-        raise SeqInputError(
-            f"{where}: memory= must be MiB as an integer or a text like '2GiB', got {value!r}."
-        )
-    if isinstance(value, int):
-        number, unit = float(value), ""
-    else:
+    """Bytes from `memory=`, for all of a benchmark's workers together: a bare number is GiB (seed
+    000 writes `cpu=16, memory=32`), a text names its unit (`"512MiB"`, `"2GiB"`)."""
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        raise SeqInputError(f"{where}: memory={value!r} is not a size; {_EXPECTED}.")
+    if isinstance(value, str):
         match = _MEMORY.match(value)
         if match is None:
+            raise SeqInputError(f"{where}: memory={value!r} is not a size; {_EXPECTED}.")
+        if match.group(2) is None:  # "512" once meant MiB: ask rather than guess
             raise SeqInputError(
-                f"{where}: memory={value!r} is not a size; expected e.g. 512 (MiB) or '2GiB'."
+                f"{where}: memory={value!r} has no unit; write {match.group(1)} (a number is GiB) "
+                f"or '{match.group(1)}MiB'."
             )
-        number, unit = float(match.group(1)), (match.group(2) or "").lower()
-    size = int(number * _UNITS[unit])
+        size = int(float(match.group(1)) * _UNITS[match.group(2).lower()])
+    elif value != value or value in (float("inf"), float("-inf")):
+        raise SeqInputError(f"{where}: memory={value!r} is not a size; {_EXPECTED}.")
+    else:
+        size = int(value * 2**30)
     if size < 64 * 2**20:
         raise SeqInputError(f"{where}: memory={value!r} is under 64 MiB, too little for a Python worker.")
     return size

@@ -18,6 +18,7 @@ episode.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import queue
 import threading
@@ -177,6 +178,12 @@ class VideoRecorder:
         **options: Any,
     ) -> None:
         use_backend(gl)  # before the benchmark's first `import mujoco`, in this worker
+        if gl is not None:
+            # Import MuJoCo (and its GL backend module) on this thread, before the encoder thread
+            # warms a context: a benchmark importing it in reset at the same moment as that thread
+            # would meet a half-imported `mujoco.egl` (Python's import deadlock guard).
+            with contextlib.suppress(Exception):  # the benchmark's own import reports it
+                import mujoco  # noqa: F401
         self.directory = Path(directory)
         self.items = None if items is None else set(items)
         self.camera, self.fps, self.fast = camera, float(fps), fast

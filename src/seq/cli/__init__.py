@@ -1,36 +1,16 @@
-"""The `seq` command line: a mirror of the Python API (`seq.deploy`, `seq.eval.run`, …)."""
+"""The `seq` command line: a mirror of the Python API (`seq.deploy`, `seq.eval.run`, …).
+
+The command tree lives in `seq.cli.app` and is imported only when a command of ours runs: `seq 1 60`
+in a shell loop is coreutils' and is handed over before anything heavy is imported.
+"""
 
 from __future__ import annotations
 
 import logging
 import sys
 
-import typer
-
-from seq.cli.adapter import app as adapter_app
-from seq.cli.benchmark import app as benchmark_app
-from seq.cli.deploy import deploy_command
-from seq.cli.eval import app as eval_app
-from seq.cli.image import app as image_app
-from seq.cli.policy import app as policy_app
-from seq.cli.secret import app as secret_app
-from seq.cli.volume import app as volume_app
+from seq.cli.coreutils import is_coreutils_form, run_system_seq
 from seq.errors import SeqInputError
-
-app = typer.Typer(
-    help="seq: evaluate robot policies on simulated benchmarks, with honest statistics.",
-    no_args_is_help=True,
-    pretty_exceptions_enable=False,
-    add_completion=False,
-)
-app.command("deploy")(deploy_command)
-app.add_typer(eval_app, name="eval")
-app.add_typer(benchmark_app, name="benchmark")
-app.add_typer(adapter_app, name="adapter")
-app.add_typer(policy_app, name="policy")
-app.add_typer(image_app, name="image")
-app.add_typer(volume_app, name="volume")
-app.add_typer(secret_app, name="secret")
 
 
 def _show_progress_log() -> None:
@@ -47,9 +27,14 @@ def _show_progress_log() -> None:
 
 def main(argv: list[str] | None = None) -> None:
     """Entry point of the `seq` script: bad input is one sentence on stderr and exit code 2."""
+    args = sys.argv[1:] if argv is None else list(argv)
+    if is_coreutils_form(args):
+        run_system_seq(args)
     _show_progress_log()
+    from seq.cli.app import app
+
     try:
-        app(args=argv, standalone_mode=True)
+        app(args=args, standalone_mode=True)
     except SeqInputError as error:
         print(f"seq: error: {error}", file=sys.stderr)
         sys.exit(2)

@@ -6,9 +6,8 @@ import json
 
 import typer
 from rich.console import Console
-from rich.table import Table
 
-from seq.cli.eval import print_eval_table
+from seq.cli.tables import print_benchmark_table, print_eval_table
 from seq.eval import benchmark_evals, compare_benchmarks
 from seq.registry.benchmarks import benchmarks, remove_benchmark
 
@@ -22,14 +21,7 @@ def ls_command(as_json: bool = typer.Option(False, "--json", help="Print as JSON
     if as_json:
         print(json.dumps(rows, indent=2))
         return
-    table = Table(header_style="bold")
-    for column in ("name", "version", "kind", "latest eval"):
-        table.add_column(column)
-    for row in rows:
-        version = f"v{row['version']}" if row["version"] else "—"
-        latest = f"{row['latest_eval']} ({row['latest_eval_status']})" if row["latest_eval"] else "—"
-        table.add_row(row["name"], version, "built-in" if row["builtin"] else "deployed", latest)
-    Console().print(table)
+    print_benchmark_table(rows)
 
 
 @app.command("evals")

@@ -1,4 +1,4 @@
-"""`seq eval run / status / report / ls`."""
+"""`seq eval run / status / report / ls / rm / compare / export / merge`."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from rich.table import Table
 import seq.eval as api
 from seq.cli.options import SectionedHelp, command_from, extra_option, split_list
 from seq.cli.progress import EvalProgress
+from seq.cli.tables import print_eval_table
 from seq.engine.request import EvalRequest
 from seq.engine.shards import ShardUnhealthy
 from seq.errors import EvalCanceled, SeqInputError
@@ -169,39 +170,35 @@ def status_command(
 
 @app.command("ls")
 def ls_command(
+    policy: str = typer.Argument(None, help="Only evals that ran this policy (in any arm)."),
     benchmark: str = typer.Option(None, "--benchmark", help="Only evals of this benchmark."),
     limit: int = typer.Option(50, "--limit", help="At most this many, newest first."),
     as_json: bool = typer.Option(False, "--json", help="Print as JSON."),
 ) -> None:
-    """Evals, newest first."""
-    rows = api.ls(benchmark=benchmark, limit=limit)
+    """Evals, newest first, with their whole ids (any unique prefix of one names it)."""
+    rows = api.ls(benchmark=benchmark, limit=limit, policy=policy)
     if as_json:
         print(json.dumps(rows, indent=2))
         return
     print_eval_table(rows)
 
 
-def print_eval_table(rows: list[dict]) -> None:
-    table = Table(header_style="bold")
-    for column in ("id", "status", "benchmark", "policy", "episodes", "created"):
-        table.add_column(column)
-    for row in rows:
-        created = time.strftime("%Y-%m-%d %H:%M", time.localtime(row["created_at"]))
-        table.add_row(
-            row["id"],
-            row["status"],
-            row["benchmark"],
-            row["policy"],
-            f"{row['done']}/{row['total']}",
-            created,
-        )
-    Console().print(table)
+@app.command("rm")
+def rm_command(
+    eval_ids: list[str] = typer.Argument(..., help="Eval ids, or unique prefixes of them."),
+) -> None:
+    """Remove evals: their episodes, scores and files. An eval whose runner is alive is refused."""
+    console = Console(highlight=False)
+    for removed in api.rm(*eval_ids):
+        files = " and its files" if removed["files"] else ""
+        what = f"{removed['status']}, {removed['episodes']} episodes"
+        console.print(f"removed eval {removed['id']} ({what}){files}")
 
 
 @app.command("compare")
 def compare_command(
-    first: str = typer.Argument(..., help="Eval A (the baseline)."),
-    second: str = typer.Argument(..., help="Eval B."),
+    first: str = typer.Argument(..., help="Eval A (the baseline), its id or a unique prefix."),
+    second: str = typer.Argument(..., help="Eval B, of the same benchmark."),
     threshold: float = typer.Option(0.05, "--threshold", help="Equivalence margin."),
     as_json: bool = typer.Option(False, "--json", help="Print the comparison as JSON."),
     markdown: Path = typer.Option(None, "--markdown", help="Also write it as Markdown."),

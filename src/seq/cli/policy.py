@@ -1,6 +1,9 @@
-"""`seq policy serve`: a policy behind a batching websocket server (the twin of `seq.serve`)."""
+"""`seq policy ls` (the twin of `seq.policies()`) and `seq policy serve`: a policy behind a
+batching websocket server (the twin of `seq.serve`)."""
 
 from __future__ import annotations
+
+import json
 
 import typer
 from rich.console import Console
@@ -8,12 +11,20 @@ from rich.console import Console
 from seq.cli.options import parse_params
 from seq.serving.launch import DEFAULT_MAX_MESSAGE_BYTES, serve
 
-app = typer.Typer(help="Serve policies to evals over websockets.", no_args_is_help=True)
+app = typer.Typer(help="List policies, and serve them to evals over websockets.", no_args_is_help=True)
 
 
-@app.callback()
-def policy_group() -> None:  # a callback keeps this a group, so the command stays `seq policy serve`
-    """Serve policies to evals over websockets."""
+@app.command("ls")
+def ls_command(as_json: bool = typer.Option(False, "--json", help="Print as JSON.")) -> None:
+    """Policies built in or registered: latest version, kind, parameters and latest eval."""
+    from seq.cli.tables import print_policy_table
+    from seq.registry.policies import policies
+
+    rows = policies()
+    if as_json:
+        print(json.dumps(rows, indent=2))
+        return
+    print_policy_table(rows)
 
 
 @app.command("serve")

@@ -12,7 +12,7 @@ from typing import Any
 
 from seq.engine.prepare import check_envs, default_envs
 from seq.engine.scheduler import Backend, Scheduler, WorkersFailed
-from seq.engine.scoring import score_groups
+from seq.engine.scoring import Scores, score_eval
 from seq.engine.sequential import decide, plan_rounds
 from seq.engine.shards import HealthCheck, Shard, ShardUnhealthy, SharedQueue
 from seq.engine.worker import ArmConfig, WorkerConfig
@@ -20,7 +20,7 @@ from seq.engine.worker_process import Isolation, isolate
 from seq.errors import EvalCanceled, SeqInputError
 from seq.record.arguments import ServeOptions
 from seq.record.episode import EpisodeResult
-from seq.record.store import CANCELED, COMPLETED, FAILED, RUNNING, EvalRow, Store
+from seq.record.store import CANCELED, COMPLETED, FAILED, RUNNING, EvalRow, Store, VersionRow
 from seq.registry.deploy import load_version
 from seq.registry.loader import IN_MEMORY, load_class
 
@@ -250,10 +250,20 @@ def execute_eval(
         else:
             store.set_eval_status(eval_row.id, status, add_wall_s=time.perf_counter() - started)
         if status in (COMPLETED, CANCELED):
-            store.write_scores(eval_row.id, score_groups(load_version(benchmark_row), store, eval_row.id))
+            store.write_scores(eval_row.id, _scores(eval_row, benchmark_row, config, isolation, store))
     if status == CANCELED:
         raise EvalCanceled(eval_row.id)
     return status
+
+
+def _scores(
+    eval_row: EvalRow, benchmark_row: VersionRow, config: WorkerConfig, isolation: Isolation, store: Store
+) -> Scores:
+    """The score hook's values per group, from instances set up with each arm's setup parameters:
+    where the workers ran when the benchmark declares isolation, else in this process."""
+    setup = {name: arm.setup_parameters for name, arm in config.arms.items()}
+    apart = isolation.process if isolation.declared else None
+    return score_eval(load_version(benchmark_row), benchmark_row.ref, setup, store, eval_row.id, apart)
 
 
 def _isolation(eval_row: EvalRow, store: Store, declared: dict[str, Any], workers: int) -> Isolation:
@@ -280,7 +290,7 @@ def _isolation(eval_row: EvalRow, store: Store, declared: dict[str, Any], worker
 
 
 def resume_eval(eval_id: str, store: Store) -> EvalRow:
-    row = store.get_eval(eval_id)
+    row = store.find_eval(eval_id)  # the id, or a unique prefix of it
     if row is None:
         raise SeqInputError(f"--resume {eval_id}: no eval has that id (seq eval ls lists them).")
     return row

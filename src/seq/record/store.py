@@ -244,6 +244,36 @@ class Store:
     def eval_ids(self) -> list[str]:
         return [row[0] for row in self._db.execute("SELECT id FROM evals")]
 
+    def find_eval(self, text: str) -> EvalRow | None:
+        """The eval whose id is `text`, else the one whose id starts with `text` (or `ev-` + `text`),
+        as git takes a commit; None when none does. A prefix several ids share is refused, naming them."""
+        row = self.get_eval(text)
+        if row is not None or not text:
+            return row
+        for prefix in (text, f"ev-{text}"):
+            ids = [
+                found[0]
+                for found in self._db.execute(
+                    "SELECT id FROM evals WHERE substr(id, 1, ?) = ? ORDER BY id", (len(prefix), prefix)
+                )
+            ]
+            if len(ids) == 1:
+                return self.get_eval(ids[0])
+            if ids:
+                shown = ", ".join(ids[:6]) + (f" and {len(ids) - 6} more" if len(ids) > 6 else "")
+                raise SeqInputError(f"eval id {text!r} is ambiguous: it starts {shown}; give more of it.")
+        return None
+
+    def remove_eval(self, eval_id: str) -> int:
+        """Delete an eval with its work items, episodes and scores in one transaction; returns how
+        many episodes it held. Its files beside the record are the caller's to delete."""
+        with self.transaction() as db:
+            episodes = db.execute("SELECT COUNT(*) FROM episodes WHERE eval_id=?", (eval_id,)).fetchone()[0]
+            for table in ("episodes", "items", "scores"):
+                db.execute(f"DELETE FROM {table} WHERE eval_id=?", (eval_id,))
+            db.execute("DELETE FROM evals WHERE id=?", (eval_id,))
+        return episodes
+
     def set_eval_status(self, eval_id: str, status: str, add_wall_s: float = 0.0) -> None:
         """Set an eval's status; `running` also records this process as its runner."""
         finished = None if status == RUNNING else time.time()

@@ -18,6 +18,7 @@ from seq.errors import SeqInputError
 from seq.record.store import Store, VersionRow, seq_home
 from seq.registry.adapters import adapter_declared, check_adapter_source, declares_adapter
 from seq.registry.builtins import BUILTINS
+from seq.registry.content import content_sha256
 from seq.registry.loader import IN_MEMORY, import_file, load_class, module_name_for
 
 
@@ -93,8 +94,9 @@ def deploy(target: str | Path, store: Store | None = None) -> list[Deployed]:
     """Register every `@seq.benchmark`, `@seq.policy` and `@seq.adapter` class in a file (or only
     `FILE:Class`).
 
-    The version is the content: the same file is the same version, a changed one the next number,
-    and numbers are never reused, also after `seq benchmark rm`.
+    The version is the content of what the class runs (`seq.registry.content`): its own source and
+    the module's code other than the file's other registered classes. The same code is the same
+    version, a change the next number, and numbers are never reused, also after `seq benchmark rm`.
     """
     text = str(target)
     path_text, _, class_name = text.partition(":") if not Path(text).exists() else (text, "", "")
@@ -110,6 +112,8 @@ def deploy(target: str | Path, store: Store | None = None) -> list[Deployed]:
         for name, value in vars(module).items()
         if inspect.isclass(value) and value.__module__ == module.__name__ and kind_and_spec(value)
     }
+    registered = {cls.__name__ for cls in found.values()}
+    source = data.decode(errors="replace")
     if class_name:
         if class_name not in found:
             close = difflib.get_close_matches(class_name, list(found), n=1)
@@ -137,21 +141,41 @@ def deploy(target: str | Path, store: Store | None = None) -> list[Deployed]:
             "origin_dir": str(path.parent.resolve()),
             "file": str(path),
         }
-        declared = adapter_declared(cls, spec, path, data) if kind == "adapter" else spec.describe()
-        row, created = store.register_version(kind, spec.name, sha, ref, declared)
+        if kind == "adapter":  # an adapter is its one file, pulled back as it was registered
+            declared, content = adapter_declared(cls, spec, path, data), sha
+        else:
+            declared, content = spec.describe(), content_sha256(source, cls.__name__, registered)
+        row, created = _same_file(store, kind, spec.name, ref) or store.register_version(
+            kind, spec.name, content, ref, declared
+        )
         deployed.append(Deployed(kind, row, created, _notes(spec)))
     return deployed
+
+
+def _same_file(store: Store, kind: str, name: str, ref: dict[str, Any]) -> tuple[VersionRow, bool] | None:
+    """The live version registered from this very file and class, if any (a record whose versions
+    hashed whole files stays on them until the class's code changes)."""
+    for row in reversed(store.versions(kind, name)):
+        if row.ref.get("sha256") == ref["sha256"] and row.ref.get("qualname") == ref["qualname"]:
+            return row, False
+    return None
 
 
 def register_builtin(kind: str, name: str, store: Store) -> VersionRow:
     """The version of a built-in benchmark or policy: its module's content, registered on first use."""
     module_name, qualname = BUILTINS[kind][name]
     module = importlib.import_module(module_name)
-    source = Path(inspect.getfile(module)).read_bytes()
+    source = Path(inspect.getfile(module)).read_text()
     cls = getattr(module, qualname)
     _, spec = kind_and_spec(cls)  # type: ignore[misc]
     ref = {"module": module_name, "qualname": qualname}
-    row, _ = store.register_version(kind, name, _sha256(source), ref, spec.describe())
+    registered = {
+        value.__name__
+        for value in vars(module).values()
+        if inspect.isclass(value) and value.__module__ == module_name and kind_and_spec(value)
+    }
+    content = content_sha256(source, cls.__name__, registered)
+    row, _ = store.register_version(kind, name, content, ref, spec.describe())
     return row
 
 

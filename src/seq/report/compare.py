@@ -19,11 +19,11 @@ def compare_evals(first: str, second: str, threshold: float = 0.05, store: Store
     store = store or Store()
     rows = []
     for eval_id in (first, second):
-        row = store.get_eval(eval_id)
+        row = store.find_eval(eval_id)  # the id, or a unique prefix of it
         if row is None:
             raise SeqInputError(f"no eval has id {eval_id!r} (seq eval ls lists them).")
         if len(row.manifest.arms) > 1:
-            raise SeqInputError(f"eval {eval_id} has several arms; its own report compares them.")
+            raise SeqInputError(f"eval {row.id} has several arms; its own report compares them.")
         rows.append(row)
     a, b = rows
     labels = [f"A {a.id}", f"B {b.id}"]

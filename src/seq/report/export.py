@@ -15,6 +15,7 @@ def export_eval(eval_id: str, directory: str | Path, store: Store | None = None)
     """Write `episodes.jsonl`, `report.json` and `unfinished.json` for an eval into `directory`."""
     store = store or Store()
     report = build_report(eval_id, store)
+    eval_id = report.eval_id  # the whole id, when a prefix named it
     out = Path(directory)
     out.mkdir(parents=True, exist_ok=True)
     episodes = out / "episodes.jsonl"

@@ -298,9 +298,10 @@ def across_tasks(results: list[EpisodeResult], arms: list[str], metric: str) -> 
 def build_report(eval_id: str, store: Store | None = None) -> Report:
     """Read an eval's record and compute its report (intervals, groups, errors, cost, manifest)."""
     store = store or Store()
-    row = store.get_eval(eval_id)
+    row = store.find_eval(eval_id)  # the id, or a unique prefix of it
     if row is None:
         raise SeqInputError(f"no eval has id {eval_id!r} (seq eval ls lists them).")
+    eval_id = row.id
     results = store.episodes(eval_id)
     arms = row.manifest.arm_names
     table, problems, comparisons = analyse(results, store.scores(eval_id), arms, row.arguments.threshold)

@@ -1,0 +1,49 @@
+"""The `seq` command tree: one group per plane, each command the twin of a Python call."""
+
+from __future__ import annotations
+
+import typer
+
+from seq.cli.adapter import app as adapter_app
+from seq.cli.benchmark import app as benchmark_app
+from seq.cli.deploy import deploy_command
+from seq.cli.eval import app as eval_app
+from seq.cli.image import app as image_app
+from seq.cli.policy import app as policy_app
+from seq.cli.secret import app as secret_app
+from seq.cli.volume import app as volume_app
+
+app = typer.Typer(
+    help="seq: evaluate robot policies on simulated benchmarks, with honest statistics.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+)
+
+
+def _print_version(asked: bool) -> None:
+    if asked:
+        from seq._version import __version__, git_sha
+
+        sha = git_sha()
+        print(f"seq {__version__}" + (f" (git {sha})" if sha else ""))
+        raise typer.Exit()
+
+
+@app.callback()
+def seq_group(
+    version: bool = typer.Option(
+        False, "--version", callback=_print_version, is_eager=True, help="Print seq's version and exit."
+    ),
+) -> None:
+    """seq: evaluate robot policies on simulated benchmarks, with honest statistics."""
+
+
+app.command("deploy")(deploy_command)
+app.add_typer(eval_app, name="eval")
+app.add_typer(benchmark_app, name="benchmark")
+app.add_typer(adapter_app, name="adapter")
+app.add_typer(policy_app, name="policy")
+app.add_typer(image_app, name="image")
+app.add_typer(volume_app, name="volume")
+app.add_typer(secret_app, name="secret")

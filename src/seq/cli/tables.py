@@ -1,0 +1,82 @@
+"""The listing tables of `seq eval ls`, `seq benchmark evals` and `seq policy ls`, made to read at
+80 columns: ids, statuses, counts and times are never wrapped or cut; the free text (what ran, the
+parameters) wraps under its own heading instead."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from rich import box
+from rich.console import Console
+from rich.table import Table
+
+
+def _table(*columns: str, wrapping: Sequence[str] = ()) -> Table:
+    """A light table: whole values in every column but those in `wrapping`, which fold."""
+    table = Table(box=box.SIMPLE_HEAD, header_style="bold", pad_edge=False, padding=(0, 1))
+    for column in columns:
+        if column in wrapping:
+            table.add_column(column, overflow="fold", ratio=1, min_width=max(len(column), 12))
+        else:
+            table.add_column(column, no_wrap=True)
+    return table
+
+
+def _params_text(params: Mapping[str, Any]) -> str:
+    return ", ".join(f"{key}={value}" for key, value in params.items())
+
+
+def arms_text(arms: Sequence[Mapping[str, Any]]) -> str:
+    """One arm: the parameters the eval set; several: each arm's name, and what all share."""
+    if not arms:
+        return ""
+    if len(arms) == 1:
+        return _params_text(arms[0].get("params") or {})
+    shared = {
+        key: value
+        for key, value in (arms[0].get("params") or {}).items()
+        if all((arm.get("params") or {}).get(key) == value for arm in arms)
+    }
+    text = "arms: " + " | ".join(str(arm.get("name") or "?") for arm in arms)
+    return text + (f"; all: {_params_text(shared)}" if shared else "")
+
+
+def print_eval_table(rows: list[dict[str, Any]], console: Console | None = None) -> None:
+    """Evals, one per row: whole id, status, what ran (benchmark + policies, then the parameters and
+    arms on the line below), episodes done of the total, when it was created."""
+    table = _table("id", "status", "ran", "episodes", "created", wrapping=("ran",))
+    for row in rows:
+        policies = list(dict.fromkeys(arm["policy"] for arm in row.get("arms", []) if arm.get("policy")))
+        ran = f"{row['benchmark']} + {' vs '.join(policies) or row['policy']}"
+        extra = arms_text(row.get("arms", []))
+        table.add_row(
+            row["id"],
+            row["status"],
+            ran + (f"\n{extra}" if extra else ""),
+            f"{row['done']}/{row['total']}",
+            time.strftime("%Y-%m-%d %H:%M", time.localtime(row["created_at"])),
+        )
+    (console or Console(highlight=False)).print(table)
+
+
+def print_policy_table(rows: list[dict[str, Any]], console: Console | None = None) -> None:
+    """Policies built in or registered: latest version, kind, latest eval, parameters (defaults)."""
+    table = _table("name", "version", "kind", "latest eval", "parameters", wrapping=("parameters",))
+    for row in rows:
+        parameters = ", ".join(f"{name}={spec.get('default')!r}" for name, spec in row["parameters"].items())
+        latest = f"{row['latest_eval']}\n({row['latest_eval_status']})" if row["latest_eval"] else "—"
+        version = f"v{row['version']}" if row["version"] else "—"
+        table.add_row(row["name"], version, row["kind"], latest, parameters or "—")
+    (console or Console(highlight=False)).print(table)
+
+
+def print_benchmark_table(rows: list[dict[str, Any]], console: Console | None = None) -> None:
+    """Benchmarks usable by name: latest version, kind, latest eval."""
+    table = _table("name", "version", "kind", "latest eval")
+    for row in rows:
+        version = f"v{row['version']}" if row["version"] else "—"
+        latest = f"{row['latest_eval']} ({row['latest_eval_status']})" if row["latest_eval"] else "—"
+        table.add_row(row["name"], version, "built-in" if row["builtin"] else "deployed", latest)
+    (console or Console(highlight=False)).print(table)
