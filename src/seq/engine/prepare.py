@@ -26,6 +26,7 @@ from seq.errors import SeqInputError
 from seq.record.store import EvalRow, Store, VersionRow, WorkItem
 from seq.registry.adapters import adapter_spec, describe_transforms, load_adapter, resolve_adapter
 from seq.registry.deploy import load_version, register_remote, remember_instance, resolve
+from seq.stats.paired import check_threshold
 
 EVAL_PARAMETERS = {"steps_per_query": Parameter("steps_per_query", "int", None)}
 
@@ -204,6 +205,7 @@ def dry_run(request: EvalRequest, store: Store) -> dict[str, Any]:
 
 def prepare_eval(request: EvalRequest, store: Store) -> PreparedEval:
     """Resolve versions and parameters, check compatibility and plan the work items."""
+    check_threshold(request.threshold)  # refused before anything is stored: it decides every verdict
     benchmark_row = resolve("benchmark", request.benchmark, store)
     check_envs(request.envs)
     check_envs_per_worker(request)

@@ -68,7 +68,9 @@ def compare_benchmarks(
     same tasks and seeds, paired episode by episode: each one's rate, B − A with its interval,
     McNemar's exact test and the verdict. `evals=(E1, E2)` reads two finished evals instead."""
     from seq import eval as evals_api
+    from seq.stats import check_threshold
 
+    check_threshold(threshold)  # before any eval runs
     store = store or Store()
     if evals is None:
         if policy is None:
