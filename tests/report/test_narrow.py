@@ -14,6 +14,15 @@ from rich.cells import cell_len
 import seq
 
 
+METHODS = {
+    "tango": "Tango score",
+    "paired-bootstrap-bca": "paired BCa bootstrap",
+    "paired-bootstrap-percentile": "paired percentile bootstrap",
+    "paired-bootstrap (all values equal)": "zero width (every difference equal)",
+    "none (n=1)": "no interval (n=1)",
+}
+
+
 def shown(value: float | None) -> str:
     if value is None:
         return "—"
@@ -46,11 +55,7 @@ def expected_values(report: dict) -> list[str]:
             continue  # the terminal shows every metric overall, the first one per suite and task
         values += [shown_interval(c["rate_a"]), shown_interval(c["rate_b"]), shown_interval(c["difference"])]
         values.append(c["verdict"])
-        values.append(
-            {"tango": "Tango score", "paired-bootstrap-bca": "paired BCa bootstrap"}.get(
-                c["verdict_interval"], c["verdict_interval"]
-            )
-        )
+        values.append(METHODS[c["verdict_interval"]])
         if c["table"] is not None:
             t = c["table"]
             values.append(f"{t['both']}/{t['only_a']}/{t['only_b']}/{t['neither']}")

@@ -72,10 +72,10 @@ def test_bootstrap_is_reproducible():
     assert bootstrap_interval(values) == bootstrap_interval(list(values))
 
 
-def test_constant_data_has_no_interval_rather_than_a_zero_width_one():
+def test_constant_data_says_its_zero_width_interval_is_not_a_percentile_bootstrap():
     interval = bootstrap_interval([100.0] * 20)
-    assert interval.method == "none (all values equal)"
-    assert interval.mean == 100.0 and interval.low is None and interval.high is None
+    assert interval.method == "bootstrap (all values equal)"
+    assert interval.mean == interval.low == interval.high == 100.0
 
 
 def test_bootstrap_single_value():
@@ -93,7 +93,7 @@ def test_metric_interval_dispatch():
 def test_metric_interval_follows_the_kind_not_the_values():
     assert metric_interval([1.0] * 20, kind="rate") == wilson_interval(20, 20)
     assert metric_interval([1.0, 0.0, 1.0], kind="mean").method.startswith("bootstrap")
-    assert metric_interval([1.0] * 20, kind="mean").method == "none (all values equal)"
+    assert metric_interval([1.0] * 20, kind="mean").method == "bootstrap (all values equal)"
     with pytest.raises(ValueError, match="0/1"):
         metric_interval([0.5, 1.0], kind="rate")
     with pytest.raises(ValueError, match="kind"):

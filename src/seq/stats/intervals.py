@@ -6,8 +6,8 @@
 - Any other metric: the bias-corrected and accelerated (BCa) bootstrap of the mean (Efron 1987),
   via `scipy.stats.bootstrap`, with a fixed random state so a report is reproducible; where BCa is
   degenerate (too few distinct values) the percentile bootstrap is used instead. Where every value
-  is equal there is no interval: every resample is the same, and a zero-width "interval" would
-  claim a certainty that n equal values do not give.
+  is equal every resample is the same: the interval has zero width, and its method says so
+  (`bootstrap (all values equal)`) rather than pass for a percentile bootstrap.
 
 Which of the two a metric gets is the metric's kind (`seq.stats.kinds`), fixed for a whole eval,
 not decided group by group from the values.
@@ -25,7 +25,7 @@ import numpy as np
 SMALL_N = 10
 BOOTSTRAP_RESAMPLES = 2000
 BOOTSTRAP_SEED = 0
-ALL_EQUAL = "none (all values equal)"
+ALL_EQUAL = "bootstrap (all values equal)"
 
 
 @dataclass(frozen=True)
@@ -70,7 +70,7 @@ def bootstrap_interval(values: Sequence[float], level: float = 0.95) -> Interval
     if n == 1:
         return Interval(mean, None, None, 1, "none (n=1)", level)
     if np.all(data == data[0]):
-        return Interval(mean, None, None, n, ALL_EQUAL, level)
+        return Interval(mean, mean, mean, n, ALL_EQUAL, level)
     from scipy import stats
 
     for method in ("BCa", "percentile"):

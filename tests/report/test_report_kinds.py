@@ -72,8 +72,8 @@ def test_a_metrics_kind_holds_for_every_group_of_the_eval(tmp_path):
     report = seq.eval.run("idle", benchmark="kinds", envs=1)
     # 1.0 in task a, 100.0 in task b: a mean everywhere; constant groups get no interval, not Wilson
     assert report.kinds["score"].kind == "mean" and report.kinds["score"].source == "values"
-    assert methods(report, "score") == {"none (all values equal)", "bootstrap-bca"}
-    assert report.metric("score", "task", "a").low is None
+    assert methods(report, "score") == {"bootstrap (all values equal)", "bootstrap-bca"}
+    assert report.metric("score", "task", "a").low == 1.0
     assert methods(report, "success") == {"wilson"}  # a rate by name, though every value is 1.0
     assert report.metric("success", "task", "a").low < 1.0
     assert methods(report, "grasped") == {"bootstrap-bca"}  # declared a mean, though 0/1
