@@ -13,7 +13,6 @@ from rich.cells import cell_len
 
 import seq
 
-
 METHODS = {
     "tango": "Tango score",
     "paired-bootstrap-bca": "paired BCa bootstrap",

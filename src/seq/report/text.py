@@ -22,13 +22,25 @@ def partial_line(report: Report) -> str | None:
     if not report.partial:
         return None
     if report.compared:
-        how = f"; seq eval run --resume ID runs the rest of {' or '.join(report.compared)}"
-    else:
-        how = f"; seq eval run --resume {report.eval_id} runs the rest"
-    resume = how if report.status != "running" else ""
+        return _compared_partial_line(report)
+    resume = f"; seq eval run --resume {report.eval_id} runs the rest" if report.status != "running" else ""
     return (
         f"PARTIAL: these results cover {report.done} of {report.total} episodes "
         f"(the eval is {report.status}{resume})."
+    )
+
+
+def _compared_partial_line(report: Report) -> str:
+    """Two evals compared: the episodes left out have no partner; an unfinished eval can resume."""
+    statuses = report.status.split("/") if "/" in report.status else [report.status] * 2
+    unfinished = [
+        f"{eval_id} is {status}; seq eval run --resume {eval_id} runs its rest"
+        for eval_id, status in zip(report.compared, statuses, strict=False)
+        if status != "completed"
+    ]
+    return (
+        f"PARTIAL: these results cover the {report.done} of {report.total} episodes that pair up "
+        "(the others have no partner in the other eval" + "".join(f"; {line}" for line in unfinished) + ")."
     )
 
 
