@@ -178,6 +178,8 @@ SLOW = (
     "tests/registry/test_benchmark_compare.py",
     "tests/seqbench/test_seqbench_calibration_screen.py",
     "tests/capture/test_video.py",
+    "tests/authoring/test_seed000.py",
+    "tests/test_image.py",
 )
 
 

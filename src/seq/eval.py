@@ -190,8 +190,8 @@ def ls(
                 "policy": f"{row.policy}@v{row.policy_version}",
                 "benchmark": f"{row.benchmark}@v{row.benchmark_version}",
                 "arms": [
-                    {"name": arm.get("name", ""), "policy": arm.get("policy"), "params": arm.get("params")}
-                    for arm in row.arguments.get("arms", [])
+                    {"name": arm.name, "policy": arm.policy, "params": arm.params}
+                    for arm in row.arguments.arms
                 ],
                 "created_at": row.created_at,
                 "done": len(store.episodes(row.id)),
@@ -203,7 +203,7 @@ def ls(
 
 
 def _policy_names(row: EvalRow) -> set[str]:
-    return {row.policy} | {str(arm.get("policy_name")) for arm in row.manifest.get("arms", [])}
+    return {row.policy} | {arm.policy_name for arm in row.manifest.arms}
 
 
 def rm(*eval_ids: str, store: Store | None = None) -> list[dict[str, Any]]:
@@ -250,7 +250,7 @@ def compare(first: str, second: str, threshold: float = 0.05, store: Store | Non
             f"evals {a.id} and {b.id} ran different benchmarks ({a.benchmark}@v{a.benchmark_version} "
             f"and {b.benchmark}@v{b.benchmark_version}), so their episodes are not the same episodes; "
             f"to compare two benchmarks on the same tasks and seeds, run seq benchmark compare --evals "
-            f"{a.id} {b.id}."
+            f"{a.id} --evals {b.id}."
         )
     return compare_evals(first, second, threshold, store)
 
@@ -328,6 +328,9 @@ def compare_benchmarks(
     """Two versions of a benchmark (a CPU benchmark and its GPU port, say) with the same policy on the
     same tasks and seeds, paired episode by episode: each one's rate, B − A with its interval,
     McNemar's exact test and the verdict. `evals=(E1, E2)` reads two finished evals instead."""
+    from seq.stats import check_threshold
+
+    check_threshold(threshold)  # before any eval runs
     store = store or Store()
     if evals is None:
         if policy is None:

@@ -46,10 +46,10 @@ def test_seed_000s_benchmark_deploys_and_runs_unchanged(tmp_path):
     assert set(scores) >= {("", "suite", "reaching"), ("", "task", "button-press-topdown-v3")}
 
     manifest = seq.Store().get_eval(report["eval_id"]).manifest
-    assert manifest["image"]["key"] and manifest["environment"]["packages"]["metaworld"] == "3.1.1"
-    assert manifest["assets"]["volume"] == "metaworld-assets"
-    assert manifest["secrets"]["names"] == ["bench-token"]
-    assert manifest["memory"] == {"total": "32 GiB", "per_worker": "16 GiB"}  # memory=32 over --envs 2
+    assert manifest.image.key and manifest.environment.packages["metaworld"] == "3.1.1"
+    assert manifest.assets.volume == "metaworld-assets"
+    assert manifest.secrets.names == ["bench-token"]
+    assert (manifest.memory.total, manifest.memory.per_worker) == ("32 GiB", "16 GiB")  # memory=32, --envs 2
     videos = [e for e in episodes if e.artifacts.get("video")]
     assert sorted((e.task, e.seed) for e in videos) == [("button-press-topdown-v3", 0), ("reach-v3", 0)]
     assert "s3cr3t-v4lue" not in ran.stdout + ran.stderr

@@ -99,7 +99,7 @@ def test_eval_compare_refuses_evals_of_two_benchmarks(toy_file):
     refused_in_one_line(
         run_cli("eval", "compare", "ev-line", "ev-errs"),
         "evals ev-line and ev-errs ran different benchmarks (line@v1 and line-errors@v1)",
-        "seq benchmark compare --evals ev-line ev-errs",
+        "seq benchmark compare --evals ev-line --evals ev-errs",
     )
     both = run_cli("benchmark", "compare", "--evals", "ev-line", "--evals", "ev-errs", "--json")
     assert both.returncode == 0, both.stderr

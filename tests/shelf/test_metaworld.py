@@ -101,11 +101,11 @@ def test_the_expert_against_itself_is_within_threshold_once_enough_pairs_agree()
         benchmark="metaworld",
         vs="metaworld-expert",
         tasks=["reach-v3", "push-v3"],
-        trials=4,
+        trials=8,
         envs=2,
     )
     comparison = report.comparison("success")
-    assert comparison.n == 40 and comparison.verdict == "within threshold"
+    assert comparison.n == 80 and comparison.verdict == "within threshold"  # 73 agreeing pairs or more
 
 
 def test_ray_gives_the_same_rows_as_local_processes():

@@ -9,7 +9,7 @@ import pytest
 
 from seq.stats.compare import VERDICTS, compare_paired
 from seq.stats.intervals import bootstrap_interval, wilson_interval
-from seq.stats.paired import PairedTable, agresti_min_interval, mcnemar_exact
+from seq.stats.paired import PairedTable, agresti_min_interval, mcnemar_exact, tango_interval
 
 
 def pairs(both: int, only_a: int, only_b: int, neither: int) -> tuple[list[int], list[int]]:
@@ -18,15 +18,17 @@ def pairs(both: int, only_a: int, only_b: int, neither: int) -> tuple[list[int],
     return a, b
 
 
-def test_binary_metric_uses_wilson_agresti_min_and_mcnemar():
+def test_a_rate_uses_wilson_tango_and_mcnemar_and_shows_agresti_min_beside():
     a, b = pairs(40, 3, 15, 22)
     result = compare_paired(a, b, "success")
     table = PairedTable(40, 3, 15, 22)
     assert result.metric == "success" and result.n == 80 and result.table == table
+    assert result.kind == "rate"
     assert result.rate_a == wilson_interval(43, 80) and result.rate_b == wilson_interval(55, 80)
-    assert result.difference == agresti_min_interval(table)
-    assert result.p_value == pytest.approx(mcnemar_exact(table))
-    assert result.verdict == "B better" and result.verdict_interval == "agresti-min"
+    assert result.difference == tango_interval(table)
+    assert result.agresti_min == agresti_min_interval(table)  # seed 000's, not the verdict's
+    assert result.p_value == pytest.approx(mcnemar_exact(table)) and result.test == "mcnemar-exact"
+    assert result.verdict == "B better" and result.verdict_interval == "tango"
     assert result.threshold == 0.05
 
 
@@ -35,12 +37,32 @@ def test_a_better_is_the_mirror():
     assert compare_paired(a, b).verdict == "A better"
 
 
-def test_within_threshold_takes_38_agreeing_pairs():
-    a, b = pairs(20, 0, 0, 17)  # 37 pairs, all agreeing
+def test_within_threshold_takes_73_agreeing_pairs_not_agresti_mins_38():
+    a, b = pairs(20, 0, 0, 18)  # 38 pairs, all agreeing: inside ±0.05 by Agresti–Min only
+    result = compare_paired(a, b)
+    assert -0.05 < result.agresti_min.low and result.agresti_min.high < 0.05
+    assert result.verdict == "undecided"
+    a, b = pairs(40, 0, 0, 32)  # 72 pairs
     assert compare_paired(a, b).verdict == "undecided"
-    a, b = pairs(20, 0, 0, 18)  # 38 pairs
+    a, b = pairs(40, 0, 0, 33)  # 73 pairs
     result = compare_paired(a, b)
     assert result.verdict == "within threshold" and result.p_value == 1.0
+
+
+def test_no_margin_no_equivalence_verdict():
+    a, b = pairs(100, 0, 0, 100)
+    result = compare_paired(a, b, threshold=None)
+    assert result.verdict == "undecided" and result.threshold is None
+
+
+def test_the_kind_given_is_kept_whatever_the_values():
+    a, b = pairs(10, 2, 5, 3)
+    as_mean = compare_paired(a, b, "grasped", kind="mean")
+    assert as_mean.kind == "mean" and as_mean.table is None and as_mean.p_value is None
+    assert as_mean.verdict_interval == "paired-bootstrap-bca"
+    assert compare_paired(a, b, "grasped").kind == "rate"  # no kind given: these values decide
+    with pytest.raises(ValueError, match="0/1"):
+        compare_paired([0.5, 1.0], [1.0, 1.0], "success", kind="rate")
 
 
 def test_within_threshold_wins_over_a_significant_small_difference():
@@ -52,7 +74,7 @@ def test_within_threshold_wins_over_a_significant_small_difference():
 
 
 def test_interval_and_test_must_agree_for_a_direction():
-    # Agresti–Min excludes 0 but McNemar's exact p = 2/32 = 0.0625: undecided.
+    # Tango's interval excludes 0 but McNemar's exact p = 2/32 = 0.0625: undecided.
     a, b = pairs(10, 0, 5, 5)
     result = compare_paired(a, b)
     assert result.difference.low > 0 and result.p_value == pytest.approx(0.0625)

@@ -72,10 +72,10 @@ def test_bootstrap_is_reproducible():
     assert bootstrap_interval(values) == bootstrap_interval(list(values))
 
 
-def test_bootstrap_constant_data_uses_percentile():
-    interval = bootstrap_interval([2.5, 2.5, 2.5, 2.5])
-    assert interval.method == "bootstrap-percentile"
-    assert interval.low == interval.high == interval.mean == 2.5
+def test_constant_data_says_its_zero_width_interval_is_not_a_percentile_bootstrap():
+    interval = bootstrap_interval([100.0] * 20)
+    assert interval.method == "bootstrap (all values equal)"
+    assert interval.mean == interval.low == interval.high == 100.0
 
 
 def test_bootstrap_single_value():
@@ -88,6 +88,16 @@ def test_metric_interval_dispatch():
     assert metric_interval([1, 0, 1, 1]).method == "wilson"
     assert metric_interval([1, 0, 1, 1]).mean == 0.75
     assert metric_interval([0.2, 0.9, 0.4, 0.6]).method.startswith("bootstrap")
+
+
+def test_metric_interval_follows_the_kind_not_the_values():
+    assert metric_interval([1.0] * 20, kind="rate") == wilson_interval(20, 20)
+    assert metric_interval([1.0, 0.0, 1.0], kind="mean").method.startswith("bootstrap")
+    assert metric_interval([1.0] * 20, kind="mean").method == "bootstrap (all values equal)"
+    with pytest.raises(ValueError, match="0/1"):
+        metric_interval([0.5, 1.0], kind="rate")
+    with pytest.raises(ValueError, match="kind"):
+        metric_interval([0.5, 1.0], kind="median")
 
 
 def test_small_n_flag():

@@ -8,17 +8,22 @@ import numpy as np
 import pytest
 from scipy import optimize, stats
 
+from seq.errors import SeqInputError
 from seq.stats.intervals import wilson_interval
 from seq.stats.paired import (
     DifferenceInterval,
     PairedTable,
     agreeing_pairs_needed,
     agresti_min_interval,
+    check_threshold,
     mcnemar_exact,
     paired_bootstrap_interval,
     paired_table,
+    tango_equivalent,
     tango_interval,
+    tango_scores,
     tango_statistic,
+    usable_threshold,
     within_threshold,
 )
 
@@ -193,9 +198,34 @@ def test_paired_bootstrap_interval_of_the_mean_difference():
 
 def test_paired_bootstrap_degenerate_cases():
     constant = paired_bootstrap_interval([1.0, 2.0, 3.0], [1.5, 2.5, 3.5])
-    assert constant.method == "paired-bootstrap-percentile"
-    assert constant.low == constant.high == pytest.approx(0.5)
+    assert constant.method == "paired-bootstrap (all values equal)"
+    assert constant.low == constant.high == constant.difference == pytest.approx(0.5)
     single = paired_bootstrap_interval([1.0], [2.0])
     assert single.method == "none (n=1)" and math.isnan(single.low)
     with pytest.raises(ValueError):
         paired_bootstrap_interval([1.0], [1.0, 2.0])
+
+
+def test_tango_scores_over_arrays_match_each_table():
+    b, c = np.array([0, 3, 7, 0, 12]), np.array([0, 9, 2, 40, 12])
+    n = 40
+    scores = tango_scores(b, c, n, 0.05)
+    for i in range(len(b)):
+        table = PairedTable(0, int(b[i]), int(c[i]), n - int(b[i] + c[i]))
+        assert scores[i] == pytest.approx(tango_statistic(table, 0.05), rel=1e-12)
+        assert bool(tango_equivalent(b[i], c[i], n)) == within_threshold(tango_interval(table))
+
+
+@pytest.mark.parametrize("value", [-1, 0, 0.0, 1, 1.5, math.nan, math.inf, "abc", None, True])
+def test_a_threshold_must_lie_strictly_between_0_and_1(value):
+    with pytest.raises(SeqInputError, match="--threshold must be a number between 0 and 1"):
+        check_threshold(value)
+    assert usable_threshold(value) is None
+
+
+def test_a_good_threshold_is_a_float():
+    assert check_threshold(0.05) == 0.05 and check_threshold("0.1") == 0.1
+    assert usable_threshold(0.02) == 0.02
+    assert not within_threshold(DifferenceInterval(0.0, -0.01, 0.01, 100, "x"), None)
+    with pytest.raises(ValueError, match="threshold"):
+        agreeing_pairs_needed("tango", 0.0)  # instead of searching for ever

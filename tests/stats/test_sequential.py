@@ -156,10 +156,10 @@ def test_pairs_past_the_last_look_wait_and_pairs_past_the_horizon_are_ignored():
     assert late.decision == "B better" and late.pairs_used == 40 and late.look == 2
 
 
-def test_all_agreeing_pairs_reach_the_horizon_with_no_difference():
+def test_all_agreeing_pairs_reach_the_horizon_undecided_not_no_difference():
     design = SequentialDesign(max_pairs=100, looks=4)
     result = sequential_test([1, 0] * 50, [1, 0] * 50, design)
-    assert result.decision == "no difference" and result.look == 4 and result.pairs_used == 100
+    assert result.decision == "undecided (not significant)" and result.look == 4 and result.pairs_used == 100
     assert -0.05 < result.interval.low < 0 < result.interval.high < 0.05
 
 
@@ -171,7 +171,7 @@ def test_decide_matches_the_boundaries_at_observed_information():
     c = spending_boundaries(info, [1 / 3, 2 / 3, 1.0])
     z = [(t.only_b - t.only_a) / math.sqrt(t.discordant) for t in tables]
     assert all(abs(zk) < ck for zk, ck in zip(z, c, strict=True))
-    assert result.decision == "no difference" and result.boundary == pytest.approx(c[-1])
+    assert result.decision == "undecided (not significant)" and result.boundary == pytest.approx(c[-1])
     assert result.statistic == pytest.approx(z[-1])
 
 

@@ -13,6 +13,7 @@ from seq.authoring.hooks import collect_hooks
 from seq.authoring.params import Parameter, declared_parameters
 from seq.authoring.resources import check_cpu, check_gpu, parse_memory
 from seq.errors import SeqInputError
+from seq.stats.kinds import check_metric_kinds
 
 SPEC_ATTRIBUTE = "__seq_spec__"
 DEFAULT_MAX_STEPS = 500
@@ -115,6 +116,7 @@ def benchmark(
     memory: int | str | None = None,
     assets: Any = None,
     secrets: Sequence[Any] | None = None,
+    metrics: Mapping[str, str] | None = None,
     **unknown: Any,
 ) -> Callable[[type], type]:
     """Declare a benchmark class. `conditions` is a list, or a dict of named suites (the first is
@@ -124,7 +126,11 @@ def benchmark(
     once as a virtual environment), `assets` (a `seq.Volume`, read-only at `/assets`), `secrets`
     (`seq.Secret`s, environment variables of the benchmark's processes only), `cpu` (workers, by
     default one per core), `memory` (for all workers: GiB, or a text like `"512MiB"`) and `gpu` (a
-    card's name, or `"cpu"`, the default).
+    card's name, or `"cpu"`, the default). `metrics` declares a metric's kind for the report,
+    `{"grasped": "rate", "progress": "mean"}`: a rate (each episode 0 or 1) gets Wilson intervals
+    and McNemar's test, a mean the bootstrap; undeclared, `success` is a rate, `steps`, `return`
+    and `duration_s` means, and any other metric a rate only where every value of the eval is 0
+    or 1 (`seq.stats.kinds`).
     """
     if isinstance(name, type):  # used bare, as @seq.benchmark
         return benchmark()(name)  # type: ignore[return-value]
@@ -147,6 +153,7 @@ def benchmark(
         )
         secret_list = [secrets] if isinstance(secrets, Secret) else secrets
         _check_declarations(where, image, assets, secret_list)
+        metric_kinds = check_metric_kinds(metrics, where) if metrics is not None else None
         hooks = collect_hooks(cls)
         if "reset" not in hooks:
             raise SeqInputError(f"{where}: the class has no @seq.reset hook; add one that returns an env.")
@@ -170,6 +177,8 @@ def benchmark(
             ).items()
             if value is not None
         }
+        if metric_kinds:
+            declared["metrics"] = metric_kinds
         spec = BenchmarkSpec(
             name=name or _kebab(cls.__name__),
             suites=_suites(conditions, where),

@@ -20,7 +20,7 @@ from seq.engine.request import EvalRequest
 from seq.engine.shards import ShardUnhealthy
 from seq.errors import EvalCanceled, SeqInputError
 from seq.record.store import RUNNING, Store
-from seq.report.report import Report
+from seq.report.report import Report, summary_csv_path
 from seq.report.views import report_renderable
 
 app = typer.Typer(help="Run evals and read their reports.", no_args_is_help=True)
@@ -39,7 +39,7 @@ def _emit(
         console.print(f"wrote {markdown}", highlight=False)
     if csv_path is not None:
         report.to_csv(csv_path)
-        console.print(f"wrote {csv_path}", highlight=False)
+        console.print(f"wrote {csv_path} and {summary_csv_path(csv_path)}", highlight=False)
 
 
 def _run(

@@ -29,6 +29,7 @@ from seq.record.manifest import AdapterPin, ArmManifest, Manifest, Pinned, SeqBu
 from seq.record.store import EvalRow, Store, VersionRow, WorkItem
 from seq.registry.adapters import adapter_spec, describe_transforms, load_adapter, resolve_adapter
 from seq.registry.deploy import load_version, remember_instance, resolve
+from seq.stats.paired import check_threshold
 
 EVAL_PARAMETERS = {"steps_per_query": Parameter("steps_per_query", "int", None)}
 
@@ -181,6 +182,7 @@ def dry_run(request: EvalRequest, store: Store) -> dict[str, Any]:
 
 def prepare_eval(request: EvalRequest, store: Store) -> PreparedEval:
     """Resolve versions and parameters, check compatibility and plan the work items."""
+    check_threshold(request.threshold)  # refused before anything is stored: it decides every verdict
     if (request.policy is None and not request.arms and request.policy_url is None) or (
         request.benchmark is None
     ):

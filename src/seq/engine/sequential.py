@@ -5,7 +5,8 @@ condition), so a rerun or a resume stops at the same point. Episodes of a round 
 the decision is taken only when a round is complete, on its pairs in plan order, by the
 group-sequential McNemar test of `seq.stats.sequential` (O'Brien–Fleming-type Lan–DeMets spending).
 It also stops for equivalence when the repeated confidence interval, valid under the stopping
-rule, lies within ±threshold. An episode that errored leaves its pair out of the test.
+rule, lies within ±threshold (at any look, the last included). An episode that errored leaves its
+pair out of the test.
 """
 
 from __future__ import annotations
@@ -52,7 +53,8 @@ def plan_rounds(
 
 def decide(eval_row: EvalRow, store: Store) -> SequentialDecision | None:
     """The decision on the pairs finished so far, or None to go on. Recorded in the manifest."""
-    from seq.stats import paired_table, within_threshold
+    from seq.stats import paired_table, usable_threshold, within_threshold
+    from seq.stats.sequential import UNDECIDED
     from seq.stats.sequential import decide as decide_at_looks
 
     options = eval_row.arguments.sequential
@@ -77,7 +79,8 @@ def decide(eval_row: EvalRow, store: Store) -> SequentialDecision | None:
         )
     decision = decide_at_looks(tables, design)
     verdict = decision.decision
-    if verdict == "continue" and within_threshold(decision.interval, eval_row.arguments.threshold):
+    threshold = usable_threshold(eval_row.arguments.threshold)
+    if verdict in ("continue", UNDECIDED) and within_threshold(decision.interval, threshold):
         verdict = "within threshold"
     if verdict == "continue":
         return None

@@ -38,7 +38,7 @@ def policies(store: Store | None = None) -> list[dict[str, Any]]:
     latest = {row.name: row for row in store.versions("policy")}
     last_eval: dict[str, tuple[str, str]] = {}
     for row in store.evals():  # newest first: the first seen is the latest
-        names = {arm.get("policy_name") for arm in row.manifest.get("arms", [])} | {row.policy}
+        names = {arm.policy_name for arm in row.manifest.arms} | {row.policy}
         for name in names:
             if name:
                 last_eval.setdefault(name, (row.id, row.status))

@@ -11,11 +11,14 @@ from dataclasses import replace
 
 from seq.errors import SeqInputError
 from seq.record.store import COMPLETED, Store
-from seq.report.report import Report, across_tasks, analyse
+from seq.report.analysis import across_tasks, analyse, declared_kinds
+from seq.report.report import Report
+from seq.stats import check_threshold
 
 
 def compare_evals(first: str, second: str, threshold: float = 0.05, store: Store | None = None) -> Report:
     """The paired comparison of eval `second` (B) against eval `first` (A)."""
+    threshold = check_threshold(threshold)
     store = store or Store()
     rows = []
     for eval_id in (first, second):
@@ -38,8 +41,15 @@ def compare_evals(first: str, second: str, threshold: float = 0.05, store: Store
         raise SeqInputError(
             f"evals {a.id} and {b.id} share no episode (task, seed and trial); nothing pairs up."
         )
-    table, problems, comparisons = analyse(results, scores, labels, threshold)
+    analysis = analyse(results, scores, labels, threshold, declared_kinds(a.manifest, b.manifest))
+    comparisons = analysis.comparisons
     done = sum(1 for e in results if e.pair_key in shared)
+    notes = []
+    if a.benchmark != b.benchmark:
+        notes.append(
+            f"The evals ran different benchmarks ({a.benchmark}, {b.benchmark}): their episodes pair "
+            "by task, seed and trial names alone."
+        )
     return Report(
         eval_id=f"{a.id} vs {b.id}",
         status=COMPLETED if a.status == b.status == COMPLETED else f"{a.status}/{b.status}",
@@ -52,8 +62,8 @@ def compare_evals(first: str, second: str, threshold: float = 0.05, store: Store
         ),
         done=done,
         total=len(results),
-        groups=table,
-        problems=problems,
+        groups=analysis.groups,
+        problems=analysis.problems,
         cost={
             "wall_s": a.wall_s + b.wall_s,
             "core_s": sum(e.cpu_s for e in results) + a.setup_cpu_s + b.setup_cpu_s,
@@ -77,8 +87,12 @@ def compare_evals(first: str, second: str, threshold: float = 0.05, store: Store
             threshold=threshold,
         ),
         compared=[a.manifest, b.manifest],
+        compared_evals=[a.id, b.id],
         episodes=results,
         arms=labels,
         comparisons=comparisons,
         across_tasks=across_tasks(results, labels, comparisons[0].comparison.metric) if comparisons else [],
+        kinds=analysis.kinds,
+        threshold=threshold,
+        notes=notes,
     )

@@ -8,7 +8,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 from seq.record.store import Store
-from seq.report.report import build_report
+from seq.report.report import build_report, finite
 
 
 def export_eval(eval_id: str, directory: str | Path, store: Store | None = None) -> dict[str, Path]:
@@ -21,7 +21,8 @@ def export_eval(eval_id: str, directory: str | Path, store: Store | None = None)
     episodes = out / "episodes.jsonl"
     with episodes.open("w") as handle:
         for episode in report.episodes:
-            handle.write(json.dumps({"eval_id": eval_id, **asdict(episode)}) + "\n")
+            record = finite({"eval_id": eval_id, **asdict(episode)})
+            handle.write(json.dumps(record, allow_nan=False) + "\n")
     aggregate = out / "report.json"
     aggregate.write_text(report.to_json())
     unfinished = out / "unfinished.json"

@@ -5,7 +5,12 @@
   (Wilson 1927; Brown, Cai & DasGupta 2001), via `scipy.stats.binomtest(...).proportion_ci`.
 - Any other metric: the bias-corrected and accelerated (BCa) bootstrap of the mean (Efron 1987),
   via `scipy.stats.bootstrap`, with a fixed random state so a report is reproducible; where BCa is
-  degenerate (all values equal, or too few distinct ones) the percentile bootstrap is used instead.
+  degenerate (too few distinct values) the percentile bootstrap is used instead. Where every value
+  is equal every resample is the same: the interval has zero width, and its method says so
+  (`bootstrap (all values equal)`) rather than pass for a percentile bootstrap.
+
+Which of the two a metric gets is the metric's kind (`seq.stats.kinds`), fixed for a whole eval,
+not decided group by group from the values.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ import numpy as np
 SMALL_N = 10
 BOOTSTRAP_RESAMPLES = 2000
 BOOTSTRAP_SEED = 0
+ALL_EQUAL = "bootstrap (all values equal)"
 
 
 @dataclass(frozen=True)
@@ -64,7 +70,7 @@ def bootstrap_interval(values: Sequence[float], level: float = 0.95) -> Interval
     if n == 1:
         return Interval(mean, None, None, 1, "none (n=1)", level)
     if np.all(data == data[0]):
-        return Interval(mean, mean, mean, n, "bootstrap-percentile", level)
+        return Interval(mean, mean, mean, n, ALL_EQUAL, level)
     from scipy import stats
 
     for method in ("BCa", "percentile"):
@@ -84,8 +90,15 @@ def bootstrap_interval(values: Sequence[float], level: float = 0.95) -> Interval
     return Interval(mean, None, None, n, "bootstrap-percentile", level)
 
 
-def metric_interval(values: Sequence[float], level: float = 0.95) -> Interval:
-    """Wilson for a 0/1 metric, bootstrap otherwise."""
-    if is_binary(values):
+def metric_interval(values: Sequence[float], level: float = 0.95, kind: str | None = None) -> Interval:
+    """Wilson for a rate (`kind="rate"`, every value 0 or 1), the bootstrap for a mean
+    (`kind="mean"`); without a kind, Wilson where these values are all 0 or 1."""
+    if kind is None:
+        kind = "rate" if is_binary(values) else "mean"
+    if kind == "rate":
+        if len(values) and not is_binary(values):
+            raise ValueError("a rate needs 0/1 values; seq.stats.kinds makes such a metric a mean")
         return wilson_interval(int(sum(values)), len(values), level)
+    if kind != "mean":
+        raise ValueError(f"kind must be 'rate' or 'mean', got {kind!r}")
     return bootstrap_interval(values, level)

@@ -26,6 +26,7 @@ import numpy as np
 from seq.stats.paired import DifferenceInterval, PairedTable, paired_table, tango_limits
 
 _MIN_POINTS, _MAX_POINTS = 101, 4001
+UNDECIDED = "undecided (not significant)"
 
 
 def obrien_fleming_spending(t: float, alpha: float = 0.05) -> float:
@@ -235,9 +236,10 @@ class SequentialDesign:
 class SequentialDecision:
     """The state of a sequential comparison after the pairs so far.
 
-    `decision`: "A better" | "B better" | "no difference" (the horizon was reached without a
-    boundary crossing) | "continue". `look` and `pairs_used`: the last look reached and its pairs
-    (pairs past it wait for the next look). `statistic`: McNemar's Z = (only_b − only_a)/sqrt(D) at
+    `decision`: "A better" | "B better" | "undecided (not significant)" (the horizon was reached
+    without a boundary crossing: no evidence of a difference, which is not evidence of none; see
+    `interval`) | "continue". `look` and `pairs_used`: the last look reached and its pairs (pairs
+    past it wait for the next look). `statistic`: McNemar's Z = (only_b − only_a)/sqrt(D) at
     that look; `boundary`: the critical |Z| there. `interval`: the repeated confidence interval
     (Jennison & Turnbull 1989, JRSS B 51:305–361) for B − A — Tango's score interval with z replaced
     by the boundary — which covers the true difference at every look simultaneously with
@@ -272,7 +274,7 @@ def decide(tables: Sequence[PairedTable], design: SequentialDesign) -> Sequentia
             if abs(z) >= c:
                 return _decision("B better" if z > 0 else "A better", k, z, c, table, alpha, None)
         if k == len(looks):
-            return _decision("no difference", k, z, c, table, alpha, None)
+            return _decision(UNDECIDED, k, z, c, table, alpha, None)
     if last is None:
         empty = DifferenceInterval(math.nan, -1.0, 1.0, 0, "none (before the first look)", 1 - alpha)
         return SequentialDecision("continue", 0, 0, math.nan, math.inf, empty, looks[0])

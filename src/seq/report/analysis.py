@@ -1,0 +1,195 @@
+"""What a report computes from episodes: each metric's kind for the eval, every group's intervals,
+the problems, each arm's paired comparisons with the first, and rliable's across-task view."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from seq.record.groups import groups
+from seq.record.episode import ERROR, TIMED_OUT, EpisodeResult
+from seq.record.manifest import Manifest
+from seq.report.problems import Problem
+from seq.report.rows import ComparisonRow, GroupRow, MetricRow
+from seq.stats import MetricKind, metric_interval, metric_kinds, usable_threshold
+
+BUILT_IN_METRICS = ("steps", "return", "duration_s")
+IQM_METHOD = "iqm-stratified-bootstrap"  # rliable: IQM of per-task means, percentile interval
+POI_METHOD = "poi-stratified-bootstrap"  # rliable: P(arm > A), Mann–Whitney per task
+
+
+def _metric_names(results: list[EpisodeResult]) -> list[str]:
+    names: dict[str, None] = {}
+    for result in results:
+        for key in result.metrics:
+            if key not in BUILT_IN_METRICS:
+                names.setdefault(key)
+    return list(names) + list(BUILT_IN_METRICS)
+
+
+def eval_kinds(
+    results: list[EpisodeResult], names: list[str], declared: Mapping[str, str] | None
+) -> dict[str, MetricKind]:
+    """Each metric's kind for the whole eval (`seq.stats.kinds`), from every episode that counts."""
+    counted = [r for r in results if r.status != ERROR]
+    values = {name: [r.metrics[name] for r in counted if name in r.metrics] for name in names}
+    return metric_kinds({name: seen for name, seen in values.items() if seen}, declared)
+
+
+def _group_row(
+    key: tuple[str, str, str],
+    members: list[EpisodeResult],
+    names: list[str],
+    scored: dict[str, float] | None,
+    kinds: dict[str, MetricKind],
+) -> GroupRow:
+    arm, kind, name = key
+    counted = [r for r in members if r.status != ERROR]
+    metrics = []
+    for metric in names:
+        values = [r.metrics[metric] for r in counted if metric in r.metrics]
+        if scored and metric in scored:
+            metrics.append(MetricRow(metric, scored[metric], None, None, len(counted), "score hook", "score"))
+        elif values:
+            interval = metric_interval(values, kind=kinds[metric].kind)
+            metrics.append(
+                MetricRow(metric, interval.mean, interval.low, interval.high, interval.n, interval.method)
+            )
+    for key, value in (scored or {}).items():
+        if key not in names:
+            metrics.append(MetricRow(key, value, None, None, len(counted), "score hook", "score"))
+    return GroupRow(
+        kind,
+        name,
+        len(members),
+        sum(r.status == ERROR for r in members),
+        sum(r.status == TIMED_OUT for r in members),
+        metrics,
+        arm,
+    )
+
+
+def _comparisons(
+    table: dict[tuple[str, str, str], list[EpisodeResult]],
+    arms: list[str],
+    names: list[str],
+    threshold: float | None,
+    kinds: dict[str, MetricKind],
+) -> list[ComparisonRow]:
+    """Each arm after the first against the first, per group and metric, over the pairs where
+    neither episode errored."""
+    from seq.stats import compare_paired
+
+    rows = []
+    baseline = arms[0]
+    for arm in arms[1:]:
+        for (owner, kind, name), members in table.items():
+            if owner != arm or (baseline, kind, name) not in table:
+                continue
+            theirs = {r.pair_key: r for r in table[(baseline, kind, name)] if r.ok}
+            pairs = [(theirs[r.pair_key], r) for r in members if r.ok and r.pair_key in theirs]
+            for metric in names:
+                if metric == "duration_s":  # wall time of the machine, not a property of the policy
+                    continue
+                both = [
+                    (a.metrics[metric], b.metrics[metric])
+                    for a, b in pairs
+                    if metric in a.metrics and metric in b.metrics
+                ]
+                if not both:
+                    continue
+                a_values, b_values = zip(*both, strict=True)
+                compared = compare_paired(a_values, b_values, metric, threshold, kind=kinds[metric].kind)
+                rows.append(ComparisonRow(arm, baseline, kind, name, compared))
+    return rows
+
+
+@dataclass(frozen=True)
+class Analysis:
+    """Everything a report computes from episodes: groups with their intervals, the problems,
+    each arm's paired comparisons with the first, and each metric's kind."""
+
+    groups: list[GroupRow]
+    problems: list[Problem]
+    comparisons: list[ComparisonRow]
+    kinds: dict[str, MetricKind]
+
+
+def analyse(
+    results: list[EpisodeResult],
+    scores: dict,
+    arms: list[str],
+    threshold: float | None,
+    declared: Mapping[str, str] | None = None,
+) -> Analysis:
+    """The groups, problems, comparisons and metric kinds of these episodes; `declared`: the
+    benchmark's `metrics=` kinds. A `threshold` that is not in (0, 1) gives no equivalence verdict."""
+    names = _metric_names(results)
+    kinds = eval_kinds(results, names, declared)
+    threshold = usable_threshold(threshold)
+    problems = []
+    table = []
+    grouped = groups(results)
+    for key, members in grouped.items():
+        values, error = scores.get(key, (None, None))
+        if error:
+            arm, kind, name = key
+            where = f"@seq.score for {kind} {name}" + (f" of arm {arm}" if arm else "")
+            problems.append(Problem(where, "score_error", error, arm=arm))
+        table.append(_group_row(key, members, names, values, kinds))
+    for result in results:
+        if result.status in (ERROR, TIMED_OUT):
+            message = result.error or f"stopped after {result.duration_s:.1f} s and {result.steps} steps"
+            problems.append(
+                Problem(result.item_id, result.status, message, result.task, result.seed, result.arm)
+            )
+    comparisons = _comparisons(grouped, arms, names, threshold, kinds) if len(arms) > 1 else []
+    return Analysis(table, problems, comparisons, kinds)
+
+
+def declared_kinds(*manifests: Manifest) -> dict[str, str]:
+    """The metric kinds the benchmark declared (`@seq.benchmark(metrics=...)`), as recorded; the
+    first manifest's where several declare one metric."""
+    kinds: dict[str, str] = {}
+    for manifest in reversed(manifests):
+        declared = manifest.declared.get("metrics")
+        if isinstance(declared, Mapping):
+            kinds |= {str(k): v for k, v in declared.items()}
+    return kinds
+
+
+def across_tasks(results: list[EpisodeResult], arms: list[str], metric: str) -> list[dict[str, Any]]:
+    """rliable's aggregate view of each arm (Agarwal et al. 2021): the interquartile mean of the
+    per-task means with a stratified bootstrap interval, and each arm's probability of improvement
+    over the first. Only where there are several tasks."""
+    from seq.stats import iqm_interval, probability_of_improvement_interval
+
+    by_arm: dict[str, dict[str, list[float]]] = {arm: {} for arm in arms}
+    for result in results:
+        if result.ok and metric in result.metrics and result.arm in by_arm:
+            by_arm[result.arm].setdefault(result.task, []).append(result.metrics[metric])
+    if any(len(tasks) < 2 for tasks in by_arm.values()):
+        return []
+    rows = []
+    for arm in arms:
+        iqm, low, high = iqm_interval(by_arm[arm])
+        row: dict[str, Any] = {
+            "arm": arm,
+            "metric": metric,
+            "tasks": len(by_arm[arm]),
+            "iqm": iqm,
+            "iqm_low": low,
+            "iqm_high": high,
+            "method": IQM_METHOD,
+        }
+        if arm != arms[0] and set(by_arm[arm]) == set(by_arm[arms[0]]):
+            p, p_low, p_high = probability_of_improvement_interval(by_arm[arms[0]], by_arm[arm])
+            row |= {
+                "probability_of_improvement": p,
+                "poi_low": p_low,
+                "poi_high": p_high,
+                "poi_method": POI_METHOD,
+            }
+        rows.append(row)
+    return rows

@@ -1,0 +1,173 @@
+"""The report's lines of prose: headline, partial and sequential notes, the methods footnote, the
+adapter, cost and manifest. Shared by the terminal and Markdown views."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from seq.record.manifest import Manifest
+from seq.report.report import Report
+from seq.report.table_views import method_name
+from seq.stats import SMALL_N
+
+# what records written before 'undecided (not significant)' say for a test that reached its horizon
+OLD_DECISIONS = {"no difference": "undecided (not significant)"}
+
+
+def headline(report: Report) -> str:
+    state = f"{report.status}, {report.done}/{report.total} episodes"
+    return f"{report.title} · eval {report.eval_id} · {state}"
+
+
+def partial_line(report: Report) -> str | None:
+    if not report.partial:
+        return None
+    if report.compared_evals:
+        return _compared_partial_line(report)
+    resume = f"; seq eval run --resume {report.eval_id} runs the rest" if report.status != "running" else ""
+    return (
+        f"PARTIAL: these results cover {report.done} of {report.total} episodes "
+        f"(the eval is {report.status}{resume})."
+    )
+
+
+def _compared_partial_line(report: Report) -> str:
+    """Two evals compared: the episodes left out have no partner; an unfinished eval can resume."""
+    statuses = report.status.split("/") if "/" in report.status else [report.status] * 2
+    unfinished = [
+        f"{eval_id} is {status}; seq eval run --resume {eval_id} runs its rest"
+        for eval_id, status in zip(report.compared_evals, statuses, strict=False)
+        if status != "completed"
+    ]
+    return (
+        f"PARTIAL: these results cover the {report.done} of {report.total} episodes that pair up "
+        "(the others have no partner in the other eval" + "".join(f"; {line}" for line in unfinished) + ")."
+    )
+
+
+def sequential_line(report: Report) -> str | None:
+    s = report.sequential
+    if not s:
+        return None
+    interval = s.interval
+    decision = OLD_DECISIONS.get(s.decision, s.decision)
+
+    def three(value: Any) -> str:
+        return "—" if value is None else f"{value:.3f}"
+
+    return (
+        f"Sequential test ({s.test}, α={s.alpha}, on {s.metric}): {decision} at look "
+        f"{s.look} of {s.looks}, after {s.pairs_used} of {s.pairs_planned} planned pairs; "
+        + (
+            f"Z={s.statistic:.2f} against the boundary ±{s.boundary:.2f}; "
+            if s.statistic is not None and s.boundary is not None
+            else "no discordant pair yet, so no test statistic; "
+        )
+        + f"B − A = {three(interval['difference'])}, repeated {interval['level']:.0%} interval "
+        f"[{three(interval['low'])}, {three(interval['high'])}] (Tango's score interval widened to "
+        "the boundary: valid under the stopping rule)."
+    )
+
+
+def methods_lines(report: Report) -> list[str]:
+    """The footnote: each metric's kind and interval method; a report with no metric says why."""
+    used: dict[str, set[str]] = {}
+    for group in report.groups:
+        for metric in group.metrics:
+            used.setdefault(metric.name, set()).add(metric.method)
+    if not used:
+        return ["No episode finished without an error, so there is no metric and no interval."]
+    parts = []
+    for name, methods in used.items():
+        kind = report.kinds.get(name)
+        label = f"{name} ({kind.kind})" if kind is not None else name
+        parts.append(f"{label}: {', '.join(method_name(m) for m in sorted(methods))}")
+    lines = ["95% intervals — " + "; ".join(parts) + f". ⚠ marks n < {SMALL_N}."]
+    decided = [
+        f"{name}: {kind.note}" if kind.note else f"{name} is a {kind.kind} by its values"
+        for name, kind in report.kinds.items()
+        if kind.note or kind.source == "values"
+    ]
+    if decided:
+        lines.append(
+            "Metric kinds — "
+            + "; ".join(decided)
+            + " (declare them: @seq.benchmark(metrics={'name': 'rate' or 'mean'}))."
+        )
+    return lines
+
+
+def adapter_lines(report: Report) -> list[str]:
+    """The adapter's lossy transforms with their reasons (each arm's, where the arms' differ)."""
+    arms = [arm for arm in report.manifest.arms if arm.adapter]
+    lines: list[str] = []
+    seen: list[Any] = []
+    for arm in arms:
+        adapter = arm.adapter
+        assert adapter is not None
+        if adapter.lossy in seen:
+            continue
+        seen.append(adapter.lossy)
+        who = f" (arm {arm.name})" if len(arms) > 1 and arm.name else ""
+        if not adapter.lossy:
+            lines.append(f"adapter {adapter.label}{who}: lossless, every transform's round trip checked")
+        for entry in adapter.lossy:
+            lines.append(
+                f"adapter {adapter.label}{who}: lossy {entry['where']} {entry['transform']}: "
+                f"{entry['reason']}"
+            )
+    return lines
+
+
+def cost_line(report: Report) -> str:
+    cost = report.cost
+    return f"cost: {cost['wall_s']:.1f} s wall time, {cost['core_s']:.1f} core-seconds used"
+
+
+def manifest_lines(report: Report) -> list[str]:
+    manifest = report.manifest
+    environment = manifest.environment
+    bench, policy = manifest.benchmark, manifest.policy
+    packages = ", ".join(f"{k} {v}" for k, v in (environment.packages if environment else {}).items())
+    seeds = manifest.seeds
+    seed_text = ", ".join(map(str, seeds[:20])) + (" …" if len(seeds) > 20 else "")
+    return [
+        f"seq {manifest.seq.version} (git {manifest.seq.git_sha or 'n/a'})",
+        f"benchmark {bench.label} sha256 {bench.sha256[:16]}…",
+        f"policy {policy.label} sha256 {policy.sha256[:16]}…",
+        *(
+            [f"adapter {adapter.label} sha256 {adapter.sha256[:16]}…"]
+            if (adapter := manifest.adapter)
+            else []
+        ),
+        *[
+            f"arm {arm.name}: {arm.policy} with {arm.parameters['policy']}"
+            for arm in manifest.arms
+            if len(manifest.arms) > 1
+        ],
+        f"seeds: {seed_text}",
+        f"parameters: {manifest.parameters}",
+        f"python {environment.python if environment else '?'} on "
+        f"{environment.platform if environment else '?'}",
+        f"packages: {packages or 'n/a'}",
+        *_isolation_lines(manifest),
+    ]
+
+
+def _isolation_lines(manifest: Manifest) -> list[str]:
+    """Where the benchmark ran: its image, the volume version it read, its secrets (names only),
+    memory and device."""
+    lines = []
+    if image := manifest.image:
+        lines.append(f"image {image.key}")
+    if assets := manifest.assets:
+        seen = f" ({assets.seen})" if assets.seen else ""
+        lines.append(f"assets: volume {assets.volume}@{assets.version}{seen}")
+    if secrets := manifest.secrets:
+        lines.append(f"secrets: {', '.join(secrets.names)} (values never recorded)")
+    if memory := manifest.memory:
+        lines.append(f"memory: {memory.total} ({memory.per_worker} per worker)")
+    gpu = manifest.gpu
+    if gpu and gpu.declared != "cpu":
+        lines.append(f"gpu: declared {gpu.declared}, ran on {gpu.used}")
+    return lines
