@@ -52,6 +52,8 @@ def run(
     max_wait_ms: float = 10.0,
     policy_url: str | None = None,
     policy_protocol: str = "seq",
+    policy_name: str | None = None,
+    image_encoding: str = "raw",
     eval_id: str | None = None,
     allow_cpu: bool = False,
     shard: tuple[int, int] | None = None,
@@ -82,7 +84,10 @@ def run(
     - `serve=True`: each arm's policy runs behind a batching websocket server in this process
       (`max_batch_size`, default one per episode running at once; `max_wait_ms`), which every
       worker calls;
-      `policy_url=` uses a server already running (`policy_protocol` "seq", "openpi" or "vla-eval").
+      `policy_url=` uses a server already running (`policy_protocol` "seq", "openpi" or "vla-eval"),
+      recorded as `policy_name=` where given, else as the policy a seq server names, else under a
+      name derived from its greeting and URL; `image_encoding=` ("raw", "jpeg", or "png" for
+      vla-eval) is how a served policy is sent images.
     - `eval_id=` with `shard=(K, N)`: this process is shard K of N of one eval, claiming work items
       from the shared record (`seq.engine.shards`); an unhealthy shard raises `ShardUnhealthy`.
     - `allow_cpu=True`: run a benchmark that declares a `gpu=` card this machine lacks on the CPU.
@@ -139,6 +144,8 @@ def run(
             max_wait_ms=max_wait_ms,
             policy_url=policy_url,
             policy_protocol=policy_protocol,
+            policy_name=policy_name,
+            image_encoding=image_encoding,
             eval_id=eval_id,
             adapter=adapter,
             allow_cpu=allow_cpu,
@@ -203,6 +210,8 @@ def _request(
     max_wait_ms: float = 10.0,
     policy_url: str | None = None,
     policy_protocol: str = "seq",
+    policy_name: str | None = None,
+    image_encoding: str = "raw",
     eval_id: str | None = None,
     adapter: Any = None,
     allow_cpu: bool = False,
@@ -234,6 +243,8 @@ def _request(
         else None,
         policy_url=policy_url,
         policy_protocol=policy_protocol,
+        policy_name=policy_name,
+        image_encoding=image_encoding,
         allow_cpu=allow_cpu,
     )
 

@@ -82,6 +82,12 @@ def run_command(
     policy_protocol: str = typer.Option(
         "seq", "--policy-protocol", help="Its protocol: seq, openpi, vla-eval."
     ),
+    policy_name: str = typer.Option(
+        None, "--policy-name", help="Record the --policy-url server as this policy [default: its own name]."
+    ),
+    image_encoding: str = typer.Option(
+        "raw", "--image-encoding", help="Images to a served policy: raw, jpeg, png (vla-eval)."
+    ),
     address: str = typer.Option(None, "--address", help="With --engine ray: auto, or ray://host:port."),
     allow_cpu: bool = typer.Option(
         False, "--allow-cpu", help="Run a benchmark that declares a gpu= card this machine lacks on the CPU."
@@ -137,6 +143,8 @@ def run_command(
         max_wait_ms=max_wait_ms,
         policy_url=policy_url,
         policy_protocol=policy_protocol,
+        policy_name=policy_name,
+        image_encoding=image_encoding,
         eval_id=eval_id,
         adapter=adapter,
         allow_cpu=allow_cpu,

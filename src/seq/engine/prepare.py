@@ -25,7 +25,8 @@ from seq.engine.sequential import check_sequential
 from seq.errors import SeqInputError
 from seq.record.store import EvalRow, Store, VersionRow, WorkItem
 from seq.registry.adapters import adapter_spec, describe_transforms, load_adapter, resolve_adapter
-from seq.registry.deploy import load_version, register_remote, remember_instance, resolve
+from seq.registry.deploy import load_version, remember_instance, resolve
+from seq.registry.remote import register_remote
 
 EVAL_PARAMETERS = {"steps_per_query": Parameter("steps_per_query", "int", None)}
 
@@ -60,6 +61,8 @@ class EvalRequest:
     serve: dict[str, Any] | None = None  # {"max_batch_size", "max_wait_ms"}: serve each arm's policy
     policy_url: str | None = None  # the first arm's policy is already served there
     policy_protocol: str = "seq"  # ... speaking this protocol: seq, openpi or vla-eval
+    policy_name: str | None = None  # ... recorded under this name (else its own, or one derived)
+    image_encoding: str = "raw"  # how a served policy is sent images: raw, jpeg, png (vla-eval)
     allow_cpu: bool = False  # run a benchmark that declares a gpu= card missing here on the CPU
 
 
@@ -214,10 +217,15 @@ def prepare_eval(request: EvalRequest, store: Store) -> PreparedEval:
     arms, policies = [], []
     if request.policy_url is not None and request.serve is not None:
         raise SeqInputError("--serve starts a server for the policy, --policy-url uses one: give one.")
+    _check_image_encoding(request)
+    if request.policy_name is not None and request.policy_url is None:
+        raise SeqInputError("--policy-name names the server at --policy-url; give --policy-url too.")
     for index, arm in enumerate(request.arms):
         remote = request.policy_url if index == 0 else None
+        server = None
         if remote is not None:
-            policy_row, declared = register_remote(remote, request.policy_protocol, store)
+            served = register_remote(remote, request.policy_protocol, store, request.policy_name)
+            policy_row, declared, server = served.row, served.parameters, served.server
             policy_cls = None
         else:
             policy_row = resolve("policy", arm.policy, store)
@@ -237,6 +245,8 @@ def prepare_eval(request: EvalRequest, store: Store) -> PreparedEval:
                 "parameters": values,
                 "policy_url": remote,
                 "protocol": request.policy_protocol if remote else "seq",
+                "server": server,
+                "image_encoding": request.image_encoding,
             }
         )
     items = plan(
@@ -291,6 +301,23 @@ def prepare_eval(request: EvalRequest, store: Store) -> PreparedEval:
         "declared": spec.describe()["declared"],
     }
     return PreparedEval(eval_id, first, benchmark_row, arguments, manifest, items)
+
+
+def _check_image_encoding(request: EvalRequest) -> None:
+    """Images are encoded only on their way to a served policy, as its protocol allows."""
+    encoding = request.image_encoding
+    if encoding not in ("raw", "jpeg", "png"):
+        raise SeqInputError(f"--image-encoding {encoding!r}: expected raw, png or jpeg.")
+    if encoding == "raw":
+        return
+    protocol = request.policy_protocol if request.policy_url is not None else "seq"
+    if request.policy_url is None and request.serve is None:
+        raise SeqInputError(
+            f"--image-encoding {encoding} is for a served policy: add --serve or --policy-url."
+        )
+    if protocol == "openpi" or (encoding == "png" and protocol != "vla-eval"):
+        allowed = "raw" if protocol == "openpi" else "raw or jpeg"
+        raise SeqInputError(f"--image-encoding {encoding}: a {protocol} server is sent images {allowed}.")
 
 
 def _check_compatibility(

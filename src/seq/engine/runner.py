@@ -53,6 +53,7 @@ def worker_config(eval_row: EvalRow, store: Store) -> WorkerConfig:
             values.get("adapter", {}),
             arm.get("policy_url"),
             arm.get("protocol", "seq"),
+            arm.get("image_encoding", "raw"),
         )
     return WorkerConfig(
         benchmark_row.ref,
