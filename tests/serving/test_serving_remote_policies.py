@@ -75,7 +75,16 @@ def test_names_are_derived_from_the_greeting_and_where_the_server_runs():
 def test_a_bad_policy_name_is_refused_with_exit_2(tmp_path):
     deploy_peers(tmp_path)
     with OpenPiReferenceServer(_openpi, {}) as server:
-        base = ("eval", "run", "--benchmark", "line", "--policy-url", server.url, "--policy-protocol", "openpi")
+        base = (
+            "eval",
+            "run",
+            "--benchmark",
+            "line",
+            "--policy-url",
+            server.url,
+            "--policy-protocol",
+            "openpi",
+        )
         refused_in_one_line(run_cli(*base, "--policy-name", "pi0@v2"), "--policy-name", "no '@'")
         refused_in_one_line(run_cli(*base, "--policy-name", "dict-line"), "deployed from code")
     refused_in_one_line(
