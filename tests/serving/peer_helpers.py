@@ -90,6 +90,34 @@ POLICIES = textwrap.dedent('''
             return np.repeat(step[None], chunk, axis=0)
 
 
+    class CameraEnv:
+        """A seeded 16x12 RGB frame; the policy's action is what it saw: [sum, height, itemsize]."""
+
+        def __init__(self):
+            self.action_space = None
+
+        def reset(self, seed=None):
+            self.image = np.random.default_rng(seed).integers(0, 255, (16, 12, 3), dtype=np.uint8)
+            self.seen = None
+            return {"image": self.image}, {}
+
+        def step(self, action):
+            self.seen = np.asarray(action, dtype=np.float64).reshape(-1)
+            return {"image": self.image}, 0.0, False, False, {}
+
+
+    @seq.benchmark(name="camera", conditions=seq.conditions(tasks=["look"], seeds=range(2)), max_steps=2)
+    class Camera(seq.Benchmark):
+        @seq.reset
+        def reset(self, seed, variant):
+            return CameraEnv()
+
+        @seq.check
+        def check(self, env):
+            exact = env.seen is not None and env.seen[0] == float(env.image.astype(np.int64).sum())
+            return seq.Step(done=False, metrics={"exact": float(exact)})
+
+
     @seq.policy(name="complex-out")
     class ComplexOut(seq.Policy):
         @seq.infer

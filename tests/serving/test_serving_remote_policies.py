@@ -98,3 +98,20 @@ def test_a_bad_policy_name_is_refused_with_exit_2(tmp_path):
         run_cli("eval", "run", "dict-line", "--benchmark", "line", "--serve", "--image-encoding", "png"),
         "--image-encoding png: a seq server is sent images raw or jpeg",
     )
+
+
+def test_images_reach_a_vla_eval_server_as_the_eval_s_image_encoding_says(tmp_path):
+    deploy_peers(tmp_path)
+    with seq.serve("image-stats", port=0) as server:
+        exact = {}
+        for encoding in ("png", "jpeg", "raw"):
+            report = seq.eval.run(
+                benchmark="camera",
+                policy_url=server.url,
+                policy_protocol="vla-eval",
+                image_encoding=encoding,
+                envs=1,
+            )
+            assert report.manifest["arms"][0]["image_encoding"] == encoding
+            exact[encoding] = report.metric("exact").value
+    assert exact == {"png": 1.0, "jpeg": 0.0, "raw": 1.0}  # JPEG is lossy
