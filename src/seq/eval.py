@@ -305,13 +305,26 @@ def compare(first: str, second: str, threshold: float = 0.05, store: Store | Non
 
 
 def export(
-    eval_id: str, directory: str | Path, store: Store | None = None, report_to: Sequence[str] = ()
+    eval_id: str,
+    directory: str | Path,
+    store: Store | None = None,
+    report_to: Sequence[str] = (),
+    format: str = "seq",
 ) -> dict[str, Path]:
     """Write an eval's episodes (JSONL), its report (JSON) and its unfinished items into `directory`
-    (and mirror its metrics to the trackers in `report_to`)."""
-    from seq.report.export import export_eval
+    (and mirror its metrics to the trackers in `report_to`). `format="vla-eval"` writes vla-eval's
+    result layout instead (`<benchmark>_aggregate.json`, per-episode step files): see
+    `seq.report.vlaeval_export`."""
+    if format not in ("seq", "vla-eval"):
+        raise SeqInputError(f"--format {format!r}: expected seq or vla-eval.")
+    if format == "vla-eval":
+        from seq.report.vlaeval_export import export_vla_eval
 
-    files = export_eval(eval_id, directory, store)
+        files = export_vla_eval(eval_id, directory, store)
+    else:
+        from seq.report.export import export_eval
+
+        files = export_eval(eval_id, directory, store)
     if report_to:
         from seq.report.tracking import report_to as mirror
 
