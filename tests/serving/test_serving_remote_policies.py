@@ -87,6 +87,17 @@ def test_a_bad_policy_name_is_refused_with_exit_2(tmp_path):
         )
         refused_in_one_line(run_cli(*base, "--policy-name", "pi0@v2"), "--policy-name", "no '@'")
         refused_in_one_line(run_cli(*base, "--policy-name", "dict-line"), "deployed from code")
+        wrong = (
+            "eval",
+            "run",
+            "--benchmark",
+            "line",
+            "--policy-url",
+            server.url,
+            "--policy-protocol",
+            "vla-eval",
+        )
+        refused_in_one_line(run_cli(*wrong), "is not a vla-eval model server")
     refused_in_one_line(
         run_cli("eval", "run", "dict-line", "--benchmark", "line", "--policy-name", "x"), "--policy-url"
     )

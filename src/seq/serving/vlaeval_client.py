@@ -24,6 +24,7 @@ import numpy as np
 from seq._version import __version__
 from seq.authoring.begin import EpisodeStart
 from seq.errors import SeqInputError
+from seq.serving.codec import CodecError
 from seq.serving.errors import RemotePolicyError, ServerUnreachable
 from seq.serving.inline import as_chunk
 from seq.serving.transport import BaseClient, ConnectionLost, SyncSocket
@@ -60,7 +61,14 @@ class VlaEvalPolicy(BaseClient):
             "capabilities": {"action_chunk": True},  # a whole chunk per observation is welcome
         }
         sock.send(pack_message("hello", hello, self._next()))
-        reply = unpack_message(sock.recv(self.open_timeout_s))
+        try:
+            reply = unpack_message(sock.recv(self.open_timeout_s))
+        except CodecError as error:
+            raise RemotePolicyError(
+                f"the server at {self.url} is not a vla-eval model server: its greeting is not a "
+                f"vla-eval hello ({error}).",
+                kind="protocol",
+            ) from None
         if reply["type"] != "hello":
             raise RemotePolicyError(
                 f"the vla-eval server at {self.url} answered hello with {reply['type']!r}.", kind="protocol"
@@ -113,8 +121,8 @@ class VlaEvalPolicy(BaseClient):
         return np.array(as_chunk(actions))
 
     def _answer(self, number: int, frame: bytes | str) -> dict[str, Any]:
-        """The reply to request `number`: earlier replies are skipped (a late answer to an act that
-        timed out), an error for this episode's start is kept for `act` to raise."""
+        """The reply to request `number`. Replies to earlier frames are skipped; an error answering
+        this episode's start is kept for `act` to raise."""
         while True:
             reply = unpack_message(frame)
             if reply["seq"] == number:
