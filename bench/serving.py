@@ -20,6 +20,12 @@
 3. Batching: a batched policy whose call costs c + d*B ms, served with max_batch_size 8 to 8
    concurrent clients, against the 8 / (c + 8d) acts/s its cost model allows (goal >= 80%), with
    the batch-size histogram from the server's stats.
+4. End to end (`--e2e-episodes 100,20`): `seq eval run --policy-url` against `vla-eval run`, each
+   from launch to exit as a user types it, with its defaults (one worker per core and the record
+   kept; vla-eval recording and exporting), each against its own server in a separate process, on
+   the vector workload of `--steps` steps. Goals: >= 6x at 100 episodes, >= 2x at 20. Also shown:
+   `seq eval run` with `--envs-per-worker` (each worker's episodes side by side, acts sent
+   together). `--only-end-to-end` runs this section alone.
 
 Runs alternate between the sides so machine noise hits all alike; the best of `--repeats` counts.
 Needs the interop extra (`pip install -e '.[interop]'`).
@@ -31,6 +37,7 @@ import argparse
 import contextlib
 import io
 import json
+import math
 import os
 import socket
 import subprocess
@@ -390,7 +397,13 @@ def main() -> None:
     parser.add_argument("--c-ms", type=float, default=20.0)
     parser.add_argument("--d-ms", type=float, default=2.0)
     parser.add_argument("--skip-image", action="store_true", help="Only the vector workload and batching.")
+    parser.add_argument("--e2e-episodes", default="100,20", help="Section 4's eval sizes ('' skips it).")
+    parser.add_argument("--only-end-to-end", action="store_true", help="Run section 4 alone.")
     args = parser.parse_args()
+    sizes = [int(n) for n in args.e2e_episodes.split(",") if n.strip()]
+    if args.only_end_to_end:
+        print_end_to_end(end_to_end_section(sizes, args.steps, args.repeats), args.steps, args.repeats)
+        return
 
     workdir = Path(tempfile.mkdtemp(prefix="seq-bench-serving-"))
     os.environ["SEQ_HOME"] = str(workdir / "seq-home")  # the servers inherit it
@@ -477,6 +490,109 @@ def main() -> None:
         f"(goal >= 80%: {'met' if share >= 0.8 else 'NOT met'})"
     )
     print(f"  batch sizes (size: batches): {batch['histogram']}")
+    if sizes:
+        print_end_to_end(end_to_end_section(sizes, args.steps, args.repeats), args.steps, args.repeats)
+
+
+E2E_GOALS = {100: 6.0, 20: 2.0}
+E2E_VLA_CONFIG = """
+benchmarks:
+  - benchmark: bench_serving_vla:VlaWork
+    params: {{image: false}}
+    max_tasks: {episodes}
+output_dir: {output}
+"""
+
+
+def _e2e_workdir(episodes: int, steps: int) -> tuple[Path, dict[str, str]]:
+    """A workspace of its own for section 4 (the others' modules hold other episode counts): the
+    workload's files, its SEQ_HOME, and the environment every process of the section runs with."""
+    workdir = Path(tempfile.mkdtemp(prefix="seq-bench-e2e-"))
+    (workdir / "bench_serving_env.py").write_text(ENV.format(episodes=episodes, steps=steps))
+    (workdir / "bench_serving_workload.py").write_text(WORKLOAD)
+    (workdir / "bench_serving_vla.py").write_text(VLA_WORKLOAD)
+    pythonpath = os.pathsep.join(p for p in (str(workdir), os.environ.get("PYTHONPATH", "")) if p)
+    env = {**os.environ, "SEQ_HOME": str(workdir / "seq-home"), "PYTHONPATH": pythonpath}
+    deploy = f"import seq; seq.deploy({str(workdir / 'bench_serving_workload.py')!r})"
+    subprocess.run([sys.executable, "-c", deploy], check=True, env=env, capture_output=True)
+    return workdir, env
+
+
+def _launch_servers(workdir: Path, env: dict[str, str]) -> tuple[list[subprocess.Popen], str, str]:
+    """seq's server (`seq.serve`, the constant policy) and vla-eval's, each in a process of its own."""
+    seq_server = subprocess.Popen(
+        [sys.executable, "-c", SEQ_SERVER, "bench-constant", "8"], stdout=subprocess.PIPE, text=True, env=env
+    )
+    port = _free_port()
+    vla_server = subprocess.Popen(
+        [sys.executable, "-c", VLA_SERVER, str(workdir), str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=env,
+    )
+    seq_url, vla_url = seq_server.stdout.readline().strip(), f"ws://127.0.0.1:{port}"
+    _wait_healthy(seq_url)
+    _wait_healthy(vla_url)
+    return [seq_server, vla_server], seq_url, vla_url
+
+
+def _timed(command: list[str], env: dict[str, str]) -> float:
+    """Seconds from launching `command` to its exit (which must be 0)."""
+    start = time.perf_counter()
+    done = subprocess.run(command, capture_output=True, text=True, env=env)
+    seconds = time.perf_counter() - start
+    if done.returncode:
+        raise RuntimeError(f"{' '.join(command[:4])} … failed:\n{done.stderr[-2000:]}")
+    return seconds
+
+
+def end_to_end_section(sizes: list[int], steps: int, repeats: int) -> dict[int, dict[str, float]]:
+    """For each eval size, the best of `repeats` seconds from launch to exit of `seq eval run
+    --policy-url` (defaults; then with --envs-per-worker) and of `vla-eval run` (defaults)."""
+    workdir, env = _e2e_workdir(max(sizes), steps)
+    processes, seq_url, vla_url = _launch_servers(workdir, env)
+    workers = len(os.sched_getaffinity(0))
+    seq_bin, vla_bin = Path(sys.executable).with_name("seq"), Path(sys.executable).with_name("vla-eval")
+    results: dict[int, dict[str, float]] = {}
+    try:
+        for episodes in sizes:
+            config = workdir / f"vla-eval-{episodes}.yaml"
+            config.write_text(E2E_VLA_CONFIG.format(episodes=episodes, output=workdir / f"vla-{episodes}"))
+            seq_cli = [str(seq_bin), "eval", "run", "--benchmark", "serving-vector", "--policy-url", seq_url]
+            seq_cli += ["--seeds", f"0-{episodes - 1}"]
+            side_by_side = [*seq_cli, "--envs-per-worker", str(-(-episodes // workers))]
+            vla_cli = [str(vla_bin), "run", "-c", str(config), "--no-docker", "--server-url", vla_url]
+            best = {"seq": math.inf, "seq side by side": math.inf, "vla-eval": math.inf}
+            for _ in range(repeats):  # alternating, so the machine's noise hits each side alike
+                best["seq"] = min(best["seq"], _timed(seq_cli, env))
+                best["seq side by side"] = min(best["seq side by side"], _timed(side_by_side, env))
+                best["vla-eval"] = min(best["vla-eval"], _timed(vla_cli, env))
+            results[episodes] = best
+    finally:
+        for process in processes:
+            process.terminate()
+        for process in processes:
+            process.wait(10)
+    return results
+
+
+def print_end_to_end(results: dict[int, dict[str, float]], steps: int, repeats: int) -> None:
+    workers = len(os.sched_getaffinity(0))
+    print(
+        f"\nend to end, each CLI from launch to exit, {steps}-step episodes of the vector workload, "
+        f"best of {repeats}, {workers} cores:"
+    )
+    for episodes, best in results.items():
+        ratio = best["vla-eval"] / best["seq"]
+        goal = E2E_GOALS.get(episodes)
+        verdict = f"   (goal >= {goal:g}x: {'met' if ratio >= goal else 'NOT met'})" if goal else ""
+        print(
+            f"  {episodes:>4} episodes: `seq eval run --policy-url` {best['seq']:6.2f} s, `vla-eval run` "
+            f"{best['vla-eval']:6.2f} s = {ratio:.1f}x{verdict}"
+        )
+        side = best["vla-eval"] / best["seq side by side"]
+        per_worker = -(-episodes // workers)
+        print(f"{'':17}with --envs-per-worker {per_worker}: {best['seq side by side']:6.2f} s = {side:.1f}x")
 
 
 if __name__ == "__main__":

@@ -28,6 +28,7 @@ _EXPORTS = {
     "Record": "seq.authoring.declarations",
     "Secret": "seq.authoring.declarations",
     "Volume": "seq.authoring.declarations",
+    "begin": "seq.authoring.hooks",
     "check": "seq.authoring.hooks",
     "infer": "seq.authoring.hooks",
     "load": "seq.authoring.hooks",
@@ -65,7 +66,7 @@ if TYPE_CHECKING:
     from seq.authoring.benchmark import Benchmark, Step, benchmark
     from seq.authoring.conditions import Condition, conditions
     from seq.authoring.declarations import Image, Record, Secret, Volume
-    from seq.authoring.hooks import check, infer, load, reset, score, setup
+    from seq.authoring.hooks import begin, check, infer, load, reset, score, setup
     from seq.authoring.policy import Policy, policy
     from seq.engine.arms import Arm
     from seq.errors import EvalCanceled, SeqInputError
@@ -128,6 +129,7 @@ __all__ = [
     "adapter_source",
     "adapters",
     "assets_path",
+    "begin",
     "benchmark",
     "benchmark_evals",
     "benchmarks",

@@ -50,7 +50,9 @@ def run(
     - `serve=True`: each arm's policy runs behind a batching websocket server in this process
       (`max_batch_size`, default one per episode running at once; `max_wait_ms`), which every
       worker calls; `policy_url=` uses a server already running (`policy_protocol` "seq",
-      "openpi" or "vla-eval").
+      "openpi" or "vla-eval"), recorded as `policy_name=` where given, else as the policy a seq
+      server names, else under a name derived from its greeting and URL; `image_encoding=`
+      ("raw", "jpeg", or "png" for vla-eval) is how a served policy is sent images.
     - `eval_id=` with `shard_id=K, num_shards=N`: this process is shard K of N of one eval,
       claiming work items from the shared record (`seq.engine.shards`); an unhealthy shard raises
       `ShardUnhealthy`.
@@ -256,13 +258,26 @@ def compare(first: str, second: str, threshold: float = 0.05, store: Store | Non
 
 
 def export(
-    eval_id: str, directory: str | Path, store: Store | None = None, report_to: Sequence[str] = ()
+    eval_id: str,
+    directory: str | Path,
+    store: Store | None = None,
+    report_to: Sequence[str] = (),
+    format: str = "seq",
 ) -> dict[str, Path]:
     """Write an eval's episodes (JSONL), its report (JSON) and its unfinished items into `directory`
-    (and mirror its metrics to the trackers in `report_to`)."""
-    from seq.report.export import export_eval
+    (and mirror its metrics to the trackers in `report_to`). `format="vla-eval"` writes vla-eval's
+    result layout instead (`<benchmark>_aggregate.json`, per-episode step files): see
+    `seq.report.vlaeval_export`."""
+    if format not in ("seq", "vla-eval"):
+        raise SeqInputError(f"--format {format!r}: expected seq or vla-eval.")
+    if format == "vla-eval":
+        from seq.report.vlaeval_export import export_vla_eval
 
-    files = export_eval(eval_id, directory, store)
+        files = export_vla_eval(eval_id, directory, store)
+    else:
+        from seq.report.export import export_eval
+
+        files = export_eval(eval_id, directory, store)
     if report_to:
         from seq.report.tracking import report_to as mirror
 

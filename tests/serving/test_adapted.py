@@ -83,7 +83,7 @@ class Recorder:
     def __init__(self, chunk):
         self.chunk, self.seen, self.spaces = np.asarray(chunk), [], []
 
-    def begin_episode(self, action_space, slot=0):
+    def begin_episode(self, action_space, slot=0, episode=None):
         self.spaces.append(action_space)
 
     def act(self, obs, *, seed, instruction):

@@ -32,8 +32,8 @@ def test_an_openpi_client_uses_a_seq_server(tmp_path):
     deploy_all(tmp_path)
     with serve("dict-line", port=0) as server:
         client = openpi_client.WebsocketClientPolicy(host=server.url)
-        metadata = client.get_server_metadata()
-        assert metadata["payload"]["policy"]["label"] == "dict-line@v1"
+        metadata = client.get_server_metadata()  # the metadata itself, as openpi's server sends it
+        assert metadata["policy"]["label"] == "dict-line@v1" and metadata == server.metadata
         state = np.array([0.2, 1.0])
         answer = client.infer({"state": state, "prompt": "near"})
         np.testing.assert_array_equal(answer["actions"], line_step(state)[None])
@@ -127,8 +127,9 @@ def test_a_vla_eval_frame_that_is_malformed_gets_an_error_and_the_connection_sta
     deploy_all(tmp_path)
     with serve("dict-line", port=0) as server:
         sock = SyncSocket(server.url)
-        assert unpack_message(sock.recv(10)).type == MessageType.HELLO
         sock.send(pack_message(Message(MessageType.HELLO, {"harness_version": "0.8.0"}, seq=1)))
+        hello = unpack_message(sock.recv(10))
+        assert hello.type == MessageType.HELLO and hello.seq == 1  # the client's seq, echoed
         sock.send(b"\xc1 garbage")
         assert unpack_message(sock.recv(10)).type == MessageType.ERROR
         sock.send(pack_message(Message(MessageType.EPISODE_START, {"task": {"name": "near"}}, seq=2)))
@@ -162,8 +163,8 @@ def test_png_images_from_a_vla_eval_client_reach_the_policy_exactly(tmp_path):
     image = np.random.default_rng(3).integers(0, 255, (64, 48, 3), dtype=np.uint8)
     with serve("image-stats", port=0) as server:
         sock = SyncSocket(server.url)
-        sock.recv(10)
         sock.send(pack_message(Message(MessageType.HELLO, {}, seq=1)))
+        assert unpack_message(sock.recv(10)).type == MessageType.HELLO
         sock.send(pack_message(Message(MessageType.EPISODE_START, {"task": {"name": "look"}}, seq=2)))
         sock.send(pack_message(Message(MessageType.OBSERVATION, {"image": image}, seq=3)))  # PNG: the default
         reply = unpack_message(sock.recv(10))

@@ -29,6 +29,12 @@ score = _mark("score")
 score.__doc__ = "`score(self, results)` computes a group's own aggregates (overall, each suite, each task)."
 load = _mark("load")
 load.__doc__ = "`load(self, weights_dir)` loads a policy's weights once per process."
+begin = _mark("begin")
+begin.__doc__ = (
+    "`begin(self, *, task=None, suite=None, instruction=None, seed=None)` runs as each episode starts, "
+    "inline or served, before its first infer: where a stateful policy resets (history, chunk buffer). "
+    "It is called with the keywords it declares."
+)
 BATCHED_ATTRIBUTE = "__seq_batched__"
 _mark_infer = _mark("infer")
 

@@ -1,12 +1,15 @@
-"""`@seq.policy`: a policy is a class with `@seq.load` and `@seq.infer`."""
+"""`@seq.policy`: a policy is a class with `@seq.infer`, and optionally `@seq.load` (once per
+process) and `@seq.begin` (as each episode starts)."""
 
 from __future__ import annotations
 
 import inspect
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
+from seq.authoring.begin import EpisodeStart, begin_keywords, call_begin
+from seq.authoring.conventions import parse_conventions
 from seq.authoring.hooks import BATCHED_ATTRIBUTE, collect_hooks
 from seq.authoring.params import Parameter, declared_parameters
 from seq.errors import SeqInputError
@@ -27,6 +30,8 @@ class PolicySpec:
     hooks: dict[str, str]
     parameters: dict[str, Parameter]
     batched: bool = False  # `@seq.infer(batched=True)`: infer takes lists and returns one output each
+    begin_fields: tuple[str, ...] | None = ()  # what `@seq.begin` takes (None: every field)
+    conventions: dict[str, Any] = field(default_factory=dict)  # see `seq.authoring.conventions`
 
     def describe(self) -> dict[str, Any]:
         return {
@@ -34,6 +39,11 @@ class PolicySpec:
             "parameters": {p.name: {"type": p.type, "default": p.default} for p in self.parameters.values()},
             "batched": self.batched,
         }
+
+    def begin(self, instance: Any, episode: EpisodeStart | None) -> None:
+        """Tell `instance` an episode starts (its `@seq.begin`, where it has one)."""
+        if "begin" in self.hooks:
+            call_begin(instance, self.hooks["begin"], self.begin_fields, episode)
 
 
 def policy(name: str | None = None) -> Callable[[type], type]:
@@ -67,6 +77,8 @@ def policy(name: str | None = None) -> Callable[[type], type]:
             hooks=hooks,
             parameters=declared_parameters(infer_fn, f"{where}, @seq.infer"),
             batched=bool(getattr(infer_fn, BATCHED_ATTRIBUTE, False)),
+            begin_fields=begin_keywords(getattr(cls, hooks["begin"]), where) if "begin" in hooks else (),
+            conventions=parse_conventions(getattr(cls, "conventions", None), where),
         )
         setattr(cls, SPEC_ATTRIBUTE, spec)
         return cls

@@ -212,9 +212,13 @@ def export_command(
     eval_id: str = typer.Argument(..., help="The eval's id."),
     output: Path = typer.Option(Path("."), "-o", "--output", help="The folder to write into."),
     report_to: list[str] = typer.Option(None, "--report-to", help="Also mirror metrics to wandb or trackio."),
+    export_format: str = typer.Option(
+        "seq", "--format", help="seq, or vla-eval (its <benchmark>_aggregate.json layout)."
+    ),
 ) -> None:
     """Write the eval's episodes (JSONL), report (JSON) and unfinished work items."""
-    for kind, path in api.export(eval_id, output, report_to=split_list(report_to) or ()).items():
+    files = api.export(eval_id, output, report_to=split_list(report_to) or (), format=export_format)
+    for kind, path in files.items():
         Console().print(f"wrote {kind}: {path}", highlight=False)
 
 

@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from seq.authoring.begin import EpisodeStart
 from seq.authoring.benchmark import Benchmark, BenchmarkSpec, Step
 from seq.authoring.seeding import act_seed
 from seq.engine.observer import EpisodeObserver, Finishing
@@ -113,6 +114,7 @@ class EpisodeRunner:
         total_reward = 0.0
         metrics: dict[str, float] = {}
         watching, observer_errors = list(self.observers), []
+        began = False
         try:
             env = self._reset(condition.seed, condition)
             if self._on_env is not None:
@@ -120,8 +122,11 @@ class EpisodeRunner:
             obs = _observation(env.reset(seed=condition.seed))
             if watching:
                 self._notify(watching, observer_errors, "begin", item, env, obs)
-            self.policy.begin_episode(getattr(env, "action_space", None), slot=slot)
             instruction = self.benchmark.instruction(condition)
+            suite = condition.suite or self.spec.default_suite
+            started = EpisodeStart(condition.task, suite, instruction, condition.seed)
+            self.policy.begin_episode(getattr(env, "action_space", None), slot=slot, episode=started)
+            began = True
             chunk: np.ndarray | None = None
             position = used = 0
             ended_by = "max_steps"
@@ -172,6 +177,9 @@ class EpisodeRunner:
                 "return": total_reward,
                 "duration_s": result.duration_s,
             }
+        end_episode = getattr(self.policy, "end_episode", None)
+        if began and end_episode is not None:  # a vla-eval server is told how the episode ended
+            end_episode(result, slot)
         finishing = Finishing(result, observer_errors)
         for observer in self.observers:
             try:

@@ -207,12 +207,17 @@ def prepare_eval(request: EvalRequest, store: Store) -> PreparedEval:
     policies: list[type | None] = []
     if request.policy_url is not None and request.serve:
         raise SeqInputError("--serve starts a server for the policy, --policy-url uses one: give one.")
+    _check_image_encoding(request)
+    if request.policy_name is not None and request.policy_url is None:
+        raise SeqInputError("--policy-name names the server at --policy-url; give --policy-url too.")
     for index, arm in enumerate(asked):
         remote = request.policy_url if index == 0 else None
+        server = None
         if remote is not None:
             from seq.serving.remote import register_remote
 
-            policy_row, declared = register_remote(remote, request.policy_protocol, store)
+            served = register_remote(remote, request.policy_protocol, store, request.policy_name)
+            policy_row, declared, server = served.row, served.parameters, served.server
             policy_cls = None
         else:
             policy_row = resolve("policy", arm.policy, store)
@@ -232,6 +237,8 @@ def prepare_eval(request: EvalRequest, store: Store) -> PreparedEval:
                 parameters=values,
                 policy_url=remote,
                 protocol=request.policy_protocol if remote else "seq",
+                server=server,
+                image_encoding=request.image_encoding,
             )
         )
     items = plan(
@@ -288,6 +295,23 @@ def prepare_eval(request: EvalRequest, store: Store) -> PreparedEval:
         declared=spec.describe()["declared"],
     )
     return PreparedEval(eval_id, first, benchmark_row, arguments, manifest, items)
+
+
+def _check_image_encoding(request: EvalRequest) -> None:
+    """Images are encoded only on their way to a served policy, as its protocol allows."""
+    encoding = request.image_encoding
+    if encoding not in ("raw", "jpeg", "png"):
+        raise SeqInputError(f"--image-encoding {encoding!r}: expected raw, png or jpeg.")
+    if encoding == "raw":
+        return
+    protocol = request.policy_protocol if request.policy_url is not None else "seq"
+    if request.policy_url is None and not request.serve:
+        raise SeqInputError(
+            f"--image-encoding {encoding} is for a served policy: add --serve or --policy-url."
+        )
+    if protocol == "openpi" or (encoding == "png" and protocol != "vla-eval"):
+        allowed = "raw" if protocol == "openpi" else "raw or jpeg"
+        raise SeqInputError(f"--image-encoding {encoding}: a {protocol} server is sent images {allowed}.")
 
 
 def _check_compatibility(

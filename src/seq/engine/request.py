@@ -150,6 +150,14 @@ class EvalRequest:
         None, "A policy server already running (ws://…), used instead of POLICY.", Cli(metavar="URL")
     )
     policy_protocol: str = option("seq", "Its protocol: seq, openpi or vla-eval.", Cli(metavar="NAME"))
+    policy_name: str | None = option(
+        None,
+        "Record the --policy-url server as this policy.",
+        Cli(metavar="NAME", shown="its own name, or one from its greeting and URL"),
+    )
+    image_encoding: str = option(
+        "raw", "How a served policy is sent images: raw, jpeg, png (vla-eval).", Cli(metavar="NAME")
+    )
     eval_id: str | None = option(
         None, "The eval's id, shared by its shards.", Cli(metavar="ID", shown="a new one")
     )
@@ -218,7 +226,15 @@ HELP_GROUPS = {
         "metric",
     ),
     "Where it runs": ("envs", "envs_per_worker", "engine", "address", "allow_cpu"),
-    "Serving": ("serve", "max_batch_size", "max_wait_ms", "policy_url", "policy_protocol"),
+    "Serving": (
+        "serve",
+        "max_batch_size",
+        "max_wait_ms",
+        "policy_url",
+        "policy_protocol",
+        "policy_name",
+        "image_encoding",
+    ),
     "Shards and resuming": ("eval_id", "shard_id", "num_shards", "requeue_unhealthy", "resume"),
 }
 

@@ -53,6 +53,7 @@ def worker_config(eval_row: EvalRow, store: Store) -> WorkerConfig:
             values.get("adapter", {}),
             arm.policy_url,
             arm.protocol,
+            arm.image_encoding,
         )
     return WorkerConfig(
         benchmark_row.ref,
@@ -215,9 +216,10 @@ def execute_eval(
         servers.close()
         raise
     started = time.perf_counter()
-    if workers < default_envs() and not in_memory:
-        # scipy.stats takes a second to import: do it on the spare core while the workers run
-        # (where no core is spare, doing it now would only slow the workers down).
+    if workers < default_envs() and not in_memory and len(config.arms) > 1:
+        # A comparison's statistics import scipy.stats, which takes a second: do it on the spare
+        # core while the workers run (where no core is spare, doing it now would only slow the
+        # workers down). One arm's report needs no scipy (`seq.stats.resampling`).
         threading.Thread(target=importlib.import_module, args=("scipy.stats",), daemon=True).start()
     status = COMPLETED
     sequential = eval_row.arguments.sequential

@@ -53,6 +53,7 @@ class ArmConfig:
     adapter_parameters: dict[str, Any] = field(default_factory=dict)
     policy_url: str | None = None  # the policy is served there (`--serve`, `--policy-url`)
     protocol: str = "seq"  # the server's protocol: seq, openpi or vla-eval
+    image_encoding: str = "raw"  # how images travel to the server: raw, jpeg, png (vla-eval)
 
 
 @dataclass(frozen=True)
@@ -98,7 +99,9 @@ def _policy_handle(arm: ArmConfig, closer: _EnvCloser | None) -> PolicyHandle:
         from seq.serving.client import connect
 
         parameters = arm.policy_parameters if arm.protocol == "seq" else None
-        handle = connect(arm.policy_url, protocol=arm.protocol, parameters=parameters)
+        handle = connect(
+            arm.policy_url, protocol=arm.protocol, parameters=parameters, image_encoding=arm.image_encoding
+        )
         if closer is not None:
             closer.add(handle)
     else:

@@ -58,6 +58,8 @@ class ArmManifest:
     in_memory: str | None = None  # the key of a policy object held by the process that runs the eval
     policy_url: str | None = None  # served there, not loaded
     protocol: str = "seq"  # ... speaking this protocol
+    server: dict[str, Any] | None = None  # what that server said: url, protocol, its greeting
+    image_encoding: str = "raw"  # how the served policy was sent images: raw, jpeg, png
     adapter: AdapterPin | None = None
     observation: dict[str, Any] | None = None  # what the policy was checked to take, key by key
 

@@ -7,8 +7,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from seq.record.groups import groups
 from seq.record.episode import ERROR, TIMED_OUT, EpisodeResult
+from seq.record.groups import groups
 from seq.record.manifest import Manifest
 from seq.report.problems import Problem
 from seq.report.rows import ComparisonRow, GroupRow, MetricRow

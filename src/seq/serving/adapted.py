@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from seq.authoring.adapter import Adapter
+from seq.authoring.begin import EpisodeStart
 from seq.serving.inline import ActRequest, PolicyHandle, act_all, as_chunk
 
 
@@ -24,8 +25,13 @@ class AdaptedPolicy:
         self.handle = handle
         self.adapter = adapter
 
-    def begin_episode(self, action_space: Any, slot: int = 0) -> None:
-        self.handle.begin_episode(action_space, slot)
+    def begin_episode(self, action_space: Any, slot: int = 0, episode: EpisodeStart | None = None) -> None:
+        self.handle.begin_episode(action_space, slot, episode)
+
+    def end_episode(self, result: Any, slot: int = 0) -> None:
+        end = getattr(self.handle, "end_episode", None)
+        if end is not None:
+            end(result, slot)
 
     def act(self, obs: Any, *, seed: int, instruction: str | None) -> np.ndarray:
         chunk = self.handle.act(self.adapter.transform_obs(obs), seed=seed, instruction=instruction)

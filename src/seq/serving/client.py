@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from seq.authoring.begin import EpisodeStart
 from seq.authoring.params import Parameter
 from seq.errors import SeqInputError
 from seq.serving import codec
@@ -129,14 +130,16 @@ class RemotePolicy(BaseClient):
             text = f"the policy server at {self.url} refused {what}: {error}"
         return RemotePolicyError(text, kind=kind, remote_traceback=trace)
 
-    def begin_episode(self, action_space: Any, slot: int = 0) -> None:
+    def begin_episode(self, action_space: Any, slot: int = 0, episode: EpisodeStart | None = None) -> None:
         """Connect (again, with backoff, if the last episode lost the server), then send the
-        episode's action space and parameters (for its `slot`, when a worker runs several)."""
+        episode's action space, parameters and what `@seq.begin` is told (for its `slot`, when a
+        worker runs several)."""
         self.connect()
         message = {
             "type": "episode_start",
             "action_space": describe_space(action_space),
             "params": self.parameters_sent,
+            **(episode.to_dict() if episode is not None else {}),
         }
         if slot:
             message["episode"] = slot
@@ -195,12 +198,17 @@ def connect(
     **options: Any,
 ) -> PolicyHandle:
     """A `PolicyHandle` for the policy server at `url`: `protocol` is `seq` (a `seq` server),
-    `openpi` (an openpi policy server) or `vla-eval` (a vla-eval model server). Options:
-    `timeout_s`, `retries`, `backoff_s`, `open_timeout_s`, `jpeg_quality`."""
+    `openpi` (an openpi policy server) or `vla-eval` (a vla-eval model server). Images go raw,
+    as `jpeg` (seq, vla-eval) or `png` (vla-eval's default). Options: `timeout_s`, `retries`,
+    `backoff_s`, `open_timeout_s`, `jpeg_quality`."""
     if protocol not in PROTOCOLS:
         raise SeqInputError(f"protocol must be one of {', '.join(PROTOCOLS)}, got {protocol!r}.")
-    if image_encoding not in IMAGE_ENCODINGS:
-        raise SeqInputError(f"image_encoding must be 'raw' or 'jpeg', got {image_encoding!r}.")
+    if image_encoding == "png" and protocol != "vla-eval":
+        raise SeqInputError(
+            f"image_encoding='png' is for vla-eval servers; a {protocol} server takes raw or jpeg."
+        )
+    if image_encoding not in (*IMAGE_ENCODINGS, "png"):
+        raise SeqInputError(f"image_encoding must be raw, png or jpeg, got {image_encoding!r}.")
     if protocol == "seq":
         return RemotePolicy(url, parameters=parameters, image_encoding=image_encoding, **options)
     if parameters:
@@ -214,6 +222,6 @@ def connect(
         from seq.serving.openpi import OpenPiPolicy
 
         return OpenPiPolicy(url, **options)
-    from seq.serving.vlaeval import VlaEvalPolicy
+    from seq.serving.vlaeval_client import VlaEvalPolicy
 
     return VlaEvalPolicy(url, image_encoding=image_encoding, **options)

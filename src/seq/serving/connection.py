@@ -4,6 +4,11 @@ The `websockets` library's sans-I/O protocol (`ServerProtocol`, which the front 
 handshake) is driven from this `asyncio.Protocol`'s callbacks: a frame is decoded and queued for
 the batcher in the callback that received it, and the answer is written by the callback that got
 the outcome. Frames are answered in order, one at a time.
+
+A client that did not ask for the `seq` subprotocol is an openpi or a vla-eval one, and the two
+greet differently: a vla-eval client says hello first and is answered; an openpi client waits for
+the server's metadata. So the server waits up to `GREETING_WAIT_S` for the client's first frame,
+then sends an openpi client the metadata, as openpi's own server does.
 """
 
 from __future__ import annotations
@@ -16,17 +21,20 @@ from typing import TYPE_CHECKING, Any
 from websockets.frames import Frame, Opcode
 from websockets.protocol import State
 
-from seq.serving import codec, vlaeval
+from seq.serving import codec, openpi, vlaeval
 from seq.serving.codec import SUBPROTOCOL
 from seq.serving.host import Outcome, Request
 from seq.serving.openpi import OpenPiSession
 from seq.serving.session import SeqSession
+from seq.serving.vlaeval_session import VlaEvalSession
 
 if TYPE_CHECKING:
     from websockets.server import ServerProtocol
 
     from seq.serving.replica import Replica
     from seq.serving.server import PolicyServer
+
+GREETING_WAIT_S = 1.0  # how long a client has to say hello before it is taken for an openpi one
 
 
 class Frames:
@@ -60,11 +68,14 @@ class Connection(asyncio.Protocol):
         self.session: Any = SeqSession(self) if protocol.subprotocol == SUBPROTOCOL else None
         self._busy = False
         self._closed = False
+        self._greeting: asyncio.TimerHandle | None = None
 
     # asyncio.Protocol
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = transport  # type: ignore[assignment]
         self._flush()
+        if self.session is None and not self.frames.ready:
+            self._greeting = asyncio.get_running_loop().call_later(GREETING_WAIT_S, self._greet_openpi)
         self._pump()  # frames that reached the front loop before the hand-off
 
     def data_received(self, data: bytes) -> None:
@@ -81,6 +92,8 @@ class Connection(asyncio.Protocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._closed = True
+        if self._greeting is not None:
+            self._greeting.cancel()
         self.frames.ready.clear()
         self.replica.closed(self)
 
@@ -142,15 +155,24 @@ class Connection(asyncio.Protocol):
         self._busy = False
         self._pump()
 
+    def _greet_openpi(self) -> None:
+        """No frame came: an openpi client, waiting for the policy's metadata."""
+        self._greeting = None
+        if self.session is None and not self._closed:
+            self.send(openpi.pack(self.server.metadata))
+
     def _detect(self, frame: bytes | str) -> tuple[Any, Any]:
-        """A peer's session from its first frame; returns the frame to handle (None: consumed)."""
+        """A peer's session from its first frame; returns the frame to handle."""
+        if self._greeting is not None:
+            self._greeting.cancel()
+            self._greeting = None
         try:
             message = vlaeval.unpack_message(frame)
         except codec.CodecError:
             self.server.count_protocol("openpi")
             return OpenPiSession(self), frame
         self.server.count_protocol("vla-eval")
-        return vlaeval.VlaEvalSession(self), None if message["type"] == "hello" else message
+        return VlaEvalSession(self), message
 
     def shutdown(self) -> None:
         """The server is stopping: close with 1001 (going away)."""

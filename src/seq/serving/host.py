@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from seq.authoring.begin import EpisodeStart
 from seq.authoring.params import Parameter
 from seq.authoring.policy import Policy, PolicySpec, policy_spec_of
 from seq.errors import SeqInputError
@@ -133,6 +134,15 @@ class PolicyHost:
             if declared is not None:
                 meta[key] = describe_space(declared)
         return meta
+
+    def begin(self, replica: int, episode: EpisodeStart) -> Outcome:
+        """Tell replica `replica`'s instance an episode starts (its `@seq.begin`; called in that
+        replica's thread, between batches): (True, None), or (False, the traceback)."""
+        try:
+            self.spec.begin(self.instances[replica], episode)
+        except Exception:
+            return False, traceback.format_exc()
+        return True, None
 
     def run(self, replica: int, batch: list[Request]) -> list[Outcome]:
         """Run one gathered batch on replica `replica`'s instance (called in that replica's thread)."""

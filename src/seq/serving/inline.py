@@ -15,6 +15,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from seq.authoring.begin import EpisodeStart
 from seq.authoring.policy import Policy, policy_spec_of
 
 
@@ -30,8 +31,10 @@ class ActRequest:
 
 
 class PolicyHandle(Protocol):
-    def begin_episode(self, action_space: Any, slot: int = 0) -> None:
-        """An episode starts in `slot` (0 unless the worker runs several side by side)."""
+    def begin_episode(self, action_space: Any, slot: int = 0, episode: EpisodeStart | None = None) -> None:
+        """An episode starts in `slot` (0 unless the worker runs several side by side); the
+        policy's `@seq.begin` is told which (`episode`). A handle may also have
+        `end_episode(result, slot)`, called once the episode ended (a vla-eval server is told)."""
 
     def act(self, obs: Any, *, seed: int, instruction: str | None) -> np.ndarray:
         """The chunk for one observation (an episode in slot 0)."""
@@ -102,15 +105,17 @@ class InlinePolicy:
 
     def __init__(self, instance: Policy, parameters: dict[str, Any]) -> None:
         spec = policy_spec_of(type(instance))
+        self.spec = spec
         self.instance = instance
         self._infer = getattr(instance, spec.hooks["infer"])
         self._batched = spec.batched
         self._parameters = parameters
         self._spaces: dict[int, Any] = {}  # each slot's action space
 
-    def begin_episode(self, action_space: Any, slot: int = 0) -> None:
+    def begin_episode(self, action_space: Any, slot: int = 0, episode: EpisodeStart | None = None) -> None:
         self._spaces[slot] = action_space
         self.instance.action_space = action_space
+        self.spec.begin(self.instance, episode)
 
     def act_many(self, requests: Sequence[ActRequest]) -> list[np.ndarray | Exception]:
         """A batched policy gets the requests that share an action space as one call; any other

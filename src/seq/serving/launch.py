@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from seq.errors import SeqInputError
-from seq.record.store import Store
-from seq.serving.host import PolicyHost
-from seq.serving.server import PolicyServer
+
+if TYPE_CHECKING:  # the server is imported by `serve`: `seq eval run` loads this module, not it
+    from seq.record.store import Store
+    from seq.serving.server import PolicyServer
 
 DEFAULT_MAX_MESSAGE_BYTES = 64 * 2**20
 
@@ -129,6 +130,9 @@ def serve(
         raise SeqInputError(f"serve: max_wait_ms must be 0 or more, got {max_wait_ms!r}.")
     if not isinstance(max_message_bytes, int) or max_message_bytes < 1024:
         raise SeqInputError(f"serve: max_message_bytes must be at least 1024, got {max_message_bytes!r}.")
+    from seq.serving.host import PolicyHost
+    from seq.serving.server import PolicyServer
+
     policy_host = PolicyHost.load(policy, replicas, params, store)
     policy_host.adapter = adapter
     server = PolicyServer(

@@ -3,14 +3,17 @@
 On connect the server sends one msgpack frame of metadata; then, in lockstep, the client sends an
 observation dict and gets an action dict whose `actions` is a chunk `[H, D]`. Arrays travel as
 `{b"__ndarray__": True, b"data", b"dtype", b"shape"}`, numpy scalars as `{b"__npgeneric__": ...}`.
-A server error is a text frame holding the traceback.
+A server error is a text frame holding the traceback. Complex arrays are refused both ways, as
+openpi's own codec refuses them.
 
 - `OpenPiPolicy` lets `seq` evaluate any openpi-protocol server (the instruction goes as `prompt`;
   openpi carries no seed, so the server's own randomness decides).
-- `OpenPiSession` lets an openpi client use a `seq` server: each observation dict goes to the
-  policy's infer as `obs`, with `instruction=obs["prompt"]` and `seed=None`; the reply is
+- `OpenPiSession` lets an openpi client use a `seq` server: it is sent the policy's metadata on
+  connecting (`get_server_metadata()` returns it); each observation dict goes to the policy's
+  infer as `obs`, with `instruction=obs["prompt"]` and `seed=None`; the reply is
   `{"actions": chunk, "server_timing": {"infer_ms": ...}}`. Errors are text frames, as openpi's own
-  server sends them, but the connection stays open.
+  server sends them, but the connection stays open. The protocol has no episodes, so a policy's
+  `@seq.begin` is not called.
 """
 
 from __future__ import annotations
@@ -47,11 +50,19 @@ def _default(value: Any) -> Any:
     raise CodecError(f"cannot send a value of type {type(value).__name__} in the openpi protocol.")
 
 
+def _dtype(text: Any) -> np.dtype:
+    """A dtype openpi carries: `checked_dtype`'s, less complex (openpi's packer refuses it)."""
+    dtype = checked_dtype(text)
+    if dtype.kind == "c":
+        raise CodecError(f"dtype {dtype} is refused: the openpi protocol carries no complex arrays.")
+    return dtype
+
+
 def _hook(obj: dict) -> Any:
     if b"__ndarray__" in obj:
-        return array_view(obj[b"data"], checked_dtype(obj[b"dtype"]), obj[b"shape"])
+        return array_view(obj[b"data"], _dtype(obj[b"dtype"]), obj[b"shape"])
     if b"__npgeneric__" in obj:
-        return checked_dtype(obj[b"dtype"]).type(obj[b"data"])
+        return _dtype(obj[b"dtype"]).type(obj[b"data"])
     return obj
 
 
@@ -83,8 +94,8 @@ class OpenPiPolicy(BaseClient):
         metadata = unpack(frame)
         return metadata if isinstance(metadata, dict) else {"metadata": metadata}
 
-    def begin_episode(self, action_space: Any, slot: int = 0) -> None:
-        self.connect()
+    def begin_episode(self, action_space: Any, slot: int = 0, episode: Any = None) -> None:
+        self.connect()  # the protocol has no episodes: nothing is sent
 
     def act(self, obs: Any, *, seed: int, instruction: str | None) -> np.ndarray:
         request = dict(obs) if isinstance(obs, dict) else {"state": obs}

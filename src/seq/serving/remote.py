@@ -1,45 +1,114 @@
-"""A policy already served somewhere (`--policy-url`), registered as a version from its greeting."""
+"""A policy already served at a URL (`--policy-url`), recorded as a policy of its own.
+
+A `seq` server names its policy, version and code sha256 in its greeting, over any protocol, and
+is recorded as that policy. Any other server (an openpi or vla-eval one) is recorded under the
+name the user gives (`policy_name=`, `--policy-name`), else a name derived from its greeting (a
+vla-eval server's `model_server`, an openpi server's `name`) and its URL's host and port, so two
+servers are two policies in `seq eval ls`, `benchmark evals` and comparisons. Its version is its
+greeting's content: the same server saying the same hello is the same version. The URL, the
+protocol and the greeting go in the eval's manifest (`arms[i]["server"]`).
+"""
 
 from __future__ import annotations
 
 import hashlib
 import json
+import re
+from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlsplit
 
+from seq.authoring.params import Parameter
 from seq.errors import SeqInputError
 from seq.record.store import Store, VersionRow
-from seq.serving.client import connect, parameters_of
-from seq.serving.errors import ServerUnreachable
+from seq.registry.builtins import BUILTINS
+
+DEFAULT_NAMES = {"openpi": "openpi-server", "vla-eval": "vla-eval-server", "seq": "remote"}
 
 
-def _sha256(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
+@dataclass(frozen=True)
+class ServedPolicy:
+    """The version a served policy is recorded as, its declared parameters and what its server
+    said (`server`: url, protocol, metadata: plain JSON)."""
+
+    row: VersionRow
+    parameters: dict[str, Parameter] = field(default_factory=dict)
+    server: dict[str, Any] = field(default_factory=dict)
 
 
-def register_remote(url: str, protocol: str, store: Store) -> tuple[VersionRow, dict[str, Any]]:
-    """The version of a policy already served at `url`, read from its greeting: a `seq` server names
-    its policy, version and code sha256 (and declared parameters); an openpi or vla-eval server is
-    versioned by what its greeting says. Returns the row and the declared parameters."""
+def _plain(value: Any) -> Any:
+    """`value` as plain JSON data (an openpi greeting may hold bytes or numpy values)."""
+
+    def default(item: Any) -> Any:
+        if isinstance(item, bytes):
+            return item.decode("utf-8", errors="replace")
+        for method in ("tolist", "item"):
+            if hasattr(item, method):
+                return getattr(item, method)()
+        return str(item)
+
+    return json.loads(json.dumps(value, default=default, sort_keys=True))
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9.]+", "-", text).strip("-")
+
+
+def _kebab(name: str) -> str:
+    """`CogACTModelServer` → `cog-act-model-server`."""
+    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", "-", name).lower()
+
+
+def derived_name(url: str, protocol: str, metadata: dict[str, Any]) -> str:
+    """A name for an openpi or vla-eval server: what its greeting calls it, then where it runs."""
+    called = metadata.get("model_server") if protocol == "vla-eval" else metadata.get("name")
+    base = _kebab(_slug(called)) if isinstance(called, str) and _slug(called) else DEFAULT_NAMES[protocol]
+    where = urlsplit(url)
+    parts = [base, where.hostname or "", str(where.port or ""), where.path]
+    return "-".join(slug for slug in map(_slug, parts) if slug)
+
+
+def check_policy_name(name: str, store: Store) -> None:
+    """A name a served policy may be recorded under: no `@`, no spaces, not a code policy's."""
+    if not name or "@" in name or any(char.isspace() for char in name):
+        raise SeqInputError(f"--policy-name {name!r}: a policy name has no '@' and no spaces.")
+    if name in BUILTINS["policy"] or any("remote" not in row.ref for row in store.versions("policy", name)):
+        raise SeqInputError(
+            f"--policy-name {name}: a policy deployed from code has this name; give the server another."
+        )
+
+
+def register_remote(url: str, protocol: str, store: Store, name: str | None = None) -> ServedPolicy:
+    """Connect to the server at `url`, read its greeting and record the policy it serves."""
+    from seq.serving.client import connect, parameters_of
+    from seq.serving.errors import RemotePolicyError, ServerUnreachable
+
     handle = connect(url, protocol=protocol, retries=2)
     try:
         handle.connect()  # type: ignore[attr-defined]
-        metadata = dict(handle.metadata)  # type: ignore[attr-defined]
-    except ServerUnreachable as error:
+        metadata = _plain(dict(handle.metadata))  # type: ignore[attr-defined]
+    except (ServerUnreachable, RemotePolicyError) as error:
         raise SeqInputError(f"--policy-url {url}: {error}") from None
     finally:
         handle.close()  # type: ignore[attr-defined]
-    if protocol == "seq":
-        policy = metadata.get("policy") or {}
-        name, sha = str(policy.get("name") or "remote"), str(policy.get("sha256") or "")
-        parameters = parameters_of(metadata)
+    served = metadata.get("policy") if isinstance(metadata.get("policy"), dict) else {}
+    parameters = parameters_of(metadata) if protocol == "seq" else {}
+    if name is not None:
+        check_policy_name(name, store)
+    elif served.get("name"):  # a seq server, over whichever protocol: the policy it names
+        name = str(served["name"])
     else:
-        name = f"{protocol}-server"
-        sha, parameters = _sha256(json.dumps(metadata, sort_keys=True, default=str).encode()), {}
+        name = derived_name(url, protocol, metadata)
+    content = json.dumps(metadata, sort_keys=True).encode()
+    sha = str(served.get("sha256") or hashlib.sha256(content).hexdigest())
+    server = {"url": url, "protocol": protocol, "metadata": metadata}
     ref = {"remote": url, "protocol": protocol, "qualname": name}
     declared = {
         "name": name,
         "parameters": {p.name: {"type": p.type, "default": p.default} for p in parameters.values()},
         "remote": url,
+        "protocol": protocol,
+        "metadata": metadata,
     }
-    row, _ = store.register_version("policy", name, sha or _sha256(url.encode()), ref, declared)
-    return row, parameters
+    row, _ = store.register_version("policy", name, sha, ref, declared)
+    return ServedPolicy(row, parameters, server)

@@ -1,12 +1,11 @@
 """The policy server: one websocket endpoint that speaks `seq`, openpi and vla-eval.
 
-On every connection the server first sends its hello: a vla-eval-shaped frame
-`{type: "hello", payload: METADATA, seq: 0, timestamp}` (openpi clients take it as their metadata
-frame, vla-eval clients as the answer to their own hello). Then:
-
-- a client that asked for the websocket subprotocol `seq.v1` speaks `seq` (`session.SeqSession`);
-- otherwise the first frame decides: a vla-eval message (`type`, `payload`, `seq`, `timestamp`)
-  makes the connection vla-eval; anything else is an openpi observation.
+A client that asked for the websocket subprotocol `seq.v1` speaks `seq` (`session.SeqSession`) and
+is sent the server's hello first, `{type: "hello", payload: METADATA, seq: 0, timestamp}`. Any
+other client's first frame decides: a vla-eval message (`type`, `payload`, `seq`, `timestamp`, a
+`hello` first) makes the connection vla-eval, answered as vla-eval's servers answer; a client that
+sends nothing is an openpi one and is sent the metadata itself, as openpi's server does (see
+`connection.Connection`); anything else is an openpi observation.
 
 HTTP on the same port: `GET /health` (and openpi's `/healthz`) answers 200 once the policy is
 loaded, `GET /stats` the batch statistics, `GET /metadata` the hello's metadata, all as JSON.
@@ -193,9 +192,9 @@ class FrontConnection(asyncio.Protocol):
             self.upgraded = True
             if self.protocol.subprotocol == SUBPROTOCOL:
                 self.server.count_protocol("seq")
+                self.protocol.send_binary(self.server.hello)  # other peers: see connection.Connection
             with self.server.lock:
                 self.server.connections_total += 1
-            self.protocol.send_binary(self.server.hello)
 
     def _hand_off(self) -> None:
         """Give the socket and the protocol's state to a replica, once the hello is written."""

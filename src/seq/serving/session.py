@@ -2,8 +2,9 @@
 
 Frames are `seq` codec maps with a `type` and an `id`; each gets exactly one answer with that id:
 
-- `{"type": "episode_start", "action_space": description | None, "params": {...} | None}` sets
-  the episode's action space and parameter values → `{"type": "ready"}`;
+- `{"type": "episode_start", "action_space": description | None, "params": {...} | None, "task",
+  "suite", "instruction", "seed"}` sets the episode's action space and parameter values and
+  calls the policy's `@seq.begin` (with task, suite, instruction and seed) → `{"type": "ready"}`;
 - `{"type": "act", "obs": ..., "seed": int | None, "instruction": str | None}` →
   `{"type": "action", "actions": chunk [H, D]}`;
 - `{"type": "act_batch", "acts": [{"episode": slot, "obs", "seed", "instruction"}, ...]}` (a worker
@@ -21,6 +22,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from seq.authoring.begin import EpisodeStart
 from seq.errors import SeqInputError
 from seq.serving import codec
 from seq.serving.host import Outcome, Request, params_key
@@ -74,10 +76,16 @@ class SeqSession:
                 slot = _slot(message)
                 params = self.server.host.coerce(message.get("params"), "episode_start")
                 space = self.server.spaces.get(message.get("action_space"))
+                episode = EpisodeStart.from_message(message, "episode_start")
                 self.episodes[slot] = (params, params_key(params), space)
-                self._reply({"type": "ready", "id": rid})
             except (SeqInputError, ValueError, TypeError, KeyError) as error:
                 self._error(rid, "bad_request", f"{type(error).__name__}: {error}")
+            else:
+                ok, trace = self.server.host.begin(self.connection.replica.index, episode)
+                if ok:
+                    self._reply({"type": "ready", "id": rid})
+                else:
+                    self._error(rid, "policy", last_line(trace), trace)
         else:
             self._error(rid, "bad_request", f"unknown frame type {kind!r}.")
         done()

@@ -2,7 +2,7 @@
 
 - A 0/1 metric (success): the Wilson score interval,
   p̂ ± z·sqrt(p̂(1−p̂)/n + z²/4n²) recentred at (p̂ + z²/2n)/(1 + z²/n), divided by (1 + z²/n)
-  (Wilson 1927; Brown, Cai & DasGupta 2001), via `scipy.stats.binomtest(...).proportion_ci`.
+  (Wilson 1927; Brown, Cai & DasGupta 2001), as `scipy.stats.binomtest(...).proportion_ci` gives it.
 - Any other metric: the bias-corrected and accelerated (BCa) bootstrap of the mean (Efron 1987),
   via `scipy.stats.bootstrap`, with a fixed random state so a report is reproducible; where BCa is
   degenerate (too few distinct values) the percentile bootstrap is used instead. Where every value
@@ -11,16 +11,20 @@
 
 Which of the two a metric gets is the metric's kind (`seq.stats.kinds`), fixed for a whole eval,
 not decided group by group from the values.
+
+Both are computed by `seq.stats.resampling` (numpy and the standard library, equal to scipy's),
+so a report does not import `scipy.stats`, a second or more of a short eval's start-up.
 """
 
 from __future__ import annotations
 
 import math
-import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+
+from seq.stats.resampling import bootstrap_mean, wilson
 
 SMALL_N = 10
 BOOTSTRAP_RESAMPLES = 2000
@@ -54,10 +58,8 @@ def wilson_interval(successes: int, n: int, level: float = 0.95) -> Interval:
     """Wilson score interval for a proportion of `successes` out of `n`."""
     if n <= 0:
         return Interval(math.nan, None, None, 0, "wilson", level)
-    from scipy import stats  # imported on first use: scipy.stats costs a second at start-up
-
-    ci = stats.binomtest(int(successes), int(n)).proportion_ci(confidence_level=level, method="wilson")
-    return Interval(successes / n, float(ci.low), float(ci.high), n, "wilson", level)
+    low, high = wilson(int(successes), int(n), level)
+    return Interval(successes / n, max(0.0, low), min(1.0, high), n, "wilson", level)
 
 
 def bootstrap_interval(values: Sequence[float], level: float = 0.95) -> Interval:
@@ -71,20 +73,8 @@ def bootstrap_interval(values: Sequence[float], level: float = 0.95) -> Interval
         return Interval(mean, None, None, 1, "none (n=1)", level)
     if np.all(data == data[0]):
         return Interval(mean, mean, mean, n, ALL_EQUAL, level)
-    from scipy import stats
-
     for method in ("BCa", "percentile"):
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            result = stats.bootstrap(
-                (data,),
-                np.mean,
-                confidence_level=level,
-                method=method,
-                n_resamples=BOOTSTRAP_RESAMPLES,
-                random_state=BOOTSTRAP_SEED,
-            )
-        low, high = float(result.confidence_interval.low), float(result.confidence_interval.high)
+        low, high = bootstrap_mean(data, level, method, BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED)
         if math.isfinite(low) and math.isfinite(high):
             return Interval(mean, low, high, n, "bootstrap-" + method.lower(), level)
     return Interval(mean, None, None, n, "bootstrap-percentile", level)

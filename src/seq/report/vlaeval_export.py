@@ -1,0 +1,187 @@
+"""`seq eval export ID --format vla-eval`: an eval's record in vla-eval's result layout, so tools
+built for vla-eval (its summary table, its smoke checks, dashboards reading `*_aggregate.json`)
+read `seq`'s results.
+
+The layout is `vla-eval export`'s (`vla_eval.results.export`, 0.8.0):
+
+- `<benchmark>_aggregate.json` (`<benchmark>_<arm>_aggregate.json` for each arm of a comparison):
+  `benchmark`, `mode`, `harness_version`, `created_at`, `tasks` (each with its `episodes`,
+  `num_episodes`, `num_errors`, `avg_steps` and `mean_<metric>`), `config`, `eval_id`,
+  `server_info`, `metric_keys`, `mean_<metric>`, `num_episodes_total`, `num_errors`, `partial`;
+- `episodes/<benchmark>/task{task_idx:04d}_ep{episode_id:04d}_{status}.jsonl`: one row per step
+  (`{"step": i, "reward", "action", "act_seed", "done"}`), for the episodes whose trajectory was
+  recorded (`--trajectories`), and `.mp4` beside it for those with a video.
+
+As in vla-eval, an episode that errored has a `failure_reason` (`error`, `server_unreachable`),
+its traceback as `failure_detail`, and counts as a failure (`success` false) in the means; status
+is `success`, `fail` or `error`. `episode_id` numbers a task's episodes in the eval's order (seed,
+then trial); each episode keeps its `seed`, `trial`, `suite` and `item_id`.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import re
+import shutil
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from seq._version import __version__
+from seq.errors import SeqInputError
+from seq.record.episode import ERROR, EpisodeResult
+from seq.record.manifest import ArmManifest
+from seq.record.store import COMPLETED, Store
+from seq.record.typed import to_plain
+
+BUILT_IN = ("steps", "return", "duration_s")
+
+
+def _safe(name: str) -> str:
+    return re.sub(r"[^\w\-.]", "_", name)
+
+
+def _status(episode: EpisodeResult) -> str:
+    if episode.status == ERROR:
+        return "error"
+    return "success" if episode.metrics.get("success", 0.0) >= 0.5 else "fail"
+
+
+def _metric_keys(episodes: list[EpisodeResult]) -> dict[str, str]:
+    keys: dict[str, str] = {}
+    for episode in episodes:
+        for key in episode.metrics:
+            if key not in BUILT_IN:
+                keys.setdefault(key, "mean")
+    return keys
+
+
+def _aggregate(target: dict[str, Any], rows: list[dict[str, Any]], metric_keys: dict[str, str]) -> None:
+    """`mean_<key>` over the rows holding the key, as vla-eval's `_aggregate_metrics` rounds it."""
+    for key in metric_keys:
+        values = [row["metrics"][key] for row in rows if isinstance(row["metrics"].get(key), int | float)]
+        if values:
+            target[f"mean_{key}"] = round(sum(values) / len(values), 4)
+
+
+def _steps(trajectory: Path) -> list[dict[str, Any]]:
+    """A seq trajectory's env steps as vla-eval step rows."""
+    rows: list[dict[str, Any]] = []
+    with gzip.open(trajectory, "rt", encoding="utf-8") as lines:
+        for line in lines:
+            record = json.loads(line)
+            if "action" in record:
+                step = {"step": record["t"] - 1, "reward": record.get("reward"), "action": record["action"]}
+                rows.append({**step, "act_seed": record.get("act_seed"), "done": False})
+    if rows:
+        rows[-1]["done"] = True
+    return rows
+
+
+def _episode_row(
+    episode: EpisodeResult, number: int, task_idx: int, metric_keys: dict[str, str]
+) -> dict[str, Any]:
+    metrics = {k: v for k, v in episode.metrics.items() if k not in ("steps", "duration_s")}
+    row: dict[str, Any] = {
+        "episode_id": number,
+        "metrics": metrics,
+        "steps": episode.steps,
+        "elapsed_sec": round(episode.duration_s, 3),
+        "name": episode.task,
+        "suite": episode.suite,
+        "seed": episode.seed,
+        "trial": episode.trial,
+        "episode_idx": episode.seed,
+        "task_idx": task_idx,
+        "item_id": episode.item_id,
+        "status": _status(episode),
+        "ended_by": episode.ended_by,
+    }
+    if episode.status == ERROR:
+        row["failure_reason"] = episode.ended_by or "error"
+        row["failure_detail"] = episode.error
+        if "success" in metric_keys:
+            row["metrics"] = {**metrics, "success": False}
+    return row
+
+
+def _files(episode: EpisodeResult, stem: Path) -> None:
+    """The episode's step rows (from its trajectory) and its video, under `stem`."""
+    trajectory, video = episode.artifacts.get("trajectory"), episode.artifacts.get("video")
+    if trajectory and Path(trajectory).is_file():
+        stem.parent.mkdir(parents=True, exist_ok=True)
+        with stem.with_suffix(".jsonl").open("w", encoding="utf-8") as out:
+            for row in _steps(Path(trajectory)):
+                out.write(json.dumps(row) + "\n")
+    if video and Path(video).is_file():
+        stem.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(video, stem.with_suffix(".mp4"))
+
+
+def _benchmark_result(
+    name: str, episodes: list[EpisodeResult], row: Any, arm: ArmManifest, directory: Path
+) -> dict[str, Any]:
+    metric_keys = _metric_keys(episodes)
+    by_task: dict[str, list[EpisodeResult]] = {}
+    for episode in episodes:
+        by_task.setdefault(episode.task, []).append(episode)
+    tasks, all_rows = [], []
+    for task_idx, (task, members) in enumerate(by_task.items()):
+        rows = []
+        for number, episode in enumerate(members):
+            episode_row = _episode_row(episode, number, task_idx, metric_keys)
+            stem = f"task{task_idx:04d}_ep{number:04d}_{episode_row['status']}"
+            _files(episode, directory / "episodes" / name / stem)
+            rows.append(episode_row)
+        errors = sum(1 for r in rows if r.get("failure_reason"))
+        result: dict[str, Any] = {
+            "task": task,
+            "episodes": rows,
+            "num_episodes": len(rows),
+            "avg_steps": sum(r["steps"] for r in rows) / (len(rows) or 1),
+        }
+        if errors:
+            result["num_errors"] = errors
+        _aggregate(result, rows, metric_keys)
+        tasks.append(result)
+        all_rows.extend(rows)
+    body: dict[str, Any] = {
+        "benchmark": name,
+        "mode": "sync",
+        "harness_version": f"seq-{__version__}",
+        "created_at": datetime.now(timezone.utc).isoformat(),
+        "tasks": tasks,
+        "config": {"benchmark": f"{row.benchmark}@v{row.benchmark_version}", "seq": to_plain(row.arguments)},
+        "eval_id": row.id,
+        "server_info": (arm.server or {}).get("metadata") or {"policy": {"label": arm.policy}},
+        "metric_keys": metric_keys,
+    }
+    _aggregate(body, all_rows, metric_keys)
+    body["num_episodes_total"] = len(all_rows)
+    body["num_errors"] = sum(t.get("num_errors", 0) for t in tasks)
+    return body
+
+
+def export_vla_eval(eval_id: str, directory: str | Path, store: Store | None = None) -> dict[str, Path]:
+    """Write an eval's results in vla-eval's layout into `directory`; returns each aggregate file."""
+    store = store or Store()
+    row = store.get_eval(eval_id)
+    if row is None:
+        raise SeqInputError(f"no eval has id {eval_id!r} (seq eval ls lists them).")
+    out = Path(directory)
+    out.mkdir(parents=True, exist_ok=True)
+    episodes = store.episodes(eval_id)
+    arms = row.manifest.arms
+    partial = row.status != COMPLETED or len(episodes) < store.count_items(eval_id)
+    written: dict[str, Path] = {}
+    for arm in arms:
+        name = _safe(row.benchmark if len(arms) == 1 else f"{row.benchmark}_{arm.name}")
+        mine = [e for e in episodes if e.arm == arm.name] if len(arms) > 1 else episodes
+        body = _benchmark_result(name, mine, row, arm, out)
+        if partial:
+            body["partial"] = True
+        path = out / f"{name}_aggregate.json"
+        path.write_text(json.dumps(body, indent=2, default=str))
+        written[name] = path
+    return written
