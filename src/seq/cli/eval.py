@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import time
 from pathlib import Path
 
@@ -82,6 +83,9 @@ def run_command(
     policy_protocol: str = typer.Option(
         "seq", "--policy-protocol", help="Its protocol: seq, openpi, vla-eval."
     ),
+    policy_token: str = typer.Option(
+        None, "--policy-token", help="The token that server requires [default: $SEQ_SERVER_TOKEN]."
+    ),
     address: str = typer.Option(None, "--address", help="With --engine ray: auto, or ray://host:port."),
     allow_cpu: bool = typer.Option(
         False, "--allow-cpu", help="Run a benchmark that declares a gpu= card this machine lacks on the CPU."
@@ -114,6 +118,8 @@ def run_command(
         raise SeqInputError(
             "seq eval run needs POLICY (or --policy-url) and --benchmark NAME (or --resume EVAL_ID)."
         )
+    if policy_token:  # the clients (here and in the workers) present it: seq.serving.transport
+        os.environ["SEQ_SERVER_TOKEN"] = policy_token
     request = dict(
         benchmark=benchmark,
         envs=envs,

@@ -24,7 +24,7 @@ from seq.serving.codec import SUBPROTOCOL
 from seq.serving.errors import MessageTooLarge, RemotePolicyError
 from seq.serving.inline import ActRequest, PolicyHandle
 from seq.serving.spaces import describe_space
-from seq.serving.transport import BaseClient, SyncSocket
+from seq.serving.transport import MAX_FRAME_BYTES, BaseClient, SyncSocket
 
 IMAGE_ENCODINGS = ("raw", "jpeg")
 PROTOCOLS = ("seq", "openpi", "vla-eval")
@@ -34,7 +34,8 @@ class RemotePolicy(BaseClient):
     """A policy behind `seq policy serve` / `seq.serve`, as a `PolicyHandle`.
 
     `parameters` are the eval's values for the policy's declared parameters (sent at each episode
-    start; None keeps the server's). Images travel raw unless `image_encoding="jpeg"`.
+    start; None keeps the server's). Images travel raw unless `image_encoding="jpeg"`. `token`
+    (default: `$SEQ_SERVER_TOKEN`) is presented to a server that requires one.
     """
 
     subprotocols = (SUBPROTOCOL,)
@@ -50,11 +51,19 @@ class RemotePolicy(BaseClient):
         retries: int = 5,
         backoff_s: float = 0.25,
         open_timeout_s: float = 10.0,
+        token: str | None = None,
+        max_frame_bytes: int | None = MAX_FRAME_BYTES,
     ) -> None:
         if image_encoding not in IMAGE_ENCODINGS:
             raise SeqInputError(f"image_encoding must be 'raw' or 'jpeg', got {image_encoding!r}.")
         super().__init__(
-            url, timeout_s=timeout_s, retries=retries, backoff_s=backoff_s, open_timeout_s=open_timeout_s
+            url,
+            timeout_s=timeout_s,
+            retries=retries,
+            backoff_s=backoff_s,
+            open_timeout_s=open_timeout_s,
+            token=token,
+            max_frame_bytes=max_frame_bytes,
         )
         self.parameters_sent = dict(parameters) if parameters is not None else None
         self._encoder = codec.Encoder(jpeg_quality if image_encoding == "jpeg" else None)
@@ -196,7 +205,8 @@ def connect(
 ) -> PolicyHandle:
     """A `PolicyHandle` for the policy server at `url`: `protocol` is `seq` (a `seq` server),
     `openpi` (an openpi policy server) or `vla-eval` (a vla-eval model server). Options:
-    `timeout_s`, `retries`, `backoff_s`, `open_timeout_s`, `jpeg_quality`."""
+    `timeout_s`, `retries`, `backoff_s`, `open_timeout_s`, `jpeg_quality`, `token` (default:
+    `$SEQ_SERVER_TOKEN`), `max_frame_bytes` (the largest frame taken from the server)."""
     if protocol not in PROTOCOLS:
         raise SeqInputError(f"protocol must be one of {', '.join(PROTOCOLS)}, got {protocol!r}.")
     if image_encoding not in IMAGE_ENCODINGS:

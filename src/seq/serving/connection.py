@@ -4,11 +4,18 @@ The `websockets` library's sans-I/O protocol (`ServerProtocol`, which the front 
 handshake) is driven from this `asyncio.Protocol`'s callbacks: a frame is decoded and queued for
 the batcher in the callback that received it, and the answer is written by the callback that got
 the outcome. Frames are answered in order, one at a time.
+
+Every observation is made writable (`inputs.writable`) before it is queued: the decoded arrays are
+read-only views of the frame, and a policy may write into its input. A connection that sends
+nothing for the server's `idle_timeout_s` while nothing of it is pending is closed (1001); one
+whose frame the session failed to handle (a bug, memory) gets an error frame in its protocol.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
+import traceback
 from collections import deque
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -19,6 +26,7 @@ from websockets.protocol import State
 from seq.serving import codec, vlaeval
 from seq.serving.codec import SUBPROTOCOL
 from seq.serving.host import Outcome, Request
+from seq.serving.inputs import writable
 from seq.serving.openpi import OpenPiSession
 from seq.serving.session import SeqSession
 
@@ -27,6 +35,8 @@ if TYPE_CHECKING:
 
     from seq.serving.replica import Replica
     from seq.serving.server import PolicyServer
+
+log = logging.getLogger("seq.serving")
 
 
 class Frames:
@@ -60,14 +70,19 @@ class Connection(asyncio.Protocol):
         self.session: Any = SeqSession(self) if protocol.subprotocol == SUBPROTOCOL else None
         self._busy = False
         self._closed = False
+        self._heard = 0.0  # the loop's time of the last data or answer
+        self._idle: asyncio.TimerHandle | None = None
 
     # asyncio.Protocol
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = transport  # type: ignore[assignment]
+        self._heard = self.replica.loop.time()
+        self._watch_idle()
         self._flush()
         self._pump()  # frames that reached the front loop before the hand-off
 
     def data_received(self, data: bytes) -> None:
+        self._heard = self.replica.loop.time()
         self.protocol.receive_data(data)
         for event in self.protocol.events_received():
             self.frames.feed(event)
@@ -81,6 +96,8 @@ class Connection(asyncio.Protocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._closed = True
+        if self._idle is not None:
+            self._idle.cancel()
         self.frames.ready.clear()
         self.replica.closed(self)
 
@@ -111,6 +128,7 @@ class Connection(asyncio.Protocol):
         compressed images)."""
         params = params or self.server.host.defaults
         key = key or self.server.default_key
+        obs = writable(obs)  # the decoded arrays are read-only views of the frame
         return Request(obs, seed, instruction, params, key, space, reply, prepare, source=id(self))
 
     def submit(self, *requests: Request) -> None:
@@ -136,11 +154,40 @@ class Connection(asyncio.Protocol):
                 if frame is None:
                     continue
             self._busy = True
-            self.session.handle(frame, self._done)
+            try:
+                self.session.handle(frame, self._done)
+            except Exception as error:  # never drop a client without a word
+                log.error("a frame could not be handled:\n%s", traceback.format_exc())
+                self._fail(error)
+                self._busy = False
 
     def _done(self) -> None:
         self._busy = False
+        self._heard = self.replica.loop.time()
         self._pump()
+
+    def _fail(self, error: Exception) -> None:
+        """Answer a frame the session could not handle with an error frame in its protocol."""
+        text = f"the server could not handle the frame ({type(error).__name__}: {error})"
+        if isinstance(self.session, SeqSession):
+            self.send(codec.pack({"type": "error", "id": None, "kind": "server", "error": text}))
+        elif isinstance(self.session, vlaeval.VlaEvalSession):
+            self.send(vlaeval.pack_message("error", {"error": f"server_error: {text}"}, 0))
+        else:
+            self.send(f"seq: {text}")
+
+    def _watch_idle(self) -> None:
+        """Close the connection once it has been idle for the server's `idle_timeout_s`: nothing
+        received and nothing of it pending (a client waiting for an answer is not idle)."""
+        now, timeout = self.replica.loop.time(), self.server.idle_timeout_s
+        if self._closed or timeout is None:
+            return
+        if self._busy or self.frames.ready:
+            self._heard = now
+        elif now - self._heard >= timeout:
+            self._close(1001, f"idle for {timeout:g} s")
+            return
+        self._idle = self.replica.loop.call_at(self._heard + timeout, self._watch_idle)
 
     def _detect(self, frame: bytes | str) -> tuple[Any, Any]:
         """A peer's session from its first frame; returns the frame to handle (None: consumed)."""
@@ -154,8 +201,11 @@ class Connection(asyncio.Protocol):
 
     def shutdown(self) -> None:
         """The server is stopping: close with 1001 (going away)."""
+        self._close(1001, "the policy server is stopping")
+
+    def _close(self, code: int, reason: str) -> None:
         if self.protocol.state is State.OPEN:
-            self.protocol.send_close(1001, "the policy server is stopping")
+            self.protocol.send_close(code, reason)
             self._flush()
         if self.transport is not None:
             self.transport.close()

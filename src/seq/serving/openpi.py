@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 import msgpack
 import numpy as np
 
-from seq.serving.codec import CodecError, array_view, checked_dtype
+from seq.serving.codec import CodecError, array_view, checked_dtype, unpack_limited
 from seq.serving.errors import RemotePolicyError
 from seq.serving.inline import as_chunk
 from seq.serving.transport import BaseClient, SyncSocket
@@ -65,12 +65,7 @@ def pack(value: Any) -> bytes:
 
 def unpack(frame: bytes) -> Any:
     """The value in an openpi frame; arrays are zero-copy, read-only views."""
-    try:
-        return msgpack.unpackb(frame, object_hook=_hook, raw=False, strict_map_key=False)
-    except CodecError:
-        raise
-    except Exception as error:
-        raise CodecError(f"not a valid openpi msgpack frame ({type(error).__name__}: {error}).") from None
+    return unpack_limited(frame, object_hook=_hook)
 
 
 class OpenPiPolicy(BaseClient):

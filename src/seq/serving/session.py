@@ -76,7 +76,7 @@ class SeqSession:
                 space = self.server.spaces.get(message.get("action_space"))
                 self.episodes[slot] = (params, params_key(params), space)
                 self._reply({"type": "ready", "id": rid})
-            except (SeqInputError, ValueError, TypeError, KeyError) as error:
+            except (SeqInputError, ValueError, TypeError, KeyError, MemoryError) as error:
                 self._error(rid, "bad_request", f"{type(error).__name__}: {error}")
         else:
             self._error(rid, "bad_request", f"unknown frame type {kind!r}.")
