@@ -177,7 +177,7 @@ class SpaceCache:
     Bounded: at most `max_entries` spaces of `max_elements` numbers in all; the least recently
     used go first (an episode that still holds one keeps it alive)."""
 
-    def __init__(self, max_entries: int = 64, max_elements: int = 2 * MAX_SPACE_ELEMENTS) -> None:
+    def __init__(self, max_entries: int = 64, max_elements: int = MAX_SPACE_ELEMENTS) -> None:
         self.max_entries, self.max_elements = max_entries, max_elements
         self._built: OrderedDict[str, tuple[Any, int]] = OrderedDict()
         self._elements = 0
