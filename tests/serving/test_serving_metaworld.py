@@ -20,7 +20,7 @@ from seq.serving.inline import InlinePolicy
 pytest.importorskip("metaworld")
 
 SEEDS = range(3)
-MAX_STEPS = 120  # every expert episode that succeeds here does so within 100 steps
+MAX_STEPS = 100  # every expert episode that succeeds here does so within 100 steps
 
 
 def _items(spec) -> list[WorkItem]:

@@ -26,7 +26,19 @@ import numpy as np
 from seq.serving.errors import CodecError
 from seq.serving.images import PixelBudget, is_image, jpeg_array, jpeg_bytes
 
-__all__ = ["CodecError", "Encoder", "is_image", "jpeg_array", "jpeg_bytes", "pack", "unpack"]
+__all__ = [  # jpeg_array, jpeg_bytes and is_image live in seq.serving.images, re-exported here
+    "CodecError",
+    "Encoder",
+    "array_view",
+    "check_depth",
+    "checked_dtype",
+    "is_image",
+    "jpeg_array",
+    "jpeg_bytes",
+    "pack",
+    "unpack",
+    "unpack_limited",
+]
 
 SUBPROTOCOL = "seq.v1"  # the websocket subprotocol a seq client asks for
 PROTOCOL_VERSION = 1
@@ -78,18 +90,36 @@ def check_depth(value: Any, limit: int = MAX_DEPTH) -> Any:
 
     Walked level by level, without recursion: a decoded value is checked before any code that
     recurses into it (a space's builder, a policy) sees it."""
-    level = [value] if type(value) in _NESTING else []
-    depth = 0
-    while level:
+    if type(value) not in _NESTING:
+        return value
+    level: Any = (value,)
+    depth = 1
+    while True:
+        deeper = None
+        for container in level:
+            for child in container.values() if type(container) is dict else container:
+                if type(child) in _NESTING:
+                    if deeper is None:
+                        deeper = [child]
+                    else:
+                        deeper.append(child)
+        if deeper is None:
+            return value
         depth += 1
         if depth > limit:
             raise CodecError(f"a frame nests maps, arrays and tuples deeper than the limit of {limit}.")
-        deeper: list[Any] = []
-        for container in level:
-            children = container.values() if type(container) is dict else container
-            deeper += [child for child in children if type(child) in _NESTING]
         level = deeper
-    return value
+
+
+def _refusal(error: Exception) -> CodecError:
+    """The CodecError for what msgpack raised on a frame."""
+    if isinstance(error, CodecError):
+        return error
+    if isinstance(error, msgpack.StackError):
+        return CodecError(f"a frame nests maps and arrays deeper than the limit of {MAX_DEPTH}.")
+    if isinstance(error, MemoryError):
+        return CodecError("a frame declares more than the server's memory can hold.")
+    return CodecError(f"not a valid msgpack frame ({type(error).__name__}: {error}).")
 
 
 def unpack_limited(frame: Any, **options: Any) -> Any:
@@ -97,14 +127,8 @@ def unpack_limited(frame: Any, **options: Any) -> Any:
     larger than the frame); anything msgpack refuses or cannot hold raises CodecError."""
     try:
         value = msgpack.unpackb(frame, raw=False, strict_map_key=False, **options)
-    except CodecError:
-        raise
-    except msgpack.StackError:
-        raise CodecError(f"a frame nests maps and arrays deeper than the limit of {MAX_DEPTH}.") from None
-    except MemoryError:
-        raise CodecError("a frame declares more than the server's memory can hold.") from None
     except Exception as error:  # msgpack raises several types for malformed input
-        raise CodecError(f"not a valid msgpack frame ({type(error).__name__}: {error}).") from None
+        raise _refusal(error) from None
     return check_depth(value)
 
 
@@ -238,4 +262,8 @@ def pack(value: Any, jpeg_quality: int | None = None) -> bytes:
 def unpack(frame: bytes) -> Any:
     """The value in a frame; arrays are read-only views of `frame`'s bytes. A frame over the
     codec's limits (see the module's doc) raises CodecError."""
-    return unpack_limited(frame, ext_hook=_Decoding().ext_hook)
+    try:
+        value = msgpack.unpackb(frame, ext_hook=_Decoding().ext_hook, raw=False, strict_map_key=False)
+    except Exception as error:
+        raise _refusal(error) from None
+    return check_depth(value)
