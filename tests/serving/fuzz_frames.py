@@ -156,8 +156,10 @@ messages = st.one_of(
     ),
     st.fixed_dictionaries(
         {
-            "type": st.sampled_from(
-                ["observation", "episode_start", "episode_end", "hello", "action", "error"]
+            "type": st.one_of(
+                st.sampled_from(["observation", "episode_start", "episode_end", "hello", "action", "error"]),
+                scalars,
+                st.lists(scalars, max_size=2),
             ),
             "payload": plain_values(leaves),
             "seq": st.one_of(st.integers(-5, 2**40), scalars),

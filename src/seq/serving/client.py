@@ -155,7 +155,7 @@ class RemotePolicy(BaseClient):
         answer = self._request(
             {"type": "act", "obs": obs, "seed": seed, "instruction": instruction}, "an act"
         )
-        return np.array(answer["actions"])  # a writable copy, as an inline policy's output would be
+        return np.asarray(answer["actions"])  # decoded arrays are the receiver's own, writable
 
     def act_many(self, requests: Sequence[ActRequest]) -> list[np.ndarray | Exception]:
         """The chunks of several episodes' acts, asked in one message (one by one from an older
@@ -184,7 +184,7 @@ class RemotePolicy(BaseClient):
                 kind="protocol",
             )
         return [
-            np.array(result["actions"]) if "actions" in result else self._refusal(result, "an act")
+            np.asarray(result["actions"]) if "actions" in result else self._refusal(result, "an act")
             for result in results
         ]
 

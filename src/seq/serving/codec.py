@@ -1,8 +1,8 @@
 """The `seq` wire codec: msgpack, with numpy arrays as raw bytes plus dtype and shape.
 
 No pickle, ever. Arrays travel as msgpack ext type 1 (a small header, then the array's bytes,
-8-byte aligned) and come back as read-only `np.frombuffer` views of the received frame, without a
-copy (what a policy is handed is made writable where it must be: `seq.serving.inputs`). Numpy
+8-byte aligned) and come back as arrays the receiver owns and may write into (one copy out of the
+frame: a policy may write into its observation, as MetaWorld's experts do). Numpy
 scalars (ext 2) and tuples (ext 3) keep their types, so a policy served over the wire sees the same
 Python values it would see inline. A uint8 image `[H, W, 1|3]` goes as JPEG (ext 4) only when the
 sender asks for it (`jpeg_quality`); otherwise images are raw like any array.
@@ -29,7 +29,7 @@ from seq.serving.images import PixelBudget, is_image, jpeg_array, jpeg_bytes
 __all__ = [  # jpeg_array, jpeg_bytes and is_image live in seq.serving.images, re-exported here
     "CodecError",
     "Encoder",
-    "array_view",
+    "received_array",
     "check_depth",
     "checked_dtype",
     "is_image",
@@ -67,8 +67,9 @@ def checked_dtype(text: Any) -> np.dtype:
     return dtype
 
 
-def array_view(buffer: Any, dtype: np.dtype, shape: Any, offset: int = 0) -> np.ndarray:
-    """A zero-copy, read-only view of `buffer` as an array, after checking the sizes agree."""
+def received_array(buffer: Any, dtype: np.dtype, shape: Any, offset: int = 0) -> np.ndarray:
+    """`buffer`'s bytes (from `offset`) as an array the receiver owns and may write into, after
+    checking the sizes agree: one copy out of the frame (a view of it would be read-only)."""
     try:
         dims = tuple(int(n) for n in shape)
     except (TypeError, ValueError, OverflowError):
@@ -79,7 +80,7 @@ def array_view(buffer: Any, dtype: np.dtype, shape: Any, offset: int = 0) -> np.
     if len(buffer) - offset != count * dtype.itemsize:
         raise CodecError(f"array of shape {dims} and dtype {dtype} needs {count * dtype.itemsize} bytes.")
     array = np.frombuffer(buffer, dtype=dtype, count=count, offset=offset)
-    return array if len(dims) == 1 else array.reshape(dims)
+    return (array if len(dims) == 1 else array.reshape(dims)).copy()
 
 
 _NESTING = (dict, list, tuple)
@@ -111,6 +112,19 @@ def check_depth(value: Any, limit: int = MAX_DEPTH) -> Any:
         level = deeper
 
 
+# Every level of nesting starts with a map, array or ext header byte; a frame with few bytes of
+# those values cannot nest deep, and is not walked (a fast path for the small frames of each act).
+_HEADER_BYTES = {*range(0x80, 0xA0), *range(0xC7, 0xCA), *range(0xD4, 0xD9), *range(0xDC, 0xE0)}
+_OTHER_BYTES = bytes(b for b in range(256) if b not in _HEADER_BYTES)
+
+
+def _checked(value: Any, frame: Any) -> Any:
+    """`value` decoded from `frame`, its depth checked (see `check_depth`)."""
+    if type(frame) is bytes and len(frame) <= 4096 and len(frame.translate(None, _OTHER_BYTES)) <= MAX_DEPTH:
+        return value
+    return check_depth(value)
+
+
 def _refusal(error: Exception) -> CodecError:
     """The CodecError for what msgpack raised on a frame."""
     if isinstance(error, CodecError):
@@ -129,7 +143,7 @@ def unpack_limited(frame: Any, **options: Any) -> Any:
         value = msgpack.unpackb(frame, raw=False, strict_map_key=False, **options)
     except Exception as error:  # msgpack raises several types for malformed input
         raise _refusal(error) from None
-    return check_depth(value)
+    return _checked(value, frame)
 
 
 _HEADS: dict[tuple[str, int], tuple[bytes, struct.Struct]] = {}  # header prefix by (dtype, ndim)
@@ -177,7 +191,12 @@ def _array_from_ext(data: bytes) -> np.ndarray:
     end = start + shape.size
     if len(data) < end:
         raise CodecError("truncated array header.")
-    return array_view(data, dtype, shape.unpack_from(data, start), end)
+    dims = shape.unpack_from(data, start)
+    count = math.prod(dims)
+    if len(data) - end != count * dtype.itemsize or (dims and min(dims) < 0):
+        return received_array(data, dtype, dims, end)  # (says what is wrong)
+    array = np.frombuffer(data, dtype=dtype, count=count, offset=end)
+    return (array if ndim == 1 else array.reshape(dims)).copy()  # the receiver's own, writable
 
 
 class Encoder:
@@ -260,10 +279,10 @@ def pack(value: Any, jpeg_quality: int | None = None) -> bytes:
 
 
 def unpack(frame: bytes) -> Any:
-    """The value in a frame; arrays are read-only views of `frame`'s bytes. A frame over the
+    """The value in a frame; its arrays are the receiver's own, writable. A frame over the
     codec's limits (see the module's doc) raises CodecError."""
     try:
         value = msgpack.unpackb(frame, ext_hook=_Decoding().ext_hook, raw=False, strict_map_key=False)
     except Exception as error:
         raise _refusal(error) from None
-    return check_depth(value)
+    return _checked(value, frame)

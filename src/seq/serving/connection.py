@@ -5,8 +5,8 @@ handshake) is driven from this `asyncio.Protocol`'s callbacks: a frame is decode
 the batcher in the callback that received it, and the answer is written by the callback that got
 the outcome. Frames are answered in order, one at a time.
 
-Every observation is made writable (`inputs.writable`) before it is queued: the decoded arrays are
-read-only views of the frame, and a policy may write into its input. A connection that sends
+A policy may write into its observation: the decoders hand out arrays of their own (one copy out
+of the frame), and decoded images are copies too. A connection that sends
 nothing for the server's `idle_timeout_s` while nothing of it is pending is closed (1001); one
 whose frame the session failed to handle (a bug, memory) gets an error frame in its protocol.
 """
@@ -26,7 +26,6 @@ from websockets.protocol import State
 from seq.serving import codec, vlaeval
 from seq.serving.codec import SUBPROTOCOL
 from seq.serving.host import Outcome, Request
-from seq.serving.inputs import writable
 from seq.serving.openpi import OpenPiSession
 from seq.serving.session import SeqSession
 
@@ -128,7 +127,6 @@ class Connection(asyncio.Protocol):
         compressed images)."""
         params = params or self.server.host.defaults
         key = key or self.server.default_key
-        obs = writable(obs)  # the decoded arrays are read-only views of the frame
         return Request(obs, seed, instruction, params, key, space, reply, prepare, source=id(self))
 
     def submit(self, *requests: Request) -> None:
@@ -149,12 +147,12 @@ class Connection(asyncio.Protocol):
         """Hand the next frame to the session, once the one before it has been answered."""
         while self.frames.ready and not self._busy and not self._closed:
             frame = self.frames.ready.popleft()
-            if self.session is None:
-                self.session, frame = self._detect(frame)
-                if frame is None:
-                    continue
-            self._busy = True
             try:
+                if self.session is None:
+                    self.session, frame = self._detect(frame)
+                    if frame is None:
+                        continue
+                self._busy = True
                 self.session.handle(frame, self._done)
             except Exception as error:  # never drop a client without a word
                 log.error("a frame could not be handled:\n%s", traceback.format_exc())

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 import msgpack
 import numpy as np
 
-from seq.serving.codec import CodecError, array_view, checked_dtype, unpack_limited
+from seq.serving.codec import CodecError, checked_dtype, received_array, unpack_limited
 from seq.serving.errors import RemotePolicyError
 from seq.serving.inline import as_chunk
 from seq.serving.transport import BaseClient, SyncSocket
@@ -49,7 +49,7 @@ def _default(value: Any) -> Any:
 
 def _hook(obj: dict) -> Any:
     if b"__ndarray__" in obj:
-        return array_view(obj[b"data"], checked_dtype(obj[b"dtype"]), obj[b"shape"])
+        return received_array(obj[b"data"], checked_dtype(obj[b"dtype"]), obj[b"shape"])
     if b"__npgeneric__" in obj:
         return checked_dtype(obj[b"dtype"]).type(obj[b"data"])
     return obj
@@ -64,7 +64,7 @@ def pack(value: Any) -> bytes:
 
 
 def unpack(frame: bytes) -> Any:
-    """The value in an openpi frame; arrays are zero-copy, read-only views."""
+    """The value in an openpi frame; its arrays are the receiver's own, writable."""
     return unpack_limited(frame, object_hook=_hook)
 
 

@@ -65,7 +65,7 @@ class PolicyServer:
         max_message_bytes: int,
         token: str | None = None,
         handshake_timeout_s: float = 10.0,
-        idle_timeout_s: float = 300.0,
+        idle_timeout_s: float | None = 300.0,
     ) -> None:
         self.host = host
         self.max_batch_size, self.max_wait_ms = max_batch_size, max_wait_ms

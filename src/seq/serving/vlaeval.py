@@ -27,11 +27,11 @@ from seq._version import __version__
 from seq.engine.seeding import act_seed
 from seq.serving.codec import (
     CodecError,
-    array_view,
     checked_dtype,
     is_image,
     jpeg_array,
     jpeg_bytes,
+    received_array,
     unpack_limited,
 )
 from seq.serving.errors import RemotePolicyError
@@ -95,7 +95,7 @@ def decode_images(value: Any) -> Any:
 def _hook(obj: dict, deferred: list | None, budget: PixelBudget) -> Any:
     if "__image__" in obj:
         if obj.get("format") == "raw":
-            return array_view(obj["data"], checked_dtype(obj["dtype"]), obj["shape"])
+            return received_array(obj["data"], checked_dtype(obj["dtype"]), obj["shape"])
         if obj.get("format") not in ("png", "jpeg"):
             raise CodecError(f"unknown image format {obj.get('format')!r}.")
         if deferred is None:
@@ -104,7 +104,7 @@ def _hook(obj: dict, deferred: list | None, budget: PixelBudget) -> Any:
         deferred.append(True)
         return Compressed(obj["data"])
     if "__ndarray__" in obj:
-        return array_view(obj["data"], checked_dtype(obj["dtype"]), obj["shape"])
+        return received_array(obj["data"], checked_dtype(obj["dtype"]), obj["shape"])
     return obj
 
 
@@ -132,7 +132,8 @@ def unpack_message(frame: bytes | str, deferred: list | None = None) -> dict[str
 def looks_like_message(raw: Any) -> bool:
     return (
         isinstance(raw, dict)
-        and raw.get("type") in TYPES
+        and isinstance(raw.get("type"), str)
+        and raw["type"] in TYPES
         and {"payload", "seq", "timestamp"} <= raw.keys()
         and isinstance(raw.get("seq"), int)
     )
