@@ -1,5 +1,5 @@
-"""The wire codecs: types survive, arrays arrive writable and the receiver's own, nothing executable travels, and
-the openpi and vla-eval encodings match the real packages' own codecs."""
+"""The wire codecs: types survive, arrays arrive writable and the receiver's own, nothing
+executable travels, and the openpi and vla-eval encodings match the real packages' own codecs."""
 
 from __future__ import annotations
 

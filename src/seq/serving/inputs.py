@@ -5,6 +5,8 @@ receives, inline or served over any protocol, batched or not, must be writable a
 served observation is decoded as zero-copy, read-only views of the received frame; an env may
 hand out read-only arrays too. `writable` copies exactly those arrays, and rebuilds only the
 containers that hold one: an observation that is already writable passes through untouched.
+Served, the decoders already hand out arrays of their own (`codec.received_array`); inline, the
+env's observation goes through `writable` on every act, so its common case is a fast path.
 """
 
 from __future__ import annotations
@@ -12,6 +14,8 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+
+_PLAIN = frozenset({str, bytes, int, float, bool, type(None), np.float64, np.float32, np.int64})
 
 
 def writable(value: Any) -> Any:
@@ -21,6 +25,15 @@ def writable(value: Any) -> Any:
     if kind is np.ndarray:
         return value if value.flags.writeable else value.copy()
     if kind is dict:
+        for item in value.values():  # the common observation first: writable arrays and numbers
+            leaf = type(item)
+            if leaf is np.ndarray:
+                if not item.flags.writeable:
+                    break
+            elif leaf not in _PLAIN:
+                break
+        else:
+            return value
         changed = None
         for key, item in value.items():
             fixed = writable(item)
