@@ -84,7 +84,7 @@ def run_command(
         "seq", "--policy-protocol", help="Its protocol: seq, openpi, vla-eval."
     ),
     policy_token: str = typer.Option(
-        None, "--policy-token", help="The token that server requires [default: $SEQ_SERVER_TOKEN]."
+        None, "--policy-token", help="The token that server requires (default: $SEQ_SERVER_TOKEN)."
     ),
     address: str = typer.Option(None, "--address", help="With --engine ray: auto, or ray://host:port."),
     allow_cpu: bool = typer.Option(

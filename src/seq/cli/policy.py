@@ -37,7 +37,7 @@ def serve_command(
     token: str = typer.Option(
         None,
         "--token",
-        help="Require this token of every client; needed off loopback [default: $SEQ_SERVER_TOKEN].",
+        help="Require this token of every client; needed off loopback (default: $SEQ_SERVER_TOKEN).",
     ),
 ) -> None:
     """Serve POLICY until Ctrl-C: `seq` clients, openpi clients and `vla-eval run` can all use it."""
