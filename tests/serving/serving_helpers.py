@@ -5,9 +5,14 @@ from __future__ import annotations
 
 import asyncio
 import http
+import os
+import subprocess
+import sys
 import textwrap
 import threading
 import traceback
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -148,6 +153,49 @@ def deploy_all(tmp_path: Path) -> None:
     (tmp_path / "serving_policies.py").write_text(POLICIES)
     seq.deploy(tmp_path / "line_bench.py")
     seq.deploy(tmp_path / "serving_policies.py")
+
+
+@contextmanager
+def server_process(tmp_path: Path, policy: str = "dict-line") -> Iterator[tuple[str, subprocess.Popen]]:
+    """`seq policy serve POLICY` in a process of its own (a crash fails the test, not pytest):
+    yields its URL and the process. Linux only: the tests read its memory from /proc."""
+    import pytest
+
+    if not Path("/proc/self/status").exists():
+        pytest.skip("reads the server's memory from /proc (Linux only)")
+    deploy_all(tmp_path)
+    command = [
+        sys.executable,
+        "-c",
+        "from seq.cli import main; main()",
+        "policy",
+        "serve",
+        policy,
+        "--port",
+        "0",
+    ]
+    process = subprocess.Popen(
+        command,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "COLUMNS": "200"},
+    )
+    try:
+        first = process.stdout.readline()
+        assert " at ws://" in first, first + process.stderr.read()
+        yield first.split(" at ")[1].strip(), process
+    finally:
+        process.kill()
+        process.wait(10)
+
+
+def rss_mb(pid: int) -> float:
+    """The resident memory of process `pid`, in MB (from /proc)."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    raise AssertionError(f"no VmRSS for process {pid}")
 
 
 def policy_module(name: str) -> Any:

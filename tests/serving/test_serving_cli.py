@@ -15,12 +15,13 @@ from seq.serving import RemotePolicy
 
 
 def _policy_cli(*args: str) -> subprocess.Popen:
+    environment = {key: value for key, value in os.environ.items() if key != "SEQ_SERVER_TOKEN"}
     return subprocess.Popen(
         [sys.executable, "-c", "from seq.cli import main; main()", "policy", *args],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        env={**os.environ, "COLUMNS": "200"},
+        env={**environment, "COLUMNS": "200"},
         preexec_fn=default_ctrl_c,
     )
 
@@ -54,6 +55,7 @@ def test_bad_input_is_one_sentence_and_exit_code_2(tmp_path):
         (("serve", "nope", "--port", "0"), "unknown policy 'nope'"),
         (("serve", "line-controller", "--port", "0", "--param", "loud=1"), "declares no parameter 'loud'"),
         (("serve", "line-controller", "--port", "0", "--replicas", "0"), "replicas must be an integer"),
+        (("serve", "line-controller", "--port", "0", "--host", "0.0.0.0"), "(not loopback) needs a token"),
     ):
         process = _policy_cli(*args)
         out, err = process.communicate(timeout=60)

@@ -1,5 +1,5 @@
-"""The wire codecs: types survive, arrays arrive without a copy, nothing executable travels, and
-the openpi and vla-eval encodings match the real packages' own codecs."""
+"""The wire codecs: types survive, arrays arrive writable and the receiver's own, nothing
+executable travels, and the openpi and vla-eval encodings match the real packages' own codecs."""
 
 from __future__ import annotations
 
@@ -36,14 +36,18 @@ def test_values_keep_their_types_through_the_seq_codec():
     assert back["ordered"] == {"a": 1} and back[3] == "an int key"
 
 
-def test_arrays_are_read_only_views_of_the_received_bytes():
-    frame = codec.pack({"a": np.arange(1000, dtype=np.float64)})
-    array = codec.unpack(frame)["a"]
-    assert not array.flags.writeable and not array.flags.owndata and array.flags.aligned
-    base = array
-    while isinstance(base, np.ndarray):
-        base = base.base
-    assert isinstance(base, bytes) and len(base) >= array.nbytes  # a view, not a copy
+def test_arrays_are_the_receivers_own_and_writable_in_every_decoder():
+    array = np.arange(1000, dtype=np.float64).reshape(10, 100)
+    frame = codec.pack({"a": array})
+    for decoded in (
+        codec.unpack(frame)["a"],
+        openpi.unpack(openpi.pack({"a": array}))["a"],
+        vlaeval.unpack_message(vlaeval.pack_message("observation", {"a": array}))["payload"]["a"],
+    ):
+        assert decoded.flags.writeable and decoded.flags.owndata and decoded.flags.c_contiguous
+        np.testing.assert_array_equal(decoded, array)
+        decoded += 1  # the frame is untouched: a copy, not a view of its bytes
+    assert codec.unpack(frame)["a"][0, 0] == 0.0
 
 
 def test_nothing_executable_travels():

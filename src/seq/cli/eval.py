@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import time
 from pathlib import Path
 from typing import Any
@@ -48,6 +49,7 @@ def _run(
     as_json: bool,
     markdown: Path | None,
     csv_path: Path | None,
+    policy_token: str | None = None,
 ) -> None:
     console = Console(stderr=as_json)
     store = Store()
@@ -57,6 +59,8 @@ def _run(
         raise SeqInputError(
             "seq eval run needs POLICY (or --policy-url) and --benchmark NAME (or --resume EVAL_ID)."
         )
+    if policy_token:  # the clients (here and in the workers) present it: seq.serving.transport
+        os.environ["SEQ_SERVER_TOKEN"] = policy_token
     if dry_run:
         print_dry_run(api.dry_run(policy, store=store, **request), as_json)
         return
@@ -87,6 +91,14 @@ OUTPUT_OPTIONS = [
         help="Show each arm's values and the work; run nothing.",
         annotation=bool,
         panel="What to run",
+    ),
+    extra_option(
+        "policy_token",
+        None,
+        "--policy-token",
+        help="The token the --policy-url server requires [default: $SEQ_SERVER_TOKEN].",
+        annotation=str,
+        panel="Serving",
     ),
     extra_option(
         "as_json", False, "--json", help="Print the report as JSON.", annotation=bool, panel="Output"

@@ -45,6 +45,11 @@ def serve_command(
     max_message_bytes: int = typer.Option(
         DEFAULT_MAX_MESSAGE_BYTES, "--max-message-bytes", help="Largest frame a client may send."
     ),
+    token: str = typer.Option(
+        None,
+        "--token",
+        help="Require this token of every client; needed off loopback (default: $SEQ_SERVER_TOKEN).",
+    ),
 ) -> None:
     """Serve POLICY until Ctrl-C: `seq` clients, openpi clients and `vla-eval run` can all use it."""
     console = Console(highlight=False)
@@ -57,6 +62,7 @@ def serve_command(
         replicas=replicas,
         params=parse_params(param),
         max_message_bytes=max_message_bytes,
+        token=token,
     )
     meta = handle.metadata
     batching = (

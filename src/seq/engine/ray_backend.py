@@ -113,19 +113,25 @@ class _PolicyServer:
     """The body of a Ray actor that serves a policy to the eval's environment actors."""
 
     def __init__(self, policy_ref: dict[str, Any], settings: dict[str, Any], host: str) -> None:
+        import secrets
+
         from seq.registry.loader import load_class
         from seq.serving import serve
+        from seq.serving.launch import is_loopback
 
+        # Off loopback a server needs a token: one for this eval, carried in the URL its clients get.
+        self.token = None if is_loopback(host) else secrets.token_urlsafe(24)
         self.handle = serve(
             load_class(policy_ref),
             host=host,
             port=0,
             max_batch_size=settings["max_batch_size"],
             max_wait_ms=settings["max_wait_ms"],
+            token=self.token,
         )
 
     def url(self) -> str:
-        return self.handle.url
+        return self.handle.url if self.token is None else f"{self.handle.url}/?token={self.token}"
 
     def stats(self) -> dict[str, Any]:
         return self.handle.stats()

@@ -25,7 +25,7 @@ from seq.serving.codec import SUBPROTOCOL
 from seq.serving.errors import MessageTooLarge, RemotePolicyError
 from seq.serving.inline import ActRequest, PolicyHandle
 from seq.serving.spaces import describe_space
-from seq.serving.transport import BaseClient, SyncSocket
+from seq.serving.transport import MAX_FRAME_BYTES, BaseClient, SyncSocket
 
 IMAGE_ENCODINGS = ("raw", "jpeg")
 PROTOCOLS = ("seq", "openpi", "vla-eval")
@@ -35,7 +35,8 @@ class RemotePolicy(BaseClient):
     """A policy behind `seq policy serve` / `seq.serve`, as a `PolicyHandle`.
 
     `parameters` are the eval's values for the policy's declared parameters (sent at each episode
-    start; None keeps the server's). Images travel raw unless `image_encoding="jpeg"`.
+    start; None keeps the server's). Images travel raw unless `image_encoding="jpeg"`. `token`
+    (default: `$SEQ_SERVER_TOKEN`) is presented to a server that requires one.
     """
 
     subprotocols = (SUBPROTOCOL,)
@@ -51,11 +52,19 @@ class RemotePolicy(BaseClient):
         retries: int = 5,
         backoff_s: float = 0.25,
         open_timeout_s: float = 10.0,
+        token: str | None = None,
+        max_frame_bytes: int | None = MAX_FRAME_BYTES,
     ) -> None:
         if image_encoding not in IMAGE_ENCODINGS:
             raise SeqInputError(f"image_encoding must be 'raw' or 'jpeg', got {image_encoding!r}.")
         super().__init__(
-            url, timeout_s=timeout_s, retries=retries, backoff_s=backoff_s, open_timeout_s=open_timeout_s
+            url,
+            timeout_s=timeout_s,
+            retries=retries,
+            backoff_s=backoff_s,
+            open_timeout_s=open_timeout_s,
+            token=token,
+            max_frame_bytes=max_frame_bytes,
         )
         self.parameters_sent = dict(parameters) if parameters is not None else None
         self._encoder = codec.Encoder(jpeg_quality if image_encoding == "jpeg" else None)
@@ -149,7 +158,7 @@ class RemotePolicy(BaseClient):
         answer = self._request(
             {"type": "act", "obs": obs, "seed": seed, "instruction": instruction}, "an act"
         )
-        return np.array(answer["actions"])  # a writable copy, as an inline policy's output would be
+        return np.asarray(answer["actions"])  # decoded arrays are the receiver's own, writable
 
     def act_many(self, requests: Sequence[ActRequest]) -> list[np.ndarray | Exception]:
         """The chunks of several episodes' acts, asked in one message (one by one from an older
@@ -178,7 +187,7 @@ class RemotePolicy(BaseClient):
                 kind="protocol",
             )
         return [
-            np.array(result["actions"]) if "actions" in result else self._refusal(result, "an act")
+            np.asarray(result["actions"]) if "actions" in result else self._refusal(result, "an act")
             for result in results
         ]
 
@@ -200,7 +209,8 @@ def connect(
     """A `PolicyHandle` for the policy server at `url`: `protocol` is `seq` (a `seq` server),
     `openpi` (an openpi policy server) or `vla-eval` (a vla-eval model server). Images go raw,
     as `jpeg` (seq, vla-eval) or `png` (vla-eval's default). Options: `timeout_s`, `retries`,
-    `backoff_s`, `open_timeout_s`, `jpeg_quality`."""
+    `backoff_s`, `open_timeout_s`, `jpeg_quality`, `token` (default: `$SEQ_SERVER_TOKEN`),
+    `max_frame_bytes` (the largest frame taken from the server)."""
     if protocol not in PROTOCOLS:
         raise SeqInputError(f"protocol must be one of {', '.join(PROTOCOLS)}, got {protocol!r}.")
     if image_encoding == "png" and protocol != "vla-eval":

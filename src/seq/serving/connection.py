@@ -9,11 +9,18 @@ A client that did not ask for the `seq` subprotocol is an openpi or a vla-eval o
 greet differently: a vla-eval client says hello first and is answered; an openpi client waits for
 the server's metadata. So the server waits up to `GREETING_WAIT_S` for the client's first frame,
 then sends an openpi client the metadata, as openpi's own server does.
+
+A policy may write into its observation: the decoders hand out arrays of their own (one copy out
+of the frame), and decoded images are copies too. A connection that sends
+nothing for the server's `idle_timeout_s` while nothing of it is pending is closed (1001); one
+whose frame the session failed to handle (a bug, memory) gets an error frame in its protocol.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
+import traceback
 from collections import deque
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -35,6 +42,8 @@ if TYPE_CHECKING:
     from seq.serving.server import PolicyServer
 
 GREETING_WAIT_S = 1.0  # how long a client has to say hello before it is taken for an openpi one
+
+log = logging.getLogger("seq.serving")
 
 
 class Frames:
@@ -69,16 +78,21 @@ class Connection(asyncio.Protocol):
         self._busy = False
         self._closed = False
         self._greeting: asyncio.TimerHandle | None = None
+        self._heard = 0.0  # the loop's time of the last data or answer
+        self._idle: asyncio.TimerHandle | None = None
 
     # asyncio.Protocol
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = transport  # type: ignore[assignment]
+        self._heard = self.replica.loop.time()
+        self._watch_idle()
         self._flush()
         if self.session is None and not self.frames.ready:
             self._greeting = asyncio.get_running_loop().call_later(GREETING_WAIT_S, self._greet_openpi)
         self._pump()  # frames that reached the front loop before the hand-off
 
     def data_received(self, data: bytes) -> None:
+        self._heard = self.replica.loop.time()
         self.protocol.receive_data(data)
         for event in self.protocol.events_received():
             self.frames.feed(event)
@@ -94,6 +108,8 @@ class Connection(asyncio.Protocol):
         self._closed = True
         if self._greeting is not None:
             self._greeting.cancel()
+        if self._idle is not None:
+            self._idle.cancel()
         self.frames.ready.clear()
         self.replica.closed(self)
 
@@ -144,15 +160,21 @@ class Connection(asyncio.Protocol):
         """Hand the next frame to the session, once the one before it has been answered."""
         while self.frames.ready and not self._busy and not self._closed:
             frame = self.frames.ready.popleft()
-            if self.session is None:
-                self.session, frame = self._detect(frame)
-                if frame is None:
-                    continue
-            self._busy = True
-            self.session.handle(frame, self._done)
+            try:
+                if self.session is None:
+                    self.session, frame = self._detect(frame)
+                    if frame is None:
+                        continue
+                self._busy = True
+                self.session.handle(frame, self._done)
+            except Exception as error:  # never drop a client without a word
+                log.error("a frame could not be handled:\n%s", traceback.format_exc())
+                self._fail(error)
+                self._busy = False
 
     def _done(self) -> None:
         self._busy = False
+        self._heard = self.replica.loop.time()
         self._pump()
 
     def _greet_openpi(self) -> None:
@@ -160,6 +182,29 @@ class Connection(asyncio.Protocol):
         self._greeting = None
         if self.session is None and not self._closed:
             self.send(openpi.pack(self.server.metadata))
+
+    def _fail(self, error: Exception) -> None:
+        """Answer a frame the session could not handle with an error frame in its protocol."""
+        text = f"the server could not handle the frame ({type(error).__name__}: {error})"
+        if isinstance(self.session, SeqSession):
+            self.send(codec.pack({"type": "error", "id": None, "kind": "server", "error": text}))
+        elif isinstance(self.session, VlaEvalSession):
+            self.send(vlaeval.pack_message("error", {"error": f"server_error: {text}"}, 0))
+        else:
+            self.send(f"seq: {text}")
+
+    def _watch_idle(self) -> None:
+        """Close the connection once it has been idle for the server's `idle_timeout_s`: nothing
+        received and nothing of it pending (a client waiting for an answer is not idle)."""
+        now, timeout = self.replica.loop.time(), self.server.idle_timeout_s
+        if self._closed or timeout is None:
+            return
+        if self._busy or self.frames.ready:
+            self._heard = now
+        elif now - self._heard >= timeout:
+            self._close(1001, f"idle for {timeout:g} s")
+            return
+        self._idle = self.replica.loop.call_at(self._heard + timeout, self._watch_idle)
 
     def _detect(self, frame: bytes | str) -> tuple[Any, Any]:
         """A peer's session from its first frame; returns the frame to handle."""
@@ -176,8 +221,11 @@ class Connection(asyncio.Protocol):
 
     def shutdown(self) -> None:
         """The server is stopping: close with 1001 (going away)."""
+        self._close(1001, "the policy server is stopping")
+
+    def _close(self, code: int, reason: str) -> None:
         if self.protocol.state is State.OPEN:
-            self.protocol.send_close(1001, "the policy server is stopping")
+            self.protocol.send_close(code, reason)
             self._flush()
         if self.transport is not None:
             self.transport.close()

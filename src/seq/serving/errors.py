@@ -17,6 +17,18 @@ class ServerUnreachable(RuntimeError):
         self.url = url
 
 
+class ServerRefusedToken(ServerUnreachable):
+    """The policy server requires a token and the client sent none or a wrong one (HTTP 401 at the
+    websocket handshake). Not retried: trying again cannot help."""
+
+    reason = "unauthorized"
+
+
+class CodecError(ValueError):
+    """A frame or a value that the codec refuses (bad bytes, an unsupported type or dtype, a frame
+    over a limit)."""
+
+
 class RemotePolicyError(RuntimeError):
     """The server answered with an error: the policy raised (its traceback is in the message), or
     it refused the request (a malformed or oversized frame, an undeclared parameter)."""

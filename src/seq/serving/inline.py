@@ -5,6 +5,9 @@ action chunk; a served policy (`seq.serving.client.RemotePolicy`, behind a webso
 the same methods, so the loop never knows which one it drives. A worker that runs several episodes
 side by side (`envs_per_worker`) asks for all their chunks at once with `act_many`: one batched
 call of a batched policy, one message to a served one.
+
+Inline as served, a policy may write into the arrays of its observation: an array the env handed
+out read-only is copied first (`inputs.writable`), so inline and served inputs never differ.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ import numpy as np
 
 from seq.authoring.begin import EpisodeStart
 from seq.authoring.policy import Policy, policy_spec_of
+from seq.serving.inputs import writable
 
 
 @dataclass(frozen=True)
@@ -133,7 +137,7 @@ class InlinePolicy:
                 continue
             try:
                 outputs = self._infer(
-                    [r.obs for r in group],
+                    [writable(r.obs) for r in group],
                     seed=[r.seed for r in group],
                     instruction=[r.instruction for r in group],
                     **self._parameters,
@@ -146,6 +150,7 @@ class InlinePolicy:
         return outcomes  # type: ignore[return-value]
 
     def act(self, obs: Any, *, seed: int, instruction: str | None) -> np.ndarray:
+        obs = writable(obs)
         if self._batched:
             outputs = self._infer([obs], seed=[seed], instruction=[instruction], **self._parameters)
             return as_chunk(split_batch(outputs, 1)[0])

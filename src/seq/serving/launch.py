@@ -3,11 +3,16 @@
 The policy's replicas are loaded first, in the calling thread (so a failing `@seq.load` raises
 here); then an event loop in a daemon thread listens, and `serve` returns a `ServerHandle` once
 the socket is bound. `seq policy serve` is the same call, waited on in the foreground.
+
+A server bound to anything but loopback needs a token (`token=`, else `SEQ_SERVER_TOKEN`): a
+policy server runs code on every frame it is sent.
 """
 
 from __future__ import annotations
 
 import asyncio
+import ipaddress
+import os
 import threading
 from typing import TYPE_CHECKING, Any
 
@@ -18,6 +23,16 @@ if TYPE_CHECKING:  # the server is imported by `serve`: `seq eval run` loads thi
     from seq.serving.server import PolicyServer
 
 DEFAULT_MAX_MESSAGE_BYTES = 64 * 2**20
+
+
+def is_loopback(host: str) -> bool:
+    """Whether binding `host` listens on this machine only."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
 
 
 class ServerHandle:
@@ -111,6 +126,9 @@ def serve(
     max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
     store: Store | None = None,
     adapter: Any = None,
+    token: str | None = None,
+    handshake_timeout_s: float = 10.0,
+    idle_timeout_s: float | None = 300.0,
 ) -> ServerHandle:
     """Serve a policy (a name, `NAME@vN`, a built-in, a `@seq.policy` class or an instance) over
     websockets; returns once it listens. `port=0` picks a free port; see `ServerHandle.url`.
@@ -119,7 +137,9 @@ def serve(
     `@seq.infer` gets them as one call); `replicas` instances each compute in their own thread.
     `params` sets the policy's declared parameters (a client may override them per episode);
     `adapter` (an adapter instance) transforms each observation before the policy and each action
-    after it, on the server's side.
+    after it, on the server's side. `token` (default: `$SEQ_SERVER_TOKEN`) is required of every
+    client; binding anything but loopback needs one. A connection is dropped when its handshake
+    takes over `handshake_timeout_s`, and closed after `idle_timeout_s` without a frame (None: never).
     """
     for name, value, least in (("max_batch_size", max_batch_size, 1), ("replicas", replicas, 1)):
         if not isinstance(value, int) or value < least:
@@ -132,7 +152,19 @@ def serve(
         raise SeqInputError(f"serve: max_message_bytes must be at least 1024, got {max_message_bytes!r}.")
     from seq.serving.host import PolicyHost
     from seq.serving.server import PolicyServer
+    from seq.serving.transport import TOKEN_VARIABLE
 
+    token = token if token is not None else os.environ.get(TOKEN_VARIABLE) or None
+    if token is not None and (not isinstance(token, str) or not token.strip() or len(token) > 4096):
+        raise SeqInputError("serve: token must be a non-empty string (of at most 4096 characters).")
+    if token is None and not is_loopback(host):
+        raise SeqInputError(
+            f"serve: binding to {host} (not loopback) needs a token: pass --token TOKEN "
+            f"(token= in Python) or set {TOKEN_VARIABLE}."
+        )
+    for name, value in (("handshake_timeout_s", handshake_timeout_s), ("idle_timeout_s", idle_timeout_s)):
+        if value is not None and not (isinstance(value, int | float) and value > 0):
+            raise SeqInputError(f"serve: {name} must be a number of seconds above 0, got {value!r}.")
     policy_host = PolicyHost.load(policy, replicas, params, store)
     policy_host.adapter = adapter
     server = PolicyServer(
@@ -140,6 +172,9 @@ def serve(
         max_batch_size=max_batch_size,
         max_wait_ms=float(max_wait_ms),
         max_message_bytes=max_message_bytes,
+        token=token,
+        handshake_timeout_s=float(handshake_timeout_s),
+        idle_timeout_s=None if idle_timeout_s is None else float(idle_timeout_s),
     )
     handle = ServerHandle(server, host)
     handle._start(port)

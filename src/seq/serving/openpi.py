@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 import msgpack
 import numpy as np
 
-from seq.serving.codec import CodecError, array_view, checked_dtype
+from seq.serving.codec import CodecError, checked_dtype, received_array, unpack_limited
 from seq.serving.errors import RemotePolicyError
 from seq.serving.inline import as_chunk
 from seq.serving.transport import BaseClient, SyncSocket
@@ -60,7 +60,7 @@ def _dtype(text: Any) -> np.dtype:
 
 def _hook(obj: dict) -> Any:
     if b"__ndarray__" in obj:
-        return array_view(obj[b"data"], _dtype(obj[b"dtype"]), obj[b"shape"])
+        return received_array(obj[b"data"], _dtype(obj[b"dtype"]), obj[b"shape"])
     if b"__npgeneric__" in obj:
         return _dtype(obj[b"dtype"]).type(obj[b"data"])
     return obj
@@ -75,13 +75,8 @@ def pack(value: Any) -> bytes:
 
 
 def unpack(frame: bytes) -> Any:
-    """The value in an openpi frame; arrays are zero-copy, read-only views."""
-    try:
-        return msgpack.unpackb(frame, object_hook=_hook, raw=False, strict_map_key=False)
-    except CodecError:
-        raise
-    except Exception as error:
-        raise CodecError(f"not a valid openpi msgpack frame ({type(error).__name__}: {error}).") from None
+    """The value in an openpi frame; its arrays are the receiver's own, writable."""
+    return unpack_limited(frame, object_hook=_hook)
 
 
 class OpenPiPolicy(BaseClient):

@@ -10,6 +10,12 @@ sends nothing is an openpi one and is sent the metadata itself, as openpi's serv
 HTTP on the same port: `GET /health` (and openpi's `/healthz`) answers 200 once the policy is
 loaded, `GET /stats` the batch statistics, `GET /metadata` the hello's metadata, all as JSON.
 
+Guards: a connection that has not finished its websocket handshake `handshake_timeout_s` after it
+opened is dropped, and one that sends nothing for `idle_timeout_s` while nothing of it is pending
+is closed (1001). A server given a `token` answers the handshake (and `/stats`, `/metadata`) with
+401 unless the client presents it: `Authorization: Bearer TOKEN` (openpi's `Api-Key TOKEN` too)
+or, for clients that cannot set headers, `?token=TOKEN` in the URL. `/health` stays open.
+
 Threads: the front event loop (asyncio, `websockets`' sans-I/O `ServerProtocol`) accepts
 connections, answers HTTP and does the websocket handshake and hello; then it hands the connection
 to a replica (`replica.Replica`), whose own thread and loop read, batch, compute and answer it.
@@ -20,10 +26,12 @@ hand-off between threads, which on loopback costs as much as the rest of a round
 from __future__ import annotations
 
 import asyncio
+import hmac
 import http
 import json
 import logging
 import threading
+import urllib.parse
 from collections.abc import Callable
 from typing import Any
 
@@ -34,9 +42,10 @@ from websockets.typing import Subprotocol
 from seq._version import __version__
 from seq.serving import vlaeval
 from seq.serving.batcher import Stats
-from seq.serving.codec import PROTOCOL_VERSION, SUBPROTOCOL
+from seq.serving.codec import MAX_DEPTH, PROTOCOL_VERSION, SUBPROTOCOL
 from seq.serving.connection import Frames
 from seq.serving.host import PolicyHost, params_key
+from seq.serving.images import MAX_FRAME_PIXELS
 from seq.serving.replica import Replica
 from seq.serving.spaces import SpaceCache
 
@@ -47,11 +56,21 @@ class PolicyServer:
     """The hosted policy, its replicas, and what every connection shares."""
 
     def __init__(
-        self, host: PolicyHost, *, max_batch_size: int, max_wait_ms: float, max_message_bytes: int
+        self,
+        host: PolicyHost,
+        *,
+        max_batch_size: int,
+        max_wait_ms: float,
+        max_message_bytes: int,
+        token: str | None = None,
+        handshake_timeout_s: float = 10.0,
+        idle_timeout_s: float | None = 300.0,
     ) -> None:
         self.host = host
         self.max_batch_size, self.max_wait_ms = max_batch_size, max_wait_ms
         self.max_message_bytes = max_message_bytes
+        self.token = token
+        self.handshake_timeout_s, self.idle_timeout_s = handshake_timeout_s, idle_timeout_s
         self.spaces = SpaceCache()
         self.default_key = params_key(host.defaults)
         self.counters = Stats()
@@ -73,6 +92,9 @@ class PolicyServer:
                 "max_wait_ms": max_wait_ms,
                 "replicas": len(host.instances),
                 "max_message_bytes": max_message_bytes,
+                "max_depth": MAX_DEPTH,
+                "max_frame_pixels": MAX_FRAME_PIXELS,
+                "idle_timeout_s": idle_timeout_s,
                 "image_encodings": ["raw", "jpeg"],
                 "act_batch": True,
                 "protocols": {"seq": PROTOCOL_VERSION, "openpi": 1, "vla-eval": vlaeval.PROTOCOL_VERSION},
@@ -108,6 +130,21 @@ class PolicyServer:
             return self.metadata
         return None
 
+    def refusal(self, request: HttpRequest) -> str | None:
+        """Why `request` may not go on (no token, a wrong one), or None when it may."""
+        if self.token is None or request.path.split("?", 1)[0] in ("/health", "/healthz"):
+            return None
+        presented = _presented_tokens(request)
+        if not presented:
+            return (
+                "this policy server needs a token: send 'Authorization: Bearer TOKEN' "
+                "(seq: --policy-token or SEQ_SERVER_TOKEN)."
+            )
+        expected = self.token.encode()
+        if not any(hmac.compare_digest(token.encode(), expected) for token in presented):
+            return "this policy server refused the token it was given."
+        return None
+
     def replica_for_new_connection(self) -> Replica:
         """The replica with the fewest connections, which takes the new one."""
         with self.lock:
@@ -133,6 +170,19 @@ class PolicyServer:
                 replica.stop()
 
 
+def _presented_tokens(request: HttpRequest) -> list[str]:
+    """The tokens a request carries: `Authorization: Bearer T` (or openpi's `Api-Key T`), and a
+    `token` query parameter (for clients that cannot set headers)."""
+    tokens = []
+    header = request.headers.get("Authorization")
+    if header:
+        scheme, _, value = header.strip().partition(" ")
+        if scheme.lower() in ("bearer", "api-key") and value.strip():
+            tokens.append(value.strip())
+    query = urllib.parse.parse_qs(urllib.parse.urlsplit(request.path).query)
+    return tokens + query.get("token", [])[:1]
+
+
 def _select_subprotocol(protocol: ServerProtocol, offered: Any) -> Subprotocol | None:
     return Subprotocol(SUBPROTOCOL) if SUBPROTOCOL in offered else None
 
@@ -151,6 +201,14 @@ class FrontConnection(asyncio.Protocol):
             select_subprotocol=_select_subprotocol, max_size=self.server.max_message_bytes, logger=log
         )
         self.server.front.add(self)
+        self.deadline = asyncio.get_running_loop().call_later(
+            self.server.handshake_timeout_s, self._handshake_expired
+        )
+
+    def _handshake_expired(self) -> None:
+        """No handshake (or no hand-off) in time: a slow or silent peer holds no socket."""
+        if not self.handed:
+            self.transport.abort()
 
     def data_received(self, data: bytes) -> None:
         self.protocol.receive_data(data)
@@ -169,6 +227,7 @@ class FrontConnection(asyncio.Protocol):
         return None
 
     def connection_lost(self, exc: Exception | None) -> None:
+        self.deadline.cancel()
         self.server.front.discard(self)
 
     def _flush(self) -> None:
@@ -179,6 +238,12 @@ class FrontConnection(asyncio.Protocol):
                 self.transport.close()
 
     def _handshake(self, request: HttpRequest) -> None:
+        refusal = self.server.refusal(request)
+        if refusal is not None:
+            response = self.protocol.reject(http.HTTPStatus.UNAUTHORIZED, f"seq: {refusal}\n")
+            response.headers["WWW-Authenticate"] = "Bearer"
+            self.protocol.send_response(response)
+            return
         body = self.server.http_body(request.path)
         if body is not None:
             response = self.protocol.reject(http.HTTPStatus.OK, json.dumps(body) + "\n")
@@ -204,6 +269,7 @@ class FrontConnection(asyncio.Protocol):
             asyncio.get_running_loop().call_later(0.001, self._hand_off)
             return
         self.handed = True
+        self.deadline.cancel()
         self.transport.pause_reading()
         sock = self.transport.get_extra_info("socket").dup()  # the connection lives on in the copy
         self.transport.close()

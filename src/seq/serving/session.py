@@ -78,7 +78,7 @@ class SeqSession:
                 space = self.server.spaces.get(message.get("action_space"))
                 episode = EpisodeStart.from_message(message, "episode_start")
                 self.episodes[slot] = (params, params_key(params), space)
-            except (SeqInputError, ValueError, TypeError, KeyError) as error:
+            except (SeqInputError, ValueError, TypeError, KeyError, MemoryError) as error:
                 self._error(rid, "bad_request", f"{type(error).__name__}: {error}")
             else:
                 ok, trace = self.server.host.begin(self.connection.replica.index, episode)

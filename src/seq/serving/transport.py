@@ -4,10 +4,15 @@ It drives the `websockets` library's sans-I/O protocol (`websockets.client.Clien
 blocking socket in the caller's own thread. `websockets.sync.client` reads the socket in a
 background thread and hands each message over to the caller; on loopback that hand-off costs
 about as much as the rest of a round trip, and every act of an episode pays it.
+
+A client presents its token (`token=`, else `$SEQ_SERVER_TOKEN`) as `Authorization: Bearer` at the
+handshake, and takes frames of at most `max_frame_bytes` from the server: a server is a peer on the
+network like any other.
 """
 
 from __future__ import annotations
 
+import os
 import select
 import socket
 import ssl
@@ -23,10 +28,12 @@ from websockets.protocol import State
 from websockets.typing import Subprotocol
 from websockets.uri import parse_uri
 
-from seq.serving.errors import ServerUnreachable
+from seq.serving.errors import ServerRefusedToken, ServerUnreachable
 
 T = TypeVar("T")
 SEND_TIMEOUT_S = 60.0  # a server that takes no data for this long is gone
+TOKEN_VARIABLE = "SEQ_SERVER_TOKEN"  # the token a server requires and its clients present
+MAX_FRAME_BYTES = 64 * 2**20  # the largest frame a client takes from a server
 
 
 class ConnectionLost(ConnectionError):
@@ -36,11 +43,20 @@ class ConnectionLost(ConnectionError):
 class SyncSocket:
     """One websocket connection: `send(bytes | str)`, `recv(timeout) -> bytes | str`, `close()`."""
 
-    def __init__(self, url: str, *, subprotocols: Sequence[str] = (), open_timeout_s: float = 10.0) -> None:
+    def __init__(
+        self,
+        url: str,
+        *,
+        subprotocols: Sequence[str] = (),
+        open_timeout_s: float = 10.0,
+        token: str | None = None,
+        max_frame_bytes: int | None = MAX_FRAME_BYTES,
+    ) -> None:
         uri = parse_uri(url)
         self.url = url
+        self.max_frame_bytes = max_frame_bytes
         self.protocol = ClientProtocol(
-            uri, subprotocols=[Subprotocol(s) for s in subprotocols] or None, max_size=None
+            uri, subprotocols=[Subprotocol(s) for s in subprotocols] or None, max_size=max_frame_bytes
         )
         self.sock = socket.create_connection((uri.host, uri.port), timeout=open_timeout_s)
         self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
@@ -49,7 +65,10 @@ class SyncSocket:
         self._events: deque = deque()
         self._parts: list[bytes] = []
         self._text = False
-        self.protocol.send_request(self.protocol.connect())
+        request = self.protocol.connect()
+        if token:
+            request.headers["Authorization"] = f"Bearer {token}"
+        self.protocol.send_request(request)
         self._flush()
         deadline = time.monotonic() + open_timeout_s
         while not self._events:
@@ -57,6 +76,8 @@ class SyncSocket:
         response = self._events.popleft()
         if self.protocol.handshake_exc is not None or not isinstance(response, Response):
             self.sock.close()
+            if isinstance(response, Response) and response.status_code == 401:
+                raise ServerRefusedToken(_token_refusal(url, token), url)
             raise ConnectionLost(f"the websocket handshake failed: {self.protocol.handshake_exc}")
         self.subprotocol: str | None = self.protocol.subprotocol
 
@@ -100,7 +121,9 @@ class SyncSocket:
             raise ConnectionLost(self._closed_reason())
 
     def _closed_reason(self) -> str:
-        received = self.protocol.close_rcvd
+        sent, received = self.protocol.close_sent, self.protocol.close_rcvd
+        if sent is not None and sent.code == 1009 and not self.protocol.close_rcvd_then_sent:
+            return f"the server sent a frame over this client's limit of {self.max_frame_bytes} bytes"
         if received is not None:
             return f"the server closed the connection: {received}"
         return "the connection closed"
@@ -169,9 +192,19 @@ class SyncSocket:
             pass
 
 
+def _token_refusal(url: str, token: str | None) -> str:
+    if token:
+        return (
+            f"the policy server at {url} refused the token it was given "
+            f"(check --policy-token or {TOKEN_VARIABLE})."
+        )
+    return f"the policy server at {url} needs a token: give --policy-token TOKEN or set {TOKEN_VARIABLE}."
+
+
 def with_backoff(url: str, attempt: Callable[[], T], retries: int, backoff_s: float) -> T:
     """Call `attempt` (which connects) until it succeeds, waiting `backoff_s`, then twice that, …
-    between tries; after `retries` retries, raise ServerUnreachable naming the last failure."""
+    between tries; after `retries` retries, raise ServerUnreachable naming the last failure. A
+    refused token (ServerRefusedToken) is raised at once: trying again cannot help."""
     delay, last = backoff_s, None
     for tries in range(retries + 1):
         try:
@@ -192,7 +225,9 @@ class BaseClient:
     """What the clients of every protocol share: connect (with backoff) at an episode's start,
     lockstep request and reply, and a clear ServerUnreachable when the server goes away.
 
-    A connection that failed is dropped; the next `begin_episode` reconnects.
+    A connection that failed is dropped; the next `begin_episode` reconnects. `token` (default:
+    `$SEQ_SERVER_TOKEN`) is presented at the handshake; `max_frame_bytes` bounds what the server
+    may send.
     """
 
     subprotocols: tuple[str, ...] = ()
@@ -205,12 +240,16 @@ class BaseClient:
         retries: int = 5,
         backoff_s: float = 0.25,
         open_timeout_s: float = 10.0,
+        token: str | None = None,
+        max_frame_bytes: int | None = MAX_FRAME_BYTES,
     ) -> None:
         self.url = url
         self.timeout_s = timeout_s
         self.retries = retries
         self.backoff_s = backoff_s
         self.open_timeout_s = open_timeout_s
+        self.token = token if token is not None else os.environ.get(TOKEN_VARIABLE) or None
+        self.max_frame_bytes = max_frame_bytes
         self.metadata: dict = {}
         self._sock: SyncSocket | None = None
 
@@ -225,7 +264,13 @@ class BaseClient:
         self._drop()
 
         def attempt() -> SyncSocket:
-            sock = SyncSocket(self.url, subprotocols=self.subprotocols, open_timeout_s=self.open_timeout_s)
+            sock = SyncSocket(
+                self.url,
+                subprotocols=self.subprotocols,
+                open_timeout_s=self.open_timeout_s,
+                token=self.token,
+                max_frame_bytes=self.max_frame_bytes,
+            )
             try:
                 self.metadata = self._handshake(sock)
             except BaseException:

@@ -20,7 +20,16 @@ from typing import Any
 import msgpack
 import numpy as np
 
-from seq.serving.codec import CodecError, array_view, checked_dtype, is_image, jpeg_array, jpeg_bytes
+from seq.serving.codec import (
+    CodecError,
+    checked_dtype,
+    is_image,
+    jpeg_array,
+    jpeg_bytes,
+    received_array,
+    unpack_limited,
+)
+from seq.serving.images import PixelBudget, check_image
 
 TYPES = frozenset({"hello", "observation", "action", "episode_start", "episode_end", "error"})
 PROTOCOL_VERSION = 1
@@ -90,18 +99,19 @@ def decode_images(value: Any) -> Any:
     return value
 
 
-def _hook(obj: dict, deferred: list | None = None) -> Any:
+def _hook(obj: dict, deferred: list | None, budget: PixelBudget) -> Any:
     if "__image__" in obj:
         if obj.get("format") == "raw":
-            return array_view(obj["data"], peer_dtype(obj["dtype"]), obj["shape"])
+            return received_array(obj["data"], peer_dtype(obj["dtype"]), obj["shape"])
         if obj.get("format") not in ("png", "jpeg"):
             raise CodecError(f"unknown image format {obj.get('format')!r}.")
         if deferred is None:
-            return jpeg_array(obj["data"])
+            return jpeg_array(obj["data"], budget=budget)
+        check_image(obj["data"], budget)  # the frame's pixel budget, from the header, before decoding
         deferred.append(True)
         return Compressed(obj["data"])
     if "__ndarray__" in obj:
-        return array_view(obj["data"], peer_dtype(obj["dtype"]), obj["shape"])
+        return received_array(obj["data"], peer_dtype(obj["dtype"]), obj["shape"])
     return obj
 
 
@@ -121,13 +131,8 @@ def unpack_message(frame: bytes | str, deferred: list | None = None) -> dict[str
     `deferred`, PNG and JPEG images stay `Compressed` (one entry is appended for each)."""
     if isinstance(frame, str):
         raise CodecError("expected a binary msgpack frame, got text.")
-    hook = _hook if deferred is None else (lambda obj: _hook(obj, deferred))
-    try:
-        raw = msgpack.unpackb(frame, object_hook=hook, raw=False, strict_map_key=False)
-    except CodecError:
-        raise
-    except Exception as error:
-        raise CodecError(f"not a valid msgpack frame ({type(error).__name__}: {error}).") from None
+    budget = PixelBudget()
+    raw = unpack_limited(frame, object_hook=lambda obj: _hook(obj, deferred, budget))
     if not looks_like_message(raw):
         raise CodecError("a vla-eval frame is a map with type, payload, seq and timestamp.")
     return raw
@@ -136,7 +141,8 @@ def unpack_message(frame: bytes | str, deferred: list | None = None) -> dict[str
 def looks_like_message(raw: Any) -> bool:
     return (
         isinstance(raw, dict)
-        and raw.get("type") in TYPES
+        and isinstance(raw.get("type"), str)
+        and raw["type"] in TYPES
         and {"payload", "seq", "timestamp"} <= raw.keys()
         and isinstance(raw.get("seq"), int)
     )
