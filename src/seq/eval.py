@@ -226,7 +226,7 @@ def rm(*eval_ids: str, store: Store | None = None) -> list[dict[str, Any]]:
         row = store.find_eval(eval_id)
         if row is None:
             raise SeqInputError(f"no eval has id {eval_id!r} (seq eval ls lists them).")
-        if row.status == RUNNING:
+        if row.status == RUNNING or store.live_leases(row.id):  # a runner may be preparing it
             raise SeqInputError(f"eval {row.id} is running; stop its runner (Ctrl-C) before removing it.")
         rows.append(row)
     removed = []
