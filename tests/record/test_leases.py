@@ -126,11 +126,13 @@ def test_the_heartbeat_adds_wall_time_and_a_lapsed_lease_records_nothing(toy_fil
     with Lease.acquire(store.path, eval_id) as lease:
         lease.start_clock()
         time.sleep(0.05)
-        lease.tally()
+        lease.beat()
         assert store.get_eval(eval_id).wall_s >= before + 0.05
+        lease.check()
         store._db.execute("DELETE FROM leases")  # another runner judged it lapsed and took over
+        lease.beat()
         with pytest.raises(LeaseLost, match="another runner took the eval over"):
-            lease.tally()
+            lease.check()
         store.set_eval_status(eval_id, "failed", add_wall_s=5.0, error="x", lease=lease.key)
     row = store.get_eval(eval_id)
     assert (row.status, row.error) == ("completed", None) and row.wall_s < before + 5.0

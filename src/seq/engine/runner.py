@@ -205,8 +205,8 @@ def _execute_leased(
         masker = isolation.process.masker
         if masker:
             result = replace(result, error=masker.text(result.error), metrics=masker.value(result.metrics))
-        lease.tally()  # heartbeat and wall time; raises if another runner took the eval over
-        store.write_episode(eval_row.id, result)
+        lease.check()  # raises if another runner took the eval over
+        store.write_episode(eval_row.id, result, add_wall_s=lease.untallied_wall())
         if on_result is not None:
             on_result(result)
         if health is not None:

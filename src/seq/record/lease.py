@@ -103,7 +103,8 @@ class Lease:
 
     Use as a context manager: `Lease.acquire(...)` refuses a held eval, `release()` (at exit)
     stops the heartbeat and clears the row. `start_clock()` starts counting the eval's wall time,
-    which each heartbeat and each `tally()` add to the record.
+    which each heartbeat adds to the record, as does the runner with each episode it writes
+    (`untallied_wall()`).
     """
 
     def __init__(self, path: Path, row: LeaseRow) -> None:
@@ -161,11 +162,15 @@ class Lease:
         with self._lock:
             return self._take_wall()
 
-    def tally(self) -> None:
-        """Refresh the heartbeat and add the wall time since the last tally; raises `LeaseLost`
-        when another runner has taken the eval over (nothing more may be recorded)."""
+    def beat(self) -> None:
+        """One heartbeat: refresh it and add the wall time since the last tally, in one
+        transaction, if the lease is still held (else it is `lost`)."""
         with self._lock:
             self._refresh()
+
+    def check(self) -> None:
+        """Raise `LeaseLost` once another runner has taken the eval over: nothing more may be
+        recorded by this one."""
         if self.lost:
             raise LeaseLost(
                 f"eval {self.row.eval_id}: this runner's lease lapsed and another runner took the "
@@ -182,7 +187,7 @@ class Lease:
                     "DELETE FROM leases WHERE eval_id = ? AND holder = ? AND host = ? AND pid = ?", self.key
                 )
             except sqlite3.Error as error:  # the record stays consistent: a dead lease is cleared later
-                log.warning("seq: could not clear the lease on eval %s: %s", self.row.eval_id, error)
+                log.warning("could not clear the lease on eval %s: %s", self.row.eval_id, error)
             self._db.close()
 
     def __enter__(self) -> Lease:
@@ -193,11 +198,10 @@ class Lease:
 
     def _beat(self) -> None:
         while not self._stop.wait(HEARTBEAT_S):
-            with self._lock:
-                try:
-                    self._refresh()
-                except sqlite3.Error as error:  # busy for long, or damaged: try again next beat
-                    log.warning("seq: the heartbeat of eval %s failed: %s", self.row.eval_id, error)
+            try:
+                self.beat()
+            except (sqlite3.Error, SeqInputError) as error:  # busy for long, or damaged: next beat
+                log.warning("the heartbeat of eval %s failed: %s", self.row.eval_id, error)
             if self.lost:
                 return
 

@@ -424,11 +424,16 @@ class Store:
     def count_items(self, eval_id: str) -> int:
         return self._db.execute("SELECT COUNT(*) FROM items WHERE eval_id=?", (eval_id,)).fetchone()[0]
 
-    def write_episode(self, eval_id: str, result: EpisodeResult) -> None:
-        """Commit one finished episode; a second row for the same item is refused by the key
+    def write_episode(self, eval_id: str, result: EpisodeResult, add_wall_s: float = 0.0) -> None:
+        """Commit one finished episode, with the runner's wall time since it last added some (so
+        that a runner killed keeps it); a second row for the same item is refused by the key
         (`EpisodeConflict`: two runners worked the same item)."""
         try:
-            self._write_episode(eval_id, result)
+            with self.transaction():
+                self._write_episode(eval_id, result)
+                if add_wall_s:
+                    add = "UPDATE evals SET wall_s = wall_s + ? WHERE id = ?"
+                    self._db.execute(add, (add_wall_s, eval_id))
         except sqlite3.IntegrityError as error:
             raise EpisodeConflict(
                 f"eval {eval_id}: item {result.item_id} already has an episode, so another runner "
