@@ -118,6 +118,37 @@ def test_an_unexpected_exception_fails_the_eval_and_the_record_says_why(toy_file
     assert seq.eval.ls()[0]["error"] is None
 
 
+NEEDS_WEIGHTS = textwrap.dedent("""
+    import numpy as np
+
+    import seq
+
+
+    @seq.policy(name="needs-weights")
+    class NeedsWeights(seq.Policy):
+        @seq.load
+        def load(self, weights_dir):
+            raise FileNotFoundError("checkpoint.pt: the weights were never downloaded")
+
+        @seq.infer
+        def infer(self, obs, *, seed=None, instruction=None):
+            return np.zeros(1)
+""")
+
+
+def test_a_runner_that_fails_while_starting_fails_the_eval(toy_file, tmp_path):
+    """Before any episode (here: serving a policy whose load raises), not left `interrupted`."""
+    policy = tmp_path / "needs_weights.py"
+    policy.write_text(NEEDS_WEIGHTS)
+    seq.deploy(toy_file)
+    seq.deploy(policy)
+    with pytest.raises(FileNotFoundError):
+        seq.eval.run("needs-weights", benchmark="line", serve=True, envs=1)
+    (row,) = seq.eval.ls()
+    assert (row["status"], row["done"]) == ("failed", 0)
+    assert row["error"] == "FileNotFoundError: checkpoint.pt: the weights were never downloaded"
+
+
 def test_two_runners_writing_one_item_is_a_conflict_named_as_such(toy_file):
     seq.deploy(toy_file)
     report = seq.eval.run("line-controller", benchmark="line", tasks=["near"], seeds=[0], envs=1)

@@ -175,7 +175,14 @@ def execute_eval(
     """
     holder = shard.name if shard is not None else WHOLE_EVAL
     with Lease.acquire(store.path, eval_row.id, holder) as lease:
-        return _execute_leased(eval_row, store, lease, envs, on_result, shard, engine, address)
+        try:
+            return _execute_leased(eval_row, store, lease, envs, on_result, shard, engine, address)
+        except Exception as error:  # while starting (a server, a backend): bad input is only refused
+            if not lease.started and not isinstance(error, SeqInputError):
+                if store.get_eval(eval_row.id).status == RUNNING:  # type: ignore[union-attr]
+                    failure = "".join(traceback.format_exception(error))
+                    store.set_eval_status(eval_row.id, FAILED, error=failure, lease=lease.key)
+            raise
 
 
 def _execute_leased(

@@ -157,6 +157,11 @@ class Lease:
         with self._lock:
             self._clock = time.perf_counter()
 
+    @property
+    def started(self) -> bool:
+        """Whether the runner has started its clock: its episodes are under way."""
+        return self._clock is not None
+
     def untallied_wall(self) -> float:
         """Wall time since the last tally, now counted as tallied: the caller records it."""
         with self._lock:
