@@ -170,7 +170,7 @@ def test_a_runner_killed_with_sigkill_keeps_its_wall_time(toy_file, seq_home):
     report = seq.eval.report(row["id"])
     assert report.status == "interrupted" and report.done >= 2
     # one worker ran the episodes one after the other, inside the runner's wall time
-    assert report.cost["wall_s"] >= sum(e.duration_s for e in report.episodes[:2]) > 0.5
+    assert report.cost["wall_s"] >= sum(e.duration_s for e in report.episodes) > 0.5
     shown = run_cli("eval", "report", row["id"])
     assert "cost: 0.0 s" not in shown.stdout and "s wall time" in shown.stdout
 

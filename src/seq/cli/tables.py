@@ -50,9 +50,7 @@ def print_eval_table(rows: list[dict[str, Any]], console: Console | None = None)
     for row in rows:
         policies = list(dict.fromkeys(arm["policy"] for arm in row.get("arms", []) if arm.get("policy")))
         ran = f"{row['benchmark']} + {' vs '.join(policies) or row['policy']}"
-        extra = "\n".join(
-            text for text in (arms_text(row.get("arms", [])), _failure_text(row)) if text
-        )
+        extra = "\n".join(text for text in (arms_text(row.get("arms", [])), _failure_text(row)) if text)
         table.add_row(
             row["id"],
             row["status"],

@@ -27,6 +27,7 @@ from seq.record.schema import insert, select
 HEARTBEAT_S = 2.0
 EXPIRES_AFTER_S = 5 * HEARTBEAT_S  # a runner elsewhere silent this long is gone
 WHOLE_EVAL = ""  # the holder of a runner that runs the whole eval; a shard holds its own name
+LeaseKey = tuple[str, str, str, int]  # (eval_id, holder, host, pid): what `held_clause()` takes
 
 log = logging.getLogger("seq.record")
 
@@ -149,7 +150,7 @@ class Lease:
         return lease
 
     @property
-    def key(self) -> tuple[str, str, str, int]:
+    def key(self) -> LeaseKey:
         """The arguments of `held_clause()`."""
         return (self.row.eval_id, self.row.holder, self.row.host, self.row.pid)
 

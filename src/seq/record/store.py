@@ -25,7 +25,7 @@ from seq.errors import SeqInputError
 from seq.record.arguments import EvalArguments
 from seq.record.episode import EpisodeResult, pair_key
 from seq.record.integrity import damaged, is_damage, open_record
-from seq.record.lease import LeaseRow, held_clause, lease_rows, this_process
+from seq.record.lease import LeaseKey, LeaseRow, held_clause, lease_rows, this_process
 from seq.record.manifest import Manifest
 from seq.record.migrations import check_readable, migrate, user_version
 from seq.record.schema import SCHEMA_VERSION, columns, insert, select
@@ -288,7 +288,7 @@ class Store:
         status: str,
         add_wall_s: float = 0.0,
         error: str | None = None,
-        lease: tuple[str, str, str, int] | None = None,
+        lease: LeaseKey | None = None,
     ) -> None:
         """Set an eval's status (`error`: why it failed); `running` also records this process as
         its runner. With `lease` (`Lease.key`), only while that lease is held: a runner whose
@@ -302,9 +302,7 @@ class Store:
             (status, add_wall_s, finished, runner, error, eval_id, *(lease or ())),
         )
 
-    def finish_shard(
-        self, eval_id: str, add_wall_s: float, lease: tuple[str, str, str, int] | None = None
-    ) -> str:
+    def finish_shard(self, eval_id: str, add_wall_s: float, lease: LeaseKey | None = None) -> str:
         """A shard is done: the eval is completed if no work item is left, in one statement (shards
         finishing together cannot undo each other); returns the eval's status. `lease`: as for
         `set_eval_status`."""

@@ -29,8 +29,7 @@ def partial_line(report: Report) -> str | None:
     failure = error_line(report.error)
     state = f"failed: {failure}" if report.status == FAILED and failure else f"is {report.status}"
     return (
-        f"PARTIAL: these results cover {report.done} of {report.total} episodes "
-        f"(the eval {state}{resume})."
+        f"PARTIAL: these results cover {report.done} of {report.total} episodes (the eval {state}{resume})."
     )
 
 
