@@ -558,11 +558,12 @@ class EpisodeConflict(RuntimeError):
 
 
 def error_line(error: str | None) -> str | None:
-    """The last line of a recorded traceback: the exception's type and message."""
-    if not error:
+    """What failed an eval, in one line: a traceback's last (the exception's type and message),
+    a sentence's first."""
+    lines = [line.strip() for line in (error or "").splitlines() if line.strip()]
+    if not lines:
         return None
-    lines = [line for line in error.strip().splitlines() if line.strip()]
-    return lines[-1].strip() if lines else None
+    return lines[-1] if lines[0].startswith("Traceback") else lines[0]
 
 
 def _copy(table: str, conflict: str = "OR IGNORE") -> str:
