@@ -43,6 +43,7 @@ _EXPORTS = {
     "evaluate": "seq.eval",
     "assets_path": "seq.isolation.assets",
     "EpisodeResult": "seq.record.episode",
+    "check_record": "seq.record.integrity",
     "Store": "seq.record.store",
     "adapter_source": "seq.registry.adapters",
     "adapters": "seq.registry.adapters",
@@ -73,6 +74,7 @@ if TYPE_CHECKING:
     from seq.eval import benchmark_evals, compare_benchmarks, evaluate
     from seq.isolation.assets import assets_path
     from seq.record.episode import EpisodeResult
+    from seq.record.integrity import check_record
     from seq.record.store import Store
     from seq.registry.adapters import adapter_source, adapters, check_adapter, remove_adapter, show_adapter
     from seq.registry.benchmarks import benchmarks, remove_benchmark
@@ -136,6 +138,7 @@ __all__ = [
     "compare_benchmarks",
     "check",
     "check_adapter",
+    "check_record",
     "conditions",
     "deploy",
     "eval",

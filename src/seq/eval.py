@@ -177,8 +177,8 @@ def ls(
     policy: str | None = None,
 ) -> list[dict[str, Any]]:
     """Evals, newest first: id, status, policy (the first arm's), benchmark, each arm with the
-    parameters the eval set (`arms`), episodes done of the total. `policy=` keeps the evals that
-    ran it in any arm."""
+    parameters the eval set (`arms`), episodes done of the total, and for a failed eval the
+    exception's last line (`error`). `policy=` keeps the evals that ran it in any arm."""
     store = store or Store()
     rows = []
     found = store.evals(benchmark=benchmark, limit=None if policy else limit)
@@ -199,6 +199,7 @@ def ls(
                 "done": len(store.episodes(row.id)),
                 "total": store.count_items(row.id),
                 "wall_s": row.wall_s,
+                "error": row.error_line,
             }
         )
     return rows
@@ -225,7 +226,7 @@ def rm(*eval_ids: str, store: Store | None = None) -> list[dict[str, Any]]:
         row = store.find_eval(eval_id)
         if row is None:
             raise SeqInputError(f"no eval has id {eval_id!r} (seq eval ls lists them).")
-        if row.status == RUNNING:
+        if row.status == RUNNING or store.live_leases(row.id):  # a runner may be preparing it
             raise SeqInputError(f"eval {row.id} is running; stop its runner (Ctrl-C) before removing it.")
         rows.append(row)
     removed = []

@@ -190,10 +190,12 @@ def test_an_older_layout_is_merged_by_column_name_and_left_as_it_was(seq_home, t
             old.execute(statement)
     old.execute("ALTER TABLE items ADD COLUMN arm TEXT NOT NULL DEFAULT ''")
     source = sqlite3.connect(FIXTURES / "v1_record.db")
-    for table in COLUMNS:
-        rows = source.execute(f"SELECT {', '.join(COLUMNS[table])} FROM {table}").fetchall()
-        marks = ", ".join("?" for _ in COLUMNS[table])
-        old.executemany(f"INSERT INTO {table} ({', '.join(COLUMNS[table])}) VALUES ({marks})", rows)
+    tables = [row[0] for row in source.execute("SELECT name FROM sqlite_master WHERE type='table'")]
+    for table in tables:  # the fixture's own tables and columns: those of version 1
+        names = [row[1] for row in source.execute(f"PRAGMA table_info({table})")]
+        rows = source.execute(f"SELECT {', '.join(names)} FROM {table}").fetchall()
+        marks = ", ".join("?" for _ in names)
+        old.executemany(f"INSERT INTO {table} ({', '.join(names)}) VALUES ({marks})", rows)
     old.commit()
     order = [row[1] for row in old.execute("PRAGMA table_info(items)")]
     assert order.index("arm") > order.index("claimed_by")

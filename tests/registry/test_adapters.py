@@ -12,6 +12,7 @@ from typer.testing import CliRunner
 import seq
 from seq.cli.adapter import app as adapter_app
 from seq.record.arguments import EvalArguments
+from seq.record.lease import Lease
 from seq.record.manifest import AdapterPin, Manifest, Pinned, SeqBuild
 from seq.record.store import RUNNING, Store
 
@@ -222,9 +223,10 @@ def test_rm_is_refused_while_a_running_eval_holds_the_adapter(adapter_file, toy_
     )
     arguments = EvalArguments(benchmark=benchmark.label, adapter="to-policy@v1")
     store.create_eval("ev-holding", policy, benchmark, arguments, manifest, [])
-    store.set_eval_status("ev-holding", RUNNING)  # this process is its runner: alive
-    with pytest.raises(seq.SeqInputError, match="in use by running eval"):
-        seq.remove_adapter("to-policy")
+    store.set_eval_status("ev-holding", RUNNING)
+    with Lease.acquire(store.path, "ev-holding"):  # this process is its runner: alive
+        with pytest.raises(seq.SeqInputError, match="in use by running eval"):
+            seq.remove_adapter("to-policy")
     store.set_eval_status("ev-holding", "completed")
     assert seq.remove_adapter("to-policy") == 1
 

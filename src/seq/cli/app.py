@@ -10,6 +10,7 @@ from seq.cli.deploy import deploy_command
 from seq.cli.eval import app as eval_app
 from seq.cli.image import app as image_app
 from seq.cli.policy import app as policy_app
+from seq.cli.record import app as record_app
 from seq.cli.secret import app as secret_app
 from seq.cli.volume import app as volume_app
 
@@ -47,3 +48,4 @@ app.add_typer(policy_app, name="policy")
 app.add_typer(image_app, name="image")
 app.add_typer(volume_app, name="volume")
 app.add_typer(secret_app, name="secret")
+app.add_typer(record_app, name="record")

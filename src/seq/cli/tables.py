@@ -50,7 +50,7 @@ def print_eval_table(rows: list[dict[str, Any]], console: Console | None = None)
     for row in rows:
         policies = list(dict.fromkeys(arm["policy"] for arm in row.get("arms", []) if arm.get("policy")))
         ran = f"{row['benchmark']} + {' vs '.join(policies) or row['policy']}"
-        extra = arms_text(row.get("arms", []))
+        extra = "\n".join(text for text in (arms_text(row.get("arms", [])), _failure_text(row)) if text)
         table.add_row(
             row["id"],
             row["status"],
@@ -59,6 +59,11 @@ def print_eval_table(rows: list[dict[str, Any]], console: Console | None = None)
             time.strftime("%Y-%m-%d %H:%M", time.localtime(row["created_at"])),
         )
     (console or Console(highlight=False)).print(table)
+
+
+def _failure_text(row: Mapping[str, Any]) -> str:
+    """Why a failed eval failed, where the record says."""
+    return f"failed: {row['error']}" if row.get("status") == "failed" and row.get("error") else ""
 
 
 def print_policy_table(rows: list[dict[str, Any]], console: Console | None = None) -> None:

@@ -3,8 +3,9 @@
 import sys
 from multiprocessing.connection import Connection
 
-from seq.engine.worker_process import enter_worker_limits
+from seq.engine.worker_process import die_with_runner, enter_worker_limits
 
+die_with_runner()  # first: a worker never outlives its runner
 assets = enter_worker_limits()  # before a simulator or a thread starts
 
 from seq.engine.wire import Channel  # noqa: E402

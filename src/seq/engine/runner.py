@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import importlib
 import threading
-import time
+import traceback
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import asdict, replace
@@ -20,6 +20,7 @@ from seq.engine.worker_process import Isolation, isolate
 from seq.errors import EvalCanceled, SeqInputError
 from seq.record.arguments import ServeOptions
 from seq.record.episode import EpisodeResult
+from seq.record.lease import WHOLE_EVAL, EvalHeld, Lease
 from seq.record.store import CANCELED, COMPLETED, FAILED, RUNNING, EvalRow, Store, VersionRow
 from seq.registry.deploy import load_version
 from seq.registry.loader import IN_MEMORY, load_class
@@ -168,8 +169,32 @@ def execute_eval(
     """Run the eval's unfinished work items and record each episode as it finishes.
 
     Returns the final status. Ctrl-C stops the workers, keeps what ran, marks the eval
-    `canceled` and raises `EvalCanceled`.
+    `canceled` and raises `EvalCanceled`; any other exception marks it `failed`, with the
+    exception recorded. The eval (or the shard) is leased to this process while it runs: a
+    second runner of it is refused (`seq.record.lease`).
     """
+    holder = shard.name if shard is not None else WHOLE_EVAL
+    with Lease.acquire(store.path, eval_row.id, holder) as lease:
+        try:
+            return _execute_leased(eval_row, store, lease, envs, on_result, shard, engine, address)
+        except Exception as error:  # while starting (a server, a backend): bad input is only refused
+            if not lease.started and not isinstance(error, SeqInputError):
+                if store.get_eval(eval_row.id).status == RUNNING:  # type: ignore[union-attr]
+                    failure = "".join(traceback.format_exception(error))
+                    store.set_eval_status(eval_row.id, FAILED, error=failure, lease=lease.key)
+            raise
+
+
+def _execute_leased(
+    eval_row: EvalRow,
+    store: Store,
+    lease: Lease,
+    envs: int | None,
+    on_result: Callable[[EpisodeResult], None] | None,
+    shard: Shard | None,
+    engine: str,
+    address: str | None,
+) -> str:
     benchmark_row = store.version("benchmark", eval_row.benchmark, eval_row.benchmark_version)
     assert benchmark_row is not None
     config = worker_config(eval_row, store)
@@ -187,7 +212,8 @@ def execute_eval(
         masker = isolation.process.masker
         if masker:
             result = replace(result, error=masker.text(result.error), metrics=masker.value(result.metrics))
-        store.write_episode(eval_row.id, result)
+        lease.check()  # raises if another runner took the eval over
+        store.write_episode(eval_row.id, result, add_wall_s=lease.untallied_wall())
         if on_result is not None:
             on_result(result)
         if health is not None:
@@ -215,13 +241,13 @@ def execute_eval(
     except BaseException:
         servers.close()
         raise
-    started = time.perf_counter()
+    lease.start_clock()
     if workers < default_envs() and not in_memory and len(config.arms) > 1:
         # A comparison's statistics import scipy.stats, which takes a second: do it on the spare
         # core while the workers run (where no core is spare, doing it now would only slow the
         # workers down). One arm's report needs no scipy (`seq.stats.resampling`).
         threading.Thread(target=importlib.import_module, args=("scipy.stats",), daemon=True).start()
-    status = COMPLETED
+    status, failure = COMPLETED, None
     sequential = eval_row.arguments.sequential
     try:
         if sequential is not None and eval_row.manifest.sequential is None:
@@ -245,12 +271,16 @@ def execute_eval(
     except WorkersFailed:
         status = FAILED
         raise
+    except BaseException as error:  # unexpected: the eval failed, and the record says why
+        status, failure = FAILED, "".join(traceback.format_exception(error))
+        raise
     finally:
         servers.close()
+        wall = lease.untallied_wall()
         if shard is not None and status == COMPLETED:
-            status = store.finish_shard(eval_row.id, time.perf_counter() - started)  # or others still run
+            status = store.finish_shard(eval_row.id, wall, lease=lease.key)  # or others still run
         else:
-            store.set_eval_status(eval_row.id, status, add_wall_s=time.perf_counter() - started)
+            store.set_eval_status(eval_row.id, status, add_wall_s=wall, error=failure, lease=lease.key)
         if status in (COMPLETED, CANCELED):
             store.write_scores(eval_row.id, _scores(eval_row, benchmark_row, config, isolation, store))
     if status == CANCELED:
@@ -279,8 +309,8 @@ def _isolation(eval_row: EvalRow, store: Store, declared: dict[str, Any], worker
             eval_row.manifest.assets.version if eval_row.manifest.assets else None,
             allow_cpu=eval_row.arguments.allow_cpu,
         )
-    except SeqInputError:
-        store.set_eval_status(eval_row.id, FAILED)  # what ran before (a resumed eval) is kept
+    except SeqInputError as error:
+        store.set_eval_status(eval_row.id, FAILED, error=str(error))  # what ran before is kept
         raise
     store.update_manifest(
         eval_row.id,
@@ -295,4 +325,10 @@ def resume_eval(eval_id: str, store: Store) -> EvalRow:
     row = store.find_eval(eval_id)  # the id, or a unique prefix of it
     if row is None:
         raise SeqInputError(f"--resume {eval_id}: no eval has that id (seq eval ls lists them).")
+    live = store.live_leases(row.id)
+    if live:  # refused before anything starts; `Lease.acquire` is what guarantees it
+        raise EvalHeld(
+            f"--resume {eval_id}: eval {row.id} is being run by {live[0].describe()}; wait for it "
+            "to end or stop it before resuming."
+        )
     return row

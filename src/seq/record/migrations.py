@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -177,7 +178,42 @@ def _to_2(db: sqlite3.Connection) -> None:
         )
 
 
-MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {0: _to_1, 1: _to_2}
+def _to_3(db: sqlite3.Connection) -> None:
+    """Reserved: step 3 (episode attempts) is another branch's; on this branch it changes nothing."""
+
+
+# Version 4: leases (which runner holds an eval, and its heartbeat) and the error that failed an eval.
+V4_LEASES = """
+CREATE TABLE IF NOT EXISTS leases (
+    eval_id TEXT NOT NULL, holder TEXT NOT NULL, host TEXT NOT NULL, pid INTEGER NOT NULL,
+    pid_scope TEXT, process_start TEXT, acquired_at REAL NOT NULL, heartbeat_at REAL NOT NULL,
+    PRIMARY KEY (eval_id, holder)
+)
+"""
+
+
+def _to_4(db: sqlite3.Connection) -> None:
+    """Add `leases` and `evals.error`. A running eval's `runner` (`host:pid`) becomes its lease,
+    with the migration as its heartbeat: a runner of an older seq still alive on this host keeps
+    the eval running; one elsewhere, which beats no heartbeat, lapses like any silent runner."""
+    db.execute(V4_LEASES)
+    if "error" not in {row[1] for row in db.execute("PRAGMA table_info(evals)")}:
+        db.execute("ALTER TABLE evals ADD COLUMN error TEXT")
+    now = time.time()
+    for eval_id, runner in db.execute(
+        "SELECT id, runner FROM evals WHERE status = 'running' AND runner LIKE '%:%'"
+    ).fetchall():
+        host, _, pid = runner.rpartition(":")
+        if pid.isdigit():
+            db.execute(
+                "INSERT OR IGNORE INTO leases (eval_id, holder, host, pid, acquired_at, heartbeat_at) "
+                "VALUES (?, '', ?, ?, ?, ?)",
+                (eval_id, host, int(pid), now, now),
+            )
+
+
+# Each step is keyed by the version it starts from. Renumbering a step is moving its key.
+MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {0: _to_1, 1: _to_2, 2: _to_3, 3: _to_4}
 
 
 def user_version(db: sqlite3.Connection, schema: str = "main") -> int:
@@ -212,7 +248,7 @@ def migrate(db: sqlite3.Connection, path: Path | str) -> int:
         while version < SCHEMA_VERSION:
             MIGRATIONS[version](db)
             version += 1
-        _check_layout(db, path)
+        check_layout(db, path)
         db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
     except BaseException:
         db.execute("ROLLBACK")
@@ -221,7 +257,8 @@ def migrate(db: sqlite3.Connection, path: Path | str) -> int:
     return found
 
 
-def _check_layout(db: sqlite3.Connection, path: Path | str) -> None:
+def check_layout(db: sqlite3.Connection, path: Path | str) -> None:
+    """Refuse a record whose tables lack a column of this schema version."""
     for table, names in COLUMNS.items():
         have = {row[1] for row in db.execute(f"PRAGMA table_info({table})")}
         missing = [name for name in names if name not in have]

@@ -3,11 +3,14 @@
 A change to a table or to what a JSON column holds bumps `SCHEMA_VERSION` and adds the step that
 brings a record of the previous version up to it (`seq.record.migrations`). Every statement names
 its columns (`COLUMNS`), so nothing depends on the order in which a migration added them.
+
+`evals.runner` is the process that last ran the eval (`host:pid`), `evals.error` the exception
+that failed it; whether a runner holds the eval now is the `leases` table's (`seq.record.lease`).
 """
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 4
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS versions (
@@ -22,7 +25,7 @@ CREATE TABLE IF NOT EXISTS evals (
     benchmark TEXT NOT NULL, benchmark_version INTEGER NOT NULL,
     arguments TEXT NOT NULL, manifest TEXT NOT NULL,
     wall_s REAL NOT NULL DEFAULT 0, setup_cpu_s REAL NOT NULL DEFAULT 0, finished_at REAL,
-    runner TEXT
+    runner TEXT, error TEXT
 );
 CREATE TABLE IF NOT EXISTS items (
     eval_id TEXT NOT NULL, item_id TEXT NOT NULL, ordinal INTEGER NOT NULL,
@@ -42,6 +45,11 @@ CREATE TABLE IF NOT EXISTS scores (
     values_json TEXT, error TEXT,
     PRIMARY KEY (eval_id, arm, group_kind, group_name)
 );
+CREATE TABLE IF NOT EXISTS leases (
+    eval_id TEXT NOT NULL, holder TEXT NOT NULL, host TEXT NOT NULL, pid INTEGER NOT NULL,
+    pid_scope TEXT, process_start TEXT, acquired_at REAL NOT NULL, heartbeat_at REAL NOT NULL,
+    PRIMARY KEY (eval_id, holder)
+);
 """
 
 COLUMNS: dict[str, tuple[str, ...]] = {
@@ -60,6 +68,7 @@ COLUMNS: dict[str, tuple[str, ...]] = {
         "setup_cpu_s",
         "finished_at",
         "runner",
+        "error",
     ),
     "items": ("eval_id", "item_id", "ordinal", "condition", "trial", "arm", "claimed_by", "claimed_at"),
     "episodes": (
@@ -78,6 +87,16 @@ COLUMNS: dict[str, tuple[str, ...]] = {
         "artifacts",
     ),
     "scores": ("eval_id", "arm", "group_kind", "group_name", "values_json", "error"),
+    "leases": (
+        "eval_id",
+        "holder",
+        "host",
+        "pid",
+        "pid_scope",
+        "process_start",
+        "acquired_at",
+        "heartbeat_at",
+    ),
 }
 
 

@@ -24,6 +24,8 @@ from seq.authoring.conditions import Condition
 from seq.errors import SeqInputError
 from seq.record.arguments import EvalArguments
 from seq.record.episode import EpisodeResult, pair_key
+from seq.record.integrity import damaged, is_damage, open_record
+from seq.record.lease import LeaseKey, LeaseRow, held_clause, lease_rows, this_process
 from seq.record.manifest import Manifest
 from seq.record.migrations import check_readable, migrate, user_version
 from seq.record.schema import SCHEMA_VERSION, columns, insert, select
@@ -33,7 +35,7 @@ from seq.record.typed import from_plain, to_plain
 UNFINISHED = "NOT EXISTS (SELECT 1 FROM episodes e WHERE e.eval_id = i.eval_id AND e.item_id = i.item_id)"
 GroupKey = tuple[str, str, str]  # (arm, group kind, group name)
 RUNNING, COMPLETED, CANCELED, FAILED = "running", "completed", "canceled", "failed"
-INTERRUPTED = "interrupted"  # recorded as running, but its runner process is gone (killed)
+INTERRUPTED = "interrupted"  # recorded as running, but no live runner holds its lease (killed)
 
 
 def seq_home() -> Path:
@@ -71,6 +73,12 @@ class EvalRow:
     wall_s: float
     setup_cpu_s: float
     finished_at: float | None
+    error: str | None = None  # the exception that failed the eval (its traceback), where one did
+
+    @property
+    def error_line(self) -> str | None:
+        """The failure's last line (`IntegrityError: UNIQUE constraint failed: …`)."""
+        return error_line(self.error)
 
 
 @dataclass(frozen=True)
@@ -114,7 +122,7 @@ class Store:
     def __init__(self, path: Path | str | None = None) -> None:
         self.path = Path(path) if path else seq_home() / "seq.db"
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._db = sqlite3.connect(self.path, timeout=30, isolation_level=None)
+        self._db = open_record(self.path)  # a damaged file: `RecordDamaged`, naming it
         self._db.row_factory = sqlite3.Row
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")
@@ -269,30 +277,51 @@ class Store:
         many episodes it held. Its files beside the record are the caller's to delete."""
         with self.transaction() as db:
             episodes = db.execute("SELECT COUNT(*) FROM episodes WHERE eval_id=?", (eval_id,)).fetchone()[0]
-            for table in ("episodes", "items", "scores"):
+            for table in ("episodes", "items", "scores", "leases"):
                 db.execute(f"DELETE FROM {table} WHERE eval_id=?", (eval_id,))
             db.execute("DELETE FROM evals WHERE id=?", (eval_id,))
         return episodes
 
-    def set_eval_status(self, eval_id: str, status: str, add_wall_s: float = 0.0) -> None:
-        """Set an eval's status; `running` also records this process as its runner."""
+    def set_eval_status(
+        self,
+        eval_id: str,
+        status: str,
+        add_wall_s: float = 0.0,
+        error: str | None = None,
+        lease: LeaseKey | None = None,
+    ) -> None:
+        """Set an eval's status (`error`: why it failed); `running` also records this process as
+        its runner. With `lease` (`Lease.key`), only while that lease is held: a runner whose
+        lease lapsed and was taken over leaves the eval to its new runner."""
         finished = None if status == RUNNING else time.time()
         runner = f"{socket.gethostname()}:{os.getpid()}" if status == RUNNING else None
+        held = f" AND {held_clause()}" if lease else ""
         self._db.execute(
-            "UPDATE evals SET status=?, wall_s=wall_s+?, finished_at=?, runner=? WHERE id=?",
-            (status, add_wall_s, finished, runner, eval_id),
+            f"UPDATE evals SET status=?, wall_s=wall_s+?, finished_at=?, runner=COALESCE(?, runner), error=? "
+            f"WHERE id=?{held}",
+            (status, add_wall_s, finished, runner, error, eval_id, *(lease or ())),
         )
 
-    def finish_shard(self, eval_id: str, add_wall_s: float) -> str:
+    def finish_shard(self, eval_id: str, add_wall_s: float, lease: LeaseKey | None = None) -> str:
         """A shard is done: the eval is completed if no work item is left, in one statement (shards
-        finishing together cannot undo each other); returns the eval's status."""
+        finishing together cannot undo each other); returns the eval's status. `lease`: as for
+        `set_eval_status`."""
+        held = f" AND {held_clause()}" if lease else ""
         self._db.execute(
             "UPDATE evals SET wall_s = wall_s + ?, status = CASE WHEN NOT EXISTS (SELECT 1 FROM items i "
             f"WHERE i.eval_id = evals.id AND {UNFINISHED}) THEN ? ELSE status END, finished_at = ? "
-            "WHERE id = ?",
-            (add_wall_s, COMPLETED, time.time(), eval_id),
+            f"WHERE id = ?{held}",
+            (add_wall_s, COMPLETED, time.time(), eval_id, *(lease or ())),
         )
         return self.get_eval(eval_id).status  # type: ignore[union-attr]
+
+    def leases(self, eval_id: str) -> list[LeaseRow]:
+        """The leases held on an eval (live or not: `LeaseRow.alive` says): one per runner."""
+        return lease_rows(self._db, eval_id)
+
+    def live_leases(self, eval_id: str) -> list[LeaseRow]:
+        here = this_process()
+        return [lease for lease in self.leases(eval_id) if lease.alive(here)]
 
     def add_setup_cpu(self, eval_id: str, cpu_s: float) -> None:
         self._db.execute("UPDATE evals SET setup_cpu_s=setup_cpu_s+? WHERE id=?", (cpu_s, eval_id))
@@ -393,8 +422,23 @@ class Store:
     def count_items(self, eval_id: str) -> int:
         return self._db.execute("SELECT COUNT(*) FROM items WHERE eval_id=?", (eval_id,)).fetchone()[0]
 
-    def write_episode(self, eval_id: str, result: EpisodeResult) -> None:
-        """Commit one finished episode; a second row for the same item is refused by the key."""
+    def write_episode(self, eval_id: str, result: EpisodeResult, add_wall_s: float = 0.0) -> None:
+        """Commit one finished episode, with the runner's wall time since it last added some (so
+        that a runner killed keeps it); a second row for the same item is refused by the key
+        (`EpisodeConflict`: two runners worked the same item)."""
+        try:
+            with self.transaction():
+                self._write_episode(eval_id, result)
+                if add_wall_s:
+                    add = "UPDATE evals SET wall_s = wall_s + ? WHERE id = ?"
+                    self._db.execute(add, (add_wall_s, eval_id))
+        except sqlite3.IntegrityError as error:
+            raise EpisodeConflict(
+                f"eval {eval_id}: item {result.item_id} already has an episode, so another runner "
+                f"is working this eval ({error})."
+            ) from None
+
+    def _write_episode(self, eval_id: str, result: EpisodeResult) -> None:
         self._db.execute(
             insert("episodes"),
             (
@@ -463,7 +507,7 @@ class Store:
         return EvalRow(
             row["id"],
             row["created_at"],
-            _live_status(row["status"], row["runner"]),
+            self._live_status(row["id"], row["status"]),
             row["policy"],
             row["policy_version"],
             row["benchmark"],
@@ -473,7 +517,12 @@ class Store:
             row["wall_s"],
             row["setup_cpu_s"],
             row["finished_at"],
+            row["error"],
         )
+
+    def _live_status(self, eval_id: str, status: str) -> str:
+        """`running` only while a runner holds a live lease on the eval; else it was interrupted."""
+        return INTERRUPTED if status == RUNNING and not self.live_leases(eval_id) else status
 
     def scores(self, eval_id: str) -> dict[GroupKey, tuple[dict | None, str | None]]:
         rows = self._db.execute(select("scores") + " WHERE eval_id=?", (eval_id,)).fetchall()
@@ -504,24 +553,17 @@ def _version(row: sqlite3.Row) -> VersionRow:
     )
 
 
-def _runner_alive(runner: str | None) -> bool:
-    """Whether the process recorded as an eval's runner still exists (on another host: assume so)."""
-    if not runner:
-        return False
-    host, _, pid = runner.rpartition(":")
-    if host != socket.gethostname():
-        return True
-    try:
-        os.kill(int(pid), 0)
-    except ProcessLookupError:
-        return False
-    except (PermissionError, ValueError):
-        return True
-    return True
+class EpisodeConflict(RuntimeError):
+    """An item already has an episode: two runners worked the same eval (a lapsed lease)."""
 
 
-def _live_status(status: str, runner: str | None) -> str:
-    return INTERRUPTED if status == RUNNING and not _runner_alive(runner) else status
+def error_line(error: str | None) -> str | None:
+    """What failed an eval, in one line: a traceback's last (the exception's type and message),
+    a sentence's first."""
+    lines = [line.strip() for line in (error or "").splitlines() if line.strip()]
+    if not lines:
+        return None
+    return lines[-1] if lines[0].startswith("Traceback") else lines[0]
 
 
 def _copy(table: str, conflict: str = "OR IGNORE") -> str:
@@ -536,10 +578,15 @@ def _attached(store: Store, path: Path | str) -> Iterator[sqlite3.Connection]:
     probe = sqlite3.connect(f"file:{Path(path)}?mode=ro", uri=True)
     try:
         version = user_version(probe)
+        sound = probe.execute("PRAGMA quick_check(1)").fetchone()[0] == "ok"
     except sqlite3.DatabaseError as error:
+        if is_damage(error):
+            raise damaged(path, f"SQLite: {error}") from None
         raise SeqInputError(f"{path}: not a seq record ({error}).") from None
     finally:
         probe.close()
+    if not sound:
+        raise damaged(path, "SQLite's quick check fails")
     check_readable(version, path)
     with ExitStack() as stack:
         if version < SCHEMA_VERSION:

@@ -60,6 +60,7 @@ class Report:
     kinds: dict[str, MetricKind] = field(default_factory=dict)
     threshold: float | None = 0.05
     notes: list[str] = field(default_factory=list)
+    error: str | None = None  # what failed the eval (a traceback, or a sentence), where it failed
 
     @property
     def problem_groups(self) -> list[ProblemGroup]:
@@ -217,4 +218,5 @@ def build_report(eval_id: str, store: Store | None = None) -> Report:
         kinds=analysis.kinds,
         threshold=threshold,
         notes=notes,
+        error=row.error,
     )

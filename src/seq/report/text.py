@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from seq.record.manifest import Manifest
+from seq.record.store import FAILED, error_line
 from seq.report.report import Report
 from seq.report.table_views import method_name
 from seq.stats import SMALL_N
@@ -25,9 +26,10 @@ def partial_line(report: Report) -> str | None:
     if report.compared_evals:
         return _compared_partial_line(report)
     resume = f"; seq eval run --resume {report.eval_id} runs the rest" if report.status != "running" else ""
+    failure = error_line(report.error)
+    state = f"failed: {failure}" if report.status == FAILED and failure else f"is {report.status}"
     return (
-        f"PARTIAL: these results cover {report.done} of {report.total} episodes "
-        f"(the eval is {report.status}{resume})."
+        f"PARTIAL: these results cover {report.done} of {report.total} episodes (the eval {state}{resume})."
     )
 
 
