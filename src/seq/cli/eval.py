@@ -17,6 +17,7 @@ from seq.cli.options import SectionedHelp, command_from, extra_option, split_lis
 from seq.cli.progress import EvalProgress
 from seq.cli.tables import print_eval_table
 from seq.engine.request import EvalRequest
+from seq.engine.scheduler import WorkersFailed
 from seq.engine.shards import ShardUnhealthy
 from seq.errors import EvalCanceled, SeqInputError
 from seq.record.store import RUNNING, Store
@@ -53,7 +54,8 @@ def _run(
     store = Store()
     policy = request.pop("policy")
     missing_policy = policy is None and request["policy_url"] is None
-    if request["resume"] is None and (missing_policy or request["benchmark"] is None):
+    continued = request["resume"] is not None or request["rerun_failed"] is not None
+    if not continued and (missing_policy or request["benchmark"] is None):
         raise SeqInputError(
             "seq eval run needs POLICY (or --policy-url) and --benchmark NAME (or --resume EVAL_ID)."
         )
@@ -70,10 +72,13 @@ def _run(
         except ShardUnhealthy as unhealthy:
             console.print(f"seq: shard stopped: {unhealthy}.", style="red", highlight=False)
             raise typer.Exit(3) from None
+        except WorkersFailed as failed:  # no worker could start: one line, not a traceback
+            Console(stderr=True).print(f"seq: the eval stopped: {failed}", style="red", highlight=False)
+            raise typer.Exit(1) from None
     _emit(report, console, as_json, markdown, csv_path)
     if report.partial and report.status == "running" and request["shard_id"] is not None:
         console.print("this shard has no work item left; the others are finishing the eval.", highlight=False)
-    elif report.partial:
+    elif report.partial or report.all_errored:  # incomplete, failed, canceled: exit code 1
         raise typer.Exit(1)
 
 

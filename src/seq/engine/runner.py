@@ -19,8 +19,17 @@ from seq.engine.worker import ArmConfig, WorkerConfig
 from seq.engine.worker_process import Isolation, isolate
 from seq.errors import EvalCanceled, SeqInputError
 from seq.record.arguments import ServeOptions
-from seq.record.episode import EpisodeResult
-from seq.record.store import CANCELED, COMPLETED, FAILED, RUNNING, EvalRow, Store, VersionRow
+from seq.record.episode import ERROR, EpisodeResult
+from seq.record.store import (
+    CANCELED,
+    COMPLETED,
+    FAILED,
+    INCOMPLETE,
+    RUNNING,
+    EvalRow,
+    Store,
+    VersionRow,
+)
 from seq.registry.deploy import load_version
 from seq.registry.loader import IN_MEMORY, load_class
 
@@ -164,16 +173,18 @@ def execute_eval(
     shard: Shard | None = None,
     engine: str = "local",
     address: str | None = None,
+    rerun_failed: bool = False,
 ) -> str:
-    """Run the eval's unfinished work items and record each episode as it finishes.
+    """Run the eval's unfinished work items (with `rerun_failed`, also those whose episode
+    errored, as new attempts) and record each episode as it finishes.
 
-    Returns the final status. Ctrl-C stops the workers, keeps what ran, marks the eval
-    `canceled` and raises `EvalCanceled`.
+    Returns the final status (`final_status`). Ctrl-C stops the workers, keeps what ran, marks
+    the eval `canceled` and raises `EvalCanceled`.
     """
     benchmark_row = store.version("benchmark", eval_row.benchmark, eval_row.benchmark_version)
     assert benchmark_row is not None
     config = worker_config(eval_row, store)
-    items = store.items(eval_row.id, unfinished_only=True)
+    items = store.items(eval_row.id, unfinished_only=True, errored=rerun_failed)
     declared = benchmark_row.declared.get("declared", {})
     envs = envs if envs is not None else eval_row.arguments.envs
     workers = check_envs(envs if envs is not None else declared.get("cpu"))
@@ -235,6 +246,8 @@ def execute_eval(
             scheduler.run(SharedQueue(store, eval_row.id, shard), record, worker_ready)
         elif items and eval_row.manifest.sequential is None:
             scheduler.run(items, record, worker_ready)
+        if shard is None:
+            status = final_status(eval_row.id, store)
     except KeyboardInterrupt:
         status = CANCELED
     except ShardUnhealthy:
@@ -242,20 +255,39 @@ def execute_eval(
         if shard is not None and shard.requeue_unhealthy:
             store.release_claims(eval_row.id, shard.name)
         raise
-    except WorkersFailed:
-        status = FAILED
-        raise
+    except WorkersFailed as error:
+        status = INCOMPLETE  # no worker could start here: its items wait for a --resume
+        raise WorkersFailed(
+            f"{error} The eval {eval_row.id} is incomplete; seq eval run --resume {eval_row.id} "
+            "runs its items once workers can start."
+        ) from None
     finally:
         servers.close()
         if shard is not None and status == COMPLETED:
             status = store.finish_shard(eval_row.id, time.perf_counter() - started)  # or others still run
         else:
             store.set_eval_status(eval_row.id, status, add_wall_s=time.perf_counter() - started)
-        if status in (COMPLETED, CANCELED):
+        if status in (COMPLETED, CANCELED, INCOMPLETE):
             store.write_scores(eval_row.id, _scores(eval_row, benchmark_row, config, isolation, store))
     if status == CANCELED:
         raise EvalCanceled(eval_row.id)
     return status
+
+
+def final_status(eval_id: str, store: Store) -> str:
+    """How an eval that ran to its end ended: `incomplete` where work items are left without a
+    result (an infrastructure failure: a server unreachable, a worker dead, an import failing;
+    `--resume` runs them again), `failed` where every episode errored (there is no measurement),
+    else `completed`. Items a sequential test found it did not need are not left."""
+    unfinished = store.unfinished(eval_id)
+    row = store.get_eval(eval_id)
+    assert row is not None
+    if any(last is not None for _, last in unfinished) or (unfinished and row.manifest.sequential is None):
+        return INCOMPLETE
+    results = store.episodes(eval_id)
+    if results and all(result.status == ERROR for result in results):
+        return FAILED
+    return COMPLETED
 
 
 def _scores(
@@ -280,7 +312,7 @@ def _isolation(eval_row: EvalRow, store: Store, declared: dict[str, Any], worker
             allow_cpu=eval_row.arguments.allow_cpu,
         )
     except SeqInputError:
-        store.set_eval_status(eval_row.id, FAILED)  # what ran before (a resumed eval) is kept
+        store.set_eval_status(eval_row.id, INCOMPLETE)  # what ran before (a resumed eval) is kept
         raise
     store.update_manifest(
         eval_row.id,
@@ -291,8 +323,8 @@ def _isolation(eval_row: EvalRow, store: Store, declared: dict[str, Any], worker
     return isolation
 
 
-def resume_eval(eval_id: str, store: Store) -> EvalRow:
+def resume_eval(eval_id: str, store: Store, flag: str = "--resume") -> EvalRow:
     row = store.find_eval(eval_id)  # the id, or a unique prefix of it
     if row is None:
-        raise SeqInputError(f"--resume {eval_id}: no eval has that id (seq eval ls lists them).")
+        raise SeqInputError(f"{flag} {eval_id}: no eval has that id (seq eval ls lists them).")
     return row

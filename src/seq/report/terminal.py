@@ -33,7 +33,9 @@ from seq.report.text import (
     manifest_lines,
     methods_lines,
     partial_line,
+    rerun_line,
     sequential_line,
+    unfinished_lines,
 )
 
 SEPARATOR = " · "
@@ -109,6 +111,10 @@ def report_renderable(report: Report, compact: bool = False) -> Any:
     partial = partial_line(report)
     if partial:
         parts.append(Text(partial, style="yellow"))
+    parts += [Text(INDENT + line, style="yellow") for line in unfinished_lines(report)]
+    rerun = rerun_line(report)
+    if rerun:
+        parts.append(Text(rerun, style="yellow"))
     parts += [Text(note, style="yellow") for note in report.notes]
     sequential = sequential_line(report)
     if sequential:

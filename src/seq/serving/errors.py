@@ -17,6 +17,13 @@ class ServerUnreachable(RuntimeError):
         self.url = url
 
 
+class ServerLost(ServerUnreachable):
+    """The policy server went away, or stopped answering, during an episode (it was reached at the
+    episode's start): `reason` is `"server_lost"`."""
+
+    reason = "server_lost"
+
+
 class RemotePolicyError(RuntimeError):
     """The server answered with an error: the policy raised (its traceback is in the message), or
     it refused the request (a malformed or oversized frame, an undeclared parameter)."""
