@@ -33,7 +33,7 @@ def _emit(
     if as_json:
         print(report.to_json())
     else:
-        console.print(report_renderable(report))
+        console.print(report_renderable(report), crop=False)
     if markdown is not None:
         markdown.parent.mkdir(parents=True, exist_ok=True)
         markdown.write_text(report.to_markdown())
@@ -164,7 +164,7 @@ def status_command(
         )
         return
     if not watch:
-        Console().print(report_renderable(report, compact=True))
+        Console().print(report_renderable(report, compact=True), crop=False)
         return
     with Live(report_renderable(report, compact=True), refresh_per_second=2) as live:
         while report.status == RUNNING:

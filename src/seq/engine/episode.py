@@ -31,7 +31,7 @@ import numpy as np
 from seq.authoring.begin import EpisodeStart
 from seq.authoring.benchmark import Benchmark, BenchmarkSpec, Step
 from seq.authoring.seeding import act_seed
-from seq.engine.failures import classify, describe
+from seq.engine.failures import ContractError, classify, describe
 from seq.engine.observer import EpisodeObserver, Finishing
 from seq.record.episode import BENCHMARK, ERROR, POLICY, TIMED_OUT, EpisodeResult
 from seq.record.store import WorkItem
@@ -82,7 +82,7 @@ def _not_an_action(chunk: np.ndarray) -> str | None:
     if chunk.dtype.kind in "biuf":
         return None
     if chunk.dtype.kind in "US":
-        return f"returned a string ({chunk.reshape(-1)[0]!r}), not an action"
+        return f"returned a string ({str(chunk.reshape(-1)[0])!r}), not an action"
     if chunk.dtype == object:
         values = chunk.reshape(-1)
         if values.size and all(value is None for value in values):
@@ -92,25 +92,29 @@ def _not_an_action(chunk: np.ndarray) -> str | None:
     return f"returned values of dtype {chunk.dtype}, not an action (real numbers)"
 
 
+def _numbers(count: int) -> str:
+    return f"{count} number" if count == 1 else f"{count} numbers"
+
+
 def checked_chunk(chunk: Any, action_space: Any, who: str) -> np.ndarray:
     """The policy's chunk `[H, ...]` as an array of numbers, each action the size of the env's
-    `action_space` (where it declares a shape); a `TypeError`/`ValueError` naming `who` else."""
+    `action_space` (where it declares a shape); else a `ContractError` naming `who`."""
     array = np.asarray(chunk)
     if array.ndim == 0:
         array = array[None]
     wrong = _not_an_action(array)
     if wrong is not None:
-        raise TypeError(f"{who} {wrong}.")
+        raise ContractError(f"{who} {wrong}.")
     if len(array) == 0:
-        raise ValueError(f"{who} returned an empty action chunk.")
+        raise ContractError(f"{who} returned an empty action chunk.")
     shape = getattr(action_space, "shape", None)
     if isinstance(shape, tuple) and all(isinstance(n, (int, np.integer)) for n in shape):
         expected = int(np.prod(shape, dtype=np.int64))
         size = int(np.prod(array.shape[1:], dtype=np.int64))
         if size != expected:
-            raise ValueError(
-                f"{who} returned actions of shape {tuple(array.shape[1:])} ({size} numbers each) for an "
-                f"action space of shape {tuple(int(n) for n in shape)} ({expected} numbers)."
+            raise ContractError(
+                f"{who} returned actions of shape {tuple(array.shape[1:])} ({_numbers(size)} each) for "
+                f"an action space of shape {tuple(int(n) for n in shape)} ({_numbers(expected)})."
             )
     return array
 
@@ -124,19 +128,21 @@ def _nan_rows(chunk: np.ndarray) -> np.ndarray | None:
 
 
 def _step_output(output: Any, env: Any, benchmark: str) -> tuple[Any, float, bool]:
-    """`(obs, reward, env_done)` of what `env.step` returned, either API; a `TypeError` naming the
-    env when it is neither."""
+    """`(obs, reward, env_done)` of what `env.step` returned, either API; a `ContractError` naming
+    the env when it is neither."""
     name = f"the env {type(env).__name__} of benchmark {benchmark}"
     if not isinstance(output, (tuple, list)) or len(output) not in (4, 5):
         got = f"{len(output)} values" if isinstance(output, (tuple, list)) else type(output).__name__
-        raise TypeError(
+        raise ContractError(
             f"{name}: step returned {got}; expected gymnasium's 5 (obs, reward, terminated, "
             "truncated, info) or gym's 4 (obs, reward, done, info)."
         )
     try:
         reward = float(output[1])
     except (TypeError, ValueError):
-        raise TypeError(f"{name}: step returned the reward {output[1]!r}, which is not a number.") from None
+        raise ContractError(
+            f"{name}: step returned the reward {output[1]!r}, which is not a number."
+        ) from None
     done = bool(output[2] or output[3]) if len(output) == 5 else bool(output[2])
     return output[0], reward, done
 

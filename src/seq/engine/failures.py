@@ -28,6 +28,11 @@ WORKER_DIED = "worker_died"
 CIRCUIT_OPEN = "circuit_open"
 
 
+class ContractError(TypeError):
+    """A policy's output that is not an action, or an env's `step` that breaks the gym contract:
+    the message says all (whose and what), so the episode's error is the message alone."""
+
+
 def classify(error: BaseException, blamed: str) -> tuple[str, str]:
     """`(failure, ended_by)` of an episode that raised `error` while `blamed` (`policy` or
     `benchmark`) had the turn."""
@@ -72,6 +77,8 @@ def _internal(filename: str) -> bool:
 def describe(error: BaseException, failure: str) -> str:
     """What an errored episode's `error` holds: for an infrastructure failure its reason in one
     line (then, for a failed import, where it was imported); else the user's traceback."""
+    if isinstance(error, ContractError):
+        return str(error)
     if failure != INFRASTRUCTURE:
         return user_traceback(error)
     line = f"{type(error).__name__}: {error}" if isinstance(error, ImportError) else str(error)
@@ -104,4 +111,13 @@ class SetupFailed:
         return item.result(status=ERROR, ended_by=self.ended_by, error=self.error, failure=self.failure)
 
 
-__all__ = ["BENCHMARK", "INFRASTRUCTURE", "POLICY", "SetupFailed", "classify", "describe", "user_traceback"]
+__all__ = [
+    "BENCHMARK",
+    "INFRASTRUCTURE",
+    "POLICY",
+    "ContractError",
+    "SetupFailed",
+    "classify",
+    "describe",
+    "user_traceback",
+]

@@ -183,11 +183,10 @@ class Circuits:
         if result.ended_by == "server_unreachable":
             self.in_a_row[arm] = self.in_a_row.get(arm, 0) + 1
             if self.in_a_row[arm] >= CIRCUIT_AFTER and arm not in self.open:
-                last = (result.error or "").strip().splitlines()
+                whose = f"arm {arm}'s" if arm else "the"
                 self.open[arm] = (
-                    f"{'the' if not arm else f'arm {arm}: its'} policy server could not be reached for "
-                    f"{self.in_a_row[arm]} episodes in a row, so it was asked no more"
-                    + (f" (last: {last[0]})" if last else "")
+                    f"{whose} policy server was unreachable for {self.in_a_row[arm]} episodes in a row, "
+                    "so it was asked no more"
                 )
         elif not result.infrastructure:
             self.in_a_row[arm] = 0

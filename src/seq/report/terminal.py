@@ -111,7 +111,9 @@ def report_renderable(report: Report, compact: bool = False) -> Any:
     partial = partial_line(report)
     if partial:
         parts.append(Text(partial, style="yellow"))
-    parts += [Text(INDENT + line, style="yellow") for line in unfinished_lines(report)]
+    # one line each, never wrapped (printed with crop=False): an item's id and its reason stay whole
+    for line in unfinished_lines(report):
+        parts.append(Text(INDENT + line, style="yellow", no_wrap=True, overflow="ignore"))
     rerun = rerun_line(report)
     if rerun:
         parts.append(Text(rerun, style="yellow"))
@@ -142,4 +144,4 @@ def report_renderable(report: Report, compact: bool = False) -> Any:
 
 def print_report(report: Report, console: Any = None, compact: bool = False) -> None:
     """Print the report on the terminal."""
-    (console or Console()).print(report_renderable(report, compact))
+    (console or Console()).print(report_renderable(report, compact), crop=False)

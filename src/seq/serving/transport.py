@@ -182,7 +182,7 @@ def with_backoff(url: str, attempt: Callable[[], T], retries: int, backoff_s: fl
             time.sleep(delay)
             delay *= 2
     raise ServerUnreachable(
-        f"the policy server at {url} is unreachable after {retries + 1} attempts "
+        f"the policy server at {url} is unreachable after {retries + 1} attempt{'s' if retries else ''} "
         f"({type(last).__name__}: {last}).",
         url,
     )
