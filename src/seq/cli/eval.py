@@ -62,7 +62,7 @@ def _run(
     if dry_run:
         print_dry_run(api.dry_run(policy, store=store, **request), as_json)
         return
-    with EvalProgress(console, store) as progress:
+    with EvalProgress(console, store, rerun_failed=request["rerun_failed"] is not None) as progress:
         try:
             report = api.run(
                 policy, **request, on_start=progress.on_start, on_result=progress.on_result, store=store
