@@ -150,7 +150,15 @@ def analyse(
         if result.status in (ERROR, TIMED_OUT):
             message = result.error or f"stopped after {result.duration_s:.1f} s and {result.steps} steps"
             problems.append(
-                Problem(result.item_id, result.status, message, result.task, result.seed, result.arm)
+                Problem(
+                    result.item_id,
+                    result.status,
+                    message,
+                    result.task,
+                    result.seed,
+                    result.arm,
+                    result.failure,
+                )
             )
         elif result.metrics.get(NAN_ACTIONS):
             message = "the policy sent actions holding NaN (the metric nan_actions counts the steps)"

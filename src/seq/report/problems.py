@@ -22,6 +22,7 @@ class Problem:
     task: str | None = None
     seed: int | None = None
     arm: str = ""
+    failure: str | None = None  # whose failure an error is: policy or benchmark (None: not told)
 
     @property
     def summary(self) -> str:
@@ -50,6 +51,12 @@ class ProblemGroup:
     count: int
     first: Problem
     where: list[str]
+
+    @property
+    def label(self) -> str:
+        """What the group is: `policy error`, `benchmark error`, `error`, `timed_out`, …"""
+        failure = self.first.failure
+        return f"{failure} error" if self.status == ERROR and failure else self.status
 
     @property
     def headline(self) -> str:

@@ -151,6 +151,7 @@ class Report:
         data["problem_groups"] = [
             {
                 "status": g.status,
+                "label": g.label,
                 "summary": g.summary,
                 "count": g.count,
                 "headline": g.headline,

@@ -133,7 +133,7 @@ def report_renderable(report: Report, compact: bool = False) -> Any:
         parts.append(Text(problem_counts(report.problems), style="red"))
         if not compact:
             for group in report.problem_groups:
-                parts.append(Text.assemble((group.status, "red"), " ", group.headline))
+                parts.append(Text.assemble((group.label, "red"), " ", group.headline))
                 if group.detail:
                     parts.append(Text(group.detail))
     parts.append(Text(cost_line(report)))

@@ -34,11 +34,12 @@ def partial_line(report: Report) -> str | None:
         )
     tried = sum(1 for entry in report.unfinished if entry.attempts)
     if tried:
+        untried = len(report.unfinished) - tried
+        rest = f"; {untried} more did not run" if untried else ""
         return (
-            f"INCOMPLETE: these results cover {report.done} of {report.total} episodes; "
-            f"{len(report.unfinished)} work items have no result, {tried} of them cut short by the "
-            f"infrastructure, not the policy or the benchmark (below); seq eval run --resume "
-            f"{report.eval_id} runs them again."
+            f"INCOMPLETE: these results cover {report.done} of {report.total} episodes; {tried} "
+            f"work items were cut short by the infrastructure, not by the policy or the benchmark "
+            f"(below){rest}; seq eval run --resume {report.eval_id} runs them again."
         )
     resume = f"; seq eval run --resume {report.eval_id} runs the rest" if report.status != "running" else ""
     return (

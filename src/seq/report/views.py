@@ -92,7 +92,7 @@ def render_markdown(report: Report) -> str:
     if report.problems:
         lines += ["## Errors and timeouts", ""]
         for group in report.problem_groups:
-            lines += [f"### {group.status}: {group.headline}", ""]
+            lines += [f"### {group.label}: {group.headline}", ""]
             if group.detail:
                 lines += ["```", group.detail, "```", ""]
     adapter = adapter_lines(report)
