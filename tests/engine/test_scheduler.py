@@ -17,9 +17,9 @@ from seq.engine.scheduler import Backend, Scheduler, WorkersFailed
 
 
 def _where(error: str | None) -> str | None:
-    """An error with the stored code's folder left out: a module imported in this process is
-    imported once per sha, from whichever workspace came first."""
-    return None if error is None else re.sub(r'File "[^"]*/code/', 'File "code/', error)
+    """An error with its files' folders left out: a module imported in this process is imported
+    once per sha, from whichever test's file came first."""
+    return None if error is None else re.sub(r'File "[^"]*/', 'File "', error)
 
 
 def _rows(report: seq.Report) -> list:

@@ -14,9 +14,9 @@ The env contract (gym-style, both APIs):
 What the policy returns must be an action: numbers, as many per action as the env's
 `action_space` holds (where it declares a shape); anything else (None, a string, the wrong size)
 ends the episode as the policy's error, naming it. A `step` that returns other than 4 or 5 values
-is the env's error, naming it. An action holding NaN is sent as it is, and counted: the episode's
-`nan_actions` metric is the number of steps that sent one (absent when none did). Whose failure
-an error is (`EpisodeResult.failure`) is decided by `seq.engine.failures`.
+is the env's error, naming it (`seq.engine.contract`). An action holding NaN is sent as it is, and
+counted: the episode's `nan_actions` metric is the number of steps that sent one (absent when none
+did). Whose failure an error is (`EpisodeResult.failure`) is decided by `seq.engine.failures`.
 """
 
 from __future__ import annotations
@@ -31,7 +31,8 @@ import numpy as np
 from seq.authoring.begin import EpisodeStart
 from seq.authoring.benchmark import Benchmark, BenchmarkSpec, Step
 from seq.authoring.seeding import act_seed
-from seq.engine.failures import ContractError, classify, describe
+from seq.engine.contract import checked_chunk, nan_rows, policy_name, step_output
+from seq.engine.failures import classify, describe
 from seq.engine.observer import EpisodeObserver, Finishing
 from seq.record.episode import BENCHMARK, ERROR, POLICY, TIMED_OUT, EpisodeResult
 from seq.record.store import WorkItem
@@ -60,91 +61,6 @@ def _metrics(step: Any) -> dict[str, float]:
                 f"@seq.check returned metric {key!r} = {value!r}, which is not a number."
             ) from None
     return metrics
-
-
-def policy_name(handle: Any) -> str:
-    """`the policy NAME` (or `the policy at URL` for a server that names none), through an adapter."""
-    inner = getattr(handle, "handle", None)  # an AdaptedPolicy
-    if inner is not None:
-        return policy_name(inner)
-    spec = getattr(handle, "spec", None)
-    if getattr(spec, "name", None):
-        return f"the policy {spec.name}"
-    described = (getattr(handle, "metadata", None) or {}).get("policy")
-    if isinstance(described, dict) and described.get("label"):
-        return f"the policy {described['label']}"
-    url = getattr(handle, "url", None)
-    return f"the policy at {url}" if url else f"the policy {type(handle).__name__}"
-
-
-def _not_an_action(chunk: np.ndarray) -> str | None:
-    """What is wrong with a chunk whose values are not numbers, or None when they are."""
-    if chunk.dtype.kind in "biuf":
-        return None
-    if chunk.dtype.kind in "US":
-        return f"returned a string ({str(chunk.reshape(-1)[0])!r}), not an action"
-    if chunk.dtype == object:
-        values = chunk.reshape(-1)
-        if values.size and all(value is None for value in values):
-            return "returned None, not an action"
-        kinds = sorted({type(value).__name__ for value in values})
-        return f"returned {', '.join(kinds)} values, not an action (numbers)"
-    return f"returned values of dtype {chunk.dtype}, not an action (real numbers)"
-
-
-def _numbers(count: int) -> str:
-    return f"{count} number" if count == 1 else f"{count} numbers"
-
-
-def checked_chunk(chunk: Any, action_space: Any, who: str) -> np.ndarray:
-    """The policy's chunk `[H, ...]` as an array of numbers, each action the size of the env's
-    `action_space` (where it declares a shape); else a `ContractError` naming `who`."""
-    array = np.asarray(chunk)
-    if array.ndim == 0:
-        array = array[None]
-    wrong = _not_an_action(array)
-    if wrong is not None:
-        raise ContractError(f"{who} {wrong}.")
-    if len(array) == 0:
-        raise ContractError(f"{who} returned an empty action chunk.")
-    shape = getattr(action_space, "shape", None)
-    if isinstance(shape, tuple) and all(isinstance(n, (int, np.integer)) for n in shape):
-        expected = int(np.prod(shape, dtype=np.int64))
-        size = int(np.prod(array.shape[1:], dtype=np.int64))
-        if size != expected:
-            raise ContractError(
-                f"{who} returned actions of shape {tuple(array.shape[1:])} ({_numbers(size)} each) for "
-                f"an action space of shape {tuple(int(n) for n in shape)} ({_numbers(expected)})."
-            )
-    return array
-
-
-def _nan_rows(chunk: np.ndarray) -> np.ndarray | None:
-    """Which actions of the chunk hold a NaN (None: none can, or none does)."""
-    if chunk.dtype.kind != "f":
-        return None
-    rows = np.isnan(chunk.reshape(len(chunk), -1)).any(axis=1)
-    return rows if rows.any() else None
-
-
-def _step_output(output: Any, env: Any, benchmark: str) -> tuple[Any, float, bool]:
-    """`(obs, reward, env_done)` of what `env.step` returned, either API; a `ContractError` naming
-    the env when it is neither."""
-    name = f"the env {type(env).__name__} of benchmark {benchmark}"
-    if not isinstance(output, (tuple, list)) or len(output) not in (4, 5):
-        got = f"{len(output)} values" if isinstance(output, (tuple, list)) else type(output).__name__
-        raise ContractError(
-            f"{name}: step returned {got}; expected gymnasium's 5 (obs, reward, terminated, "
-            "truncated, info) or gym's 4 (obs, reward, done, info)."
-        )
-    try:
-        reward = float(output[1])
-    except (TypeError, ValueError):
-        raise ContractError(
-            f"{name}: step returned the reward {output[1]!r}, which is not a number."
-        ) from None
-    done = bool(output[2] or output[3]) if len(output) == 5 else bool(output[2])
-    return output[0], reward, done
 
 
 class EpisodeRunner:
@@ -226,7 +142,7 @@ class EpisodeRunner:
             self.policy.begin_episode(getattr(env, "action_space", None), slot=slot, episode=started)
             began, blamed = True, BENCHMARK
             chunk: np.ndarray | None = None
-            nan_rows: np.ndarray | None = None
+            nan_actions: np.ndarray | None = None
             position = used = 0
             ended_by = "max_steps"
             while result.steps < max_steps:
@@ -238,7 +154,7 @@ class EpisodeRunner:
                     blamed = POLICY
                     reply = yield ActRequest(obs, seed, instruction, slot)
                     space = getattr(env, "action_space", None)
-                    chunk = checked_chunk(reply, space, policy_name(self.policy))
+                    chunk = checked_chunk(reply, space, self.policy)
                     used = len(chunk) if self.steps_per_query is None else self.steps_per_query
                     if used > len(chunk):
                         raise ValueError(
@@ -246,16 +162,16 @@ class EpisodeRunner:
                             f"{policy_name(self.policy)} returned."
                         )
                     blamed = BENCHMARK
-                    nan_rows = _nan_rows(chunk)
+                    nan_actions = nan_rows(chunk)
                     position = 0
                     result.queries += 1
                 action = chunk[position]
-                if nan_rows is not None and nan_rows[position]:
+                if nan_actions is not None and nan_actions[position]:
                     nan_steps += 1
                 output = env.step(action)
                 position += 1
                 result.steps += 1
-                obs, reward, env_done = _step_output(output, env, self.spec.name)
+                obs, reward, env_done = step_output(output, env, self.spec.name)
                 total_reward += reward
                 if watching:
                     self._notify(watching, observer_errors, "step", env, obs, action, reward, seed)

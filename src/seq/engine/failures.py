@@ -17,6 +17,7 @@ import traceback
 from dataclasses import dataclass
 from pathlib import Path
 
+from seq.engine.contract import ContractError
 from seq.record.episode import BENCHMARK, ERROR, INFRASTRUCTURE, POLICY, EpisodeResult
 from seq.record.store import WorkItem
 
@@ -26,11 +27,6 @@ SHELVES = tuple(str(Path(package) / "shelf") for package in SEQ_PACKAGES)
 IMPORT_FAILED = "import_failed"
 WORKER_DIED = "worker_died"
 CIRCUIT_OPEN = "circuit_open"
-
-
-class ContractError(TypeError):
-    """A policy's output that is not an action, or an env's `step` that breaks the gym contract:
-    the message says all (whose and what), so the episode's error is the message alone."""
 
 
 def classify(error: BaseException, blamed: str) -> tuple[str, str]:
@@ -115,7 +111,6 @@ __all__ = [
     "BENCHMARK",
     "INFRASTRUCTURE",
     "POLICY",
-    "ContractError",
     "SetupFailed",
     "classify",
     "describe",
