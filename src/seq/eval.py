@@ -72,6 +72,12 @@ def run(
     inputs do not fit the benchmark's observation (through the adapter, when one is named).
     Ctrl-C raises `seq.EvalCanceled` after recording what ran.
 
+    The report's `status` says how it ended: `completed`; `incomplete` when an infrastructure
+    failure (a policy server unreachable or gone, a worker that died, an import failing in the
+    benchmark's environment) left work items without a result (`report.unfinished` says which and
+    why; `resume=` runs them); `failed` when every episode errored. `seq eval run` exits 1 for
+    both.
+
     The options, their defaults and help are those of `seq eval run` (`seq.engine.request`).
     """
     request = _request("seq.eval.run", policy, options)
