@@ -57,7 +57,10 @@ def run(
       claiming work items from the shared record (`seq.engine.shards`); an unhealthy shard raises
       `ShardUnhealthy`.
     - `allow_cpu=True`: run a benchmark that declares a `gpu=` card this machine lacks on the CPU.
-    - `resume=EVAL_ID`: run only the eval's work items that have no finished episode.
+    - `resume=EVAL_ID`: run only the eval's work items that have no result (never run, or cut
+      short by an infrastructure failure: a server unreachable, a worker dead, an import failing).
+    - `rerun_failed=EVAL_ID`: as `resume`, and also run again the items whose episode errored, as
+      new attempts (the record keeps every attempt; the report counts the last).
     - `save=False`: keep nothing — the eval runs against a scratch record that is deleted after the
       report is built; a shard runs a fixed round-robin share (no shared record).
     - `report_to=["wandb"|"trackio"]`: mirror the report's metrics to those trackers, keyed by the
@@ -68,6 +71,12 @@ def run(
     and every arm's policy; the eval is refused, before any episode, when a policy's declared
     inputs do not fit the benchmark's observation (through the adapter, when one is named).
     Ctrl-C raises `seq.EvalCanceled` after recording what ran.
+
+    The report's `status` says how it ended: `completed`; `incomplete` when an infrastructure
+    failure (a policy server unreachable or gone, a worker that died, an import failing in the
+    benchmark's environment) left work items without a result (`report.unfinished` says which and
+    why; `resume=` runs them); `failed` when every episode errored. `seq eval run` exits 1 for
+    both.
 
     The options, their defaults and help are those of `seq eval run` (`seq.engine.request`).
     """
@@ -92,8 +101,10 @@ def run(
     }
     shard = request.shard
     if request.save:
-        if request.resume is not None:
-            row = resume_eval(request.resume, store)
+        if request.continued is not None:
+            flag = "--resume" if request.resume is not None else "--rerun-failed"
+            row = resume_eval(request.continued, store, flag)
+            execute["rerun_failed"] = request.rerun_failed is not None
         else:
             row = start_eval(request, store)
         as_shard = None if shard is None else Shard(shard[0], shard[1], request.requeue_unhealthy)

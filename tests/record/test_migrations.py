@@ -19,6 +19,7 @@ from seq.record.typed import RecordError
 
 FIXTURES = Path(__file__).parent / "fixtures"
 BEFORE: dict[str, dict[str, Any]] = json.loads((FIXTURES / "v1_reports.json").read_text())
+SINCE_V1 = ("attempt", "failure")  # episode fields added since the fixture was written (schema 3)
 TOY_SHA = "459d53e05a46878eb62e5645089421d2272ab84da323534eee7b994016ee9da7"
 
 
@@ -61,7 +62,7 @@ def _numbers(report: dict[str, Any], timed: bool = True) -> dict[str, Any]:
         "groups": groups,
         "comparisons": comparisons,
         "problems": [(p["where"], p["status"], p["message"]) for p in report["problems"]],
-        "episodes": report["episodes"],
+        "episodes": [{k: v for k, v in e.items() if k not in SINCE_V1} for e in report["episodes"]],
     }
 
 
@@ -90,6 +91,7 @@ def test_a_record_of_the_unversioned_schema_migrates_and_reports_the_same_number
         after = json.loads(seq.eval.report(eval_id, store).to_json())
         assert after["schema_version"] == SCHEMA_VERSION
         assert _numbers(after) == _numbers(before), eval_id
+        assert {(e["attempt"], e["failure"]) for e in after["episodes"]} <= {(1, None)}
         assert after["arguments"] == before["arguments"]
         assert _holds(after["manifest"], before["manifest"])  # and null for the fields added since
     sequential = seq.eval.report("ev-b5ceb390ed", store).sequential
@@ -255,3 +257,39 @@ def test_no_plane_reads_a_manifest_or_arguments_by_string_key():
         if any(text in line for text in pattern)
     ]
     assert offending == []
+
+
+def test_a_record_of_version_2_numbers_attempts_and_reopens_evals_its_server_failures_cut_short(seq_home):
+    """Version 3: episodes have an attempt (1 so far) and say whose failure an error is. An episode
+    of version 2 that errored because its policy server was unreachable is the infrastructure's
+    failure: its item is unfinished again, the eval that said `completed` says `incomplete`, and
+    `--resume` runs that item as its second attempt."""
+    from seq.record.migrations import MIGRATIONS
+
+    database = _old_record(seq_home)
+    old = sqlite3.connect(database, isolation_level=None)
+    for version in (0, 1):  # bring the fixture to version 2 with the steps of that time
+        MIGRATIONS[version](old)
+    old.execute("PRAGMA user_version = 2")
+    eval_id, item = "ev-a0fe14fd09", "far|seed=1"
+    old.execute(
+        "UPDATE episodes SET status='error', ended_by='server_unreachable', metrics='{}', "
+        "error='the policy server at ws://127.0.0.1:9 is unreachable' WHERE eval_id=? AND item_id=?",
+        (eval_id, item),
+    )
+    old.close()
+
+    store = seq.Store()
+    assert store.migrated_from == 2
+    report = seq.eval.report(eval_id, store)
+    assert (report.status, report.done, report.total) == ("incomplete", 5, 6)
+    assert [(u.item_id, u.attempts) for u in report.unfinished] == [(item, 1)]
+    (row,) = [r for r in store.attempts(eval_id) if r.item_id == item]
+    assert (row.attempt, row.failure) == (1, "infrastructure")
+    assert {(r.attempt, r.failure) for r in store.attempts(eval_id) if r.item_id != item} == {(1, None)}
+    assert seq.eval.report("ev-73ff7533c7", store).status == "completed"  # its errors: unclassified
+
+    resumed = seq.eval.run(resume=eval_id, envs=1)
+    assert (resumed.status, resumed.done) == ("completed", 6)
+    assert [(e.item_id, e.attempt) for e in resumed.episodes if e.attempt > 1] == [(item, 2)]
+    assert len(store.attempts(eval_id)) == 7

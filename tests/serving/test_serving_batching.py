@@ -178,7 +178,8 @@ def test_a_server_killed_mid_episode_is_server_unreachable_and_the_next_episode_
         with pytest.raises(ServerUnreachable, match="not connected"):
             remote.act(np.array([0.0, 1.0]), seed=2, instruction="near")
         failed = run_episodes("line", remote)[:1]
-        assert failed[0].status == "error" and "ServerUnreachable" in failed[0].error
+        assert failed[0].status == "error" and failed[0].failure == "infrastructure"
+        assert failed[0].ended_by == "server_unreachable" and "is unreachable" in failed[0].error
         process, _ = _start_server(port)
         assert [r.status for r in run_episodes("line", remote)] == ["ok"] * 6
         assert rows(run_episodes("line", remote)) == rows(run_episodes("line", remote))

@@ -143,3 +143,11 @@ def test_a_server_survives_fuzzed_frames_with_bounded_memory_and_answers_another
     healthy.close()
     grown = rss_mb(process.pid) - baseline
     assert grown < 128, f"the server grew by {grown:.0f} MB"
+
+
+def test_a_space_whose_keys_cannot_be_ordered_is_refused_in_words():
+    """Found by the fuzz test above: a description with text and number keys side by side."""
+    from seq.serving.spaces import SpaceCache
+
+    with pytest.raises(ValueError, match="keys must all be text"):
+        SpaceCache().get({"type": "Box", 0: 0})

@@ -18,6 +18,7 @@ from seq.cli.options import SectionedHelp, command_from, extra_option, split_lis
 from seq.cli.progress import EvalProgress
 from seq.cli.tables import print_eval_table
 from seq.engine.request import EvalRequest
+from seq.engine.scheduler import WorkersFailed
 from seq.engine.shards import ShardUnhealthy
 from seq.errors import EvalCanceled, SeqInputError
 from seq.record.store import RUNNING, Store
@@ -33,7 +34,7 @@ def _emit(
     if as_json:
         print(report.to_json())
     else:
-        console.print(report_renderable(report))
+        console.print(report_renderable(report), crop=False)
     if markdown is not None:
         markdown.parent.mkdir(parents=True, exist_ok=True)
         markdown.write_text(report.to_markdown())
@@ -55,7 +56,8 @@ def _run(
     store = Store()
     policy = request.pop("policy")
     missing_policy = policy is None and request["policy_url"] is None
-    if request["resume"] is None and (missing_policy or request["benchmark"] is None):
+    continued = request["resume"] is not None or request["rerun_failed"] is not None
+    if not continued and (missing_policy or request["benchmark"] is None):
         raise SeqInputError(
             "seq eval run needs POLICY (or --policy-url) and --benchmark NAME (or --resume EVAL_ID)."
         )
@@ -64,7 +66,7 @@ def _run(
     if dry_run:
         print_dry_run(api.dry_run(policy, store=store, **request), as_json)
         return
-    with EvalProgress(console, store) as progress:
+    with EvalProgress(console, store, rerun_failed=request["rerun_failed"] is not None) as progress:
         try:
             report = api.run(
                 policy, **request, on_start=progress.on_start, on_result=progress.on_result, store=store
@@ -74,10 +76,13 @@ def _run(
         except ShardUnhealthy as unhealthy:
             console.print(f"seq: shard stopped: {unhealthy}.", style="red", highlight=False)
             raise typer.Exit(3) from None
+        except WorkersFailed as failed:  # no worker could start: one line, not a traceback
+            Console(stderr=True).print(f"seq: the eval stopped: {failed}", style="red", highlight=False)
+            raise typer.Exit(1) from None
     _emit(report, console, as_json, markdown, csv_path)
     if report.partial and report.status == "running" and request["shard_id"] is not None:
         console.print("this shard has no work item left; the others are finishing the eval.", highlight=False)
-    elif report.partial:
+    elif report.partial or report.all_errored:  # incomplete, failed, canceled: exit code 1
         raise typer.Exit(1)
 
 
@@ -99,6 +104,7 @@ OUTPUT_OPTIONS = [
         help="The token the --policy-url server requires [default: $SEQ_SERVER_TOKEN].",
         annotation=str,
         panel="Serving",
+        metavar="TOKEN",
     ),
     extra_option(
         "as_json", False, "--json", help="Print the report as JSON.", annotation=bool, panel="Output"
@@ -171,7 +177,7 @@ def status_command(
         )
         return
     if not watch:
-        Console().print(report_renderable(report, compact=True))
+        Console().print(report_renderable(report, compact=True), crop=False)
         return
     with Live(report_renderable(report, compact=True), refresh_per_second=2) as live:
         while report.status == RUNNING:

@@ -147,11 +147,17 @@ def command_from(
 
 
 def extra_option(
-    python: str, default: Any, *flags: str, help: str, annotation: Any, panel: str | None = None
+    python: str,
+    default: Any,
+    *flags: str,
+    help: str,
+    annotation: Any,
+    panel: str | None = None,
+    metavar: str | None = None,
 ) -> inspect.Parameter:
     """An option of `command_from` beyond the request's; a bool one is a flag (`--x/--no-x` if
     `flags` say so)."""
-    metavar = "" if annotation is bool else "FILE" if annotation is Path else None
+    metavar = metavar or ("" if annotation is bool else "FILE" if annotation is Path else None)
     info = typer.Option(
         default, *flags, help=help, metavar=metavar, show_default=False, rich_help_panel=panel
     )

@@ -14,9 +14,11 @@ from seq.record.store import EvalRow, Store
 class EvalProgress:
     """Context manager wiring `seq.eval.run`'s callbacks to a rich progress bar."""
 
-    def __init__(self, console: Console, store: Store) -> None:
+    def __init__(self, console: Console, store: Store, rerun_failed: bool = False) -> None:
+        """`rerun_failed`: the errored episodes already recorded run again (they are not done)."""
         self.console = console
         self.store = store
+        self.rerun_failed = rerun_failed
         self.progress = Progress(
             TextColumn("{task.description}"),
             BarColumn(),
@@ -27,7 +29,7 @@ class EvalProgress:
             transient=True,
         )
         self.task: Any = None
-        self.successes = self.counted = self.errors = 0
+        self.successes = self.counted = self.errors = self.cut_short = 0
 
     def __enter__(self) -> EvalProgress:
         self.progress.__enter__()
@@ -45,12 +47,16 @@ class EvalProgress:
         )
         total = self.store.count_items(row.id)
         for result in self.store.episodes(row.id):
-            self._count(result)
+            if not (self.rerun_failed and result.status == ERROR):
+                self._count(result)
         self.task = self.progress.add_task(
             row.id, total=total, completed=self.counted + self.errors, rate=self._rate()
         )
 
     def _count(self, result: EpisodeResult) -> None:
+        if result.infrastructure:  # no result: the eval will say which and why
+            self.cut_short += 1
+            return
         if result.status == ERROR:
             self.errors += 1
             return
@@ -61,7 +67,8 @@ class EvalProgress:
         rate = (
             f"success {self.successes / self.counted:.0%} of {self.counted}" if self.counted else "success —"
         )
-        return rate + (f", {self.errors} error(s)" if self.errors else "")
+        rate += f", {self.errors} error(s)" if self.errors else ""
+        return rate + (f", {self.cut_short} cut short (infrastructure)" if self.cut_short else "")
 
     def on_result(self, result: EpisodeResult) -> None:
         self._count(result)

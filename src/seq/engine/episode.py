@@ -10,6 +10,13 @@ The env contract (gym-style, both APIs):
   benchmark's), or past its `timeout_s` (status `timed_out`). The metrics are the last check's.
 - `seq` never closes an env during an eval (a benchmark may cache one per task and return it
   again); each distinct env is closed when the worker exits.
+
+What the policy returns must be an action: numbers, as many per action as the env's
+`action_space` holds (where it declares a shape); anything else (None, a string, the wrong size)
+ends the episode as the policy's error, naming it. A `step` that returns other than 4 or 5 values
+is the env's error, naming it (`seq.engine.contract`). An action holding NaN is sent as it is, and
+counted: the episode's `nan_actions` metric is the number of steps that sent one (absent when none
+did). Whose failure an error is (`EpisodeResult.failure`) is decided by `seq.engine.failures`.
 """
 
 from __future__ import annotations
@@ -24,10 +31,14 @@ import numpy as np
 from seq.authoring.begin import EpisodeStart
 from seq.authoring.benchmark import Benchmark, BenchmarkSpec, Step
 from seq.authoring.seeding import act_seed
+from seq.engine.contract import checked_chunk, nan_rows, policy_name, step_output
+from seq.engine.failures import classify, describe
 from seq.engine.observer import EpisodeObserver, Finishing
-from seq.record.episode import ERROR, TIMED_OUT, EpisodeResult
+from seq.record.episode import BENCHMARK, ERROR, POLICY, TIMED_OUT, EpisodeResult
 from seq.record.store import WorkItem
 from seq.serving.inline import ActRequest, PolicyHandle
+
+NAN_ACTIONS = "nan_actions"
 
 
 def _observation(reset_output: Any) -> Any:
@@ -115,6 +126,8 @@ class EpisodeRunner:
         metrics: dict[str, float] = {}
         watching, observer_errors = list(self.observers), []
         began = False
+        blamed = BENCHMARK  # whose code has the turn: an exception is its failure
+        nan_steps = 0
         try:
             env = self._reset(condition.seed, condition)
             if self._on_env is not None:
@@ -125,9 +138,11 @@ class EpisodeRunner:
             instruction = self.benchmark.instruction(condition)
             suite = condition.suite or self.spec.default_suite
             started = EpisodeStart(condition.task, suite, instruction, condition.seed)
+            blamed = POLICY
             self.policy.begin_episode(getattr(env, "action_space", None), slot=slot, episode=started)
-            began = True
+            began, blamed = True, BENCHMARK
             chunk: np.ndarray | None = None
+            nan_actions: np.ndarray | None = None
             position = used = 0
             ended_by = "max_steps"
             while result.steps < max_steps:
@@ -136,24 +151,30 @@ class EpisodeRunner:
                     break
                 if chunk is None or position >= used:
                     seed = act_seed(condition.seed, item.trial, result.queries)
-                    chunk = yield ActRequest(obs, seed, instruction, slot)
+                    blamed = POLICY
+                    reply = yield ActRequest(obs, seed, instruction, slot)
+                    space = getattr(env, "action_space", None)
+                    chunk = checked_chunk(reply, space, self.policy)
                     used = len(chunk) if self.steps_per_query is None else self.steps_per_query
                     if used > len(chunk):
                         raise ValueError(
-                            f"steps_per_query={used} is longer than the policy's chunk "
-                            f"of {len(chunk)} actions."
+                            f"steps_per_query={used} is longer than the chunk of {len(chunk)} actions "
+                            f"{policy_name(self.policy)} returned."
                         )
+                    blamed = BENCHMARK
+                    nan_actions = nan_rows(chunk)
                     position = 0
                     result.queries += 1
                 action = chunk[position]
+                if nan_actions is not None and nan_actions[position]:
+                    nan_steps += 1
                 output = env.step(action)
                 position += 1
                 result.steps += 1
-                obs, reward = output[0], output[1]
-                total_reward += float(reward)
+                obs, reward, env_done = step_output(output, env, self.spec.name)
+                total_reward += reward
                 if watching:
-                    self._notify(watching, observer_errors, "step", env, obs, action, float(reward), seed)
-                env_done = bool(output[2] or output[3]) if len(output) == 5 else bool(output[2])
+                    self._notify(watching, observer_errors, "step", env, obs, action, reward, seed)
                 step = self._check(env)
                 metrics = _metrics(step)
                 if step.done:
@@ -164,15 +185,16 @@ class EpisodeRunner:
                     break
             result.ended_by = ended_by
         except Exception as error:
-            # a served policy that went away says so (`server_unreachable`); anything else is `error`
-            unreachable = getattr(error, "reason", None) == "server_unreachable"
-            result.status, result.ended_by = ERROR, "server_unreachable" if unreachable else "error"
-            result.error = traceback.format_exc()
+            # the policy's or the benchmark's own failure, or the infrastructure's (a served policy
+            # gone, a module that does not import): `seq.engine.failures`
+            result.failure, result.ended_by = classify(error, blamed)
+            result.status, result.error = ERROR, describe(error, result.failure)
         result.duration_s = time.perf_counter() - start
         result.cpu_s = time.process_time() - cpu_start
         if result.status != ERROR:
             result.metrics = {
                 **metrics,
+                **({NAN_ACTIONS: float(nan_steps)} if nan_steps else {}),
                 "steps": float(result.steps),
                 "return": total_reward,
                 "duration_s": result.duration_s,

@@ -17,9 +17,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from seq.engine.episode import EpisodeRunner
-from seq.record.episode import ERROR, EpisodeResult
+from seq.engine.failures import SetupFailed
+from seq.record.episode import EpisodeResult
 from seq.record.store import WorkItem
 from seq.serving.inline import ActRequest, act_all
+
+Runner = EpisodeRunner | SetupFailed  # an arm's episode runner, or why its setup failed
 
 
 @dataclass
@@ -33,9 +36,9 @@ class _Running:
 
 class Lockstep:
     """Up to `len(slots)` episodes at once; `slots[i]` maps each arm to slot i's runner (or to
-    the traceback of that arm's failed setup). All slots of an arm share one policy handle."""
+    that arm's failed setup). All slots of an arm share one policy handle."""
 
-    def __init__(self, slots: list[dict[str, EpisodeRunner | str]]) -> None:
+    def __init__(self, slots: list[dict[str, Runner]]) -> None:
         self.slots = slots
         self.running: dict[int, _Running] = {}
 
@@ -51,8 +54,8 @@ class Lockstep:
         """Start `item` in a free slot and run it to its first act; its result if it ended already."""
         slot = next(index for index in range(len(self.slots)) if index not in self.running)
         runner = self.slots[slot][item.arm]
-        if isinstance(runner, str):
-            return item.result(status=ERROR, ended_by="error", error=runner)
+        if isinstance(runner, SetupFailed):
+            return runner.result(item)
         cpu_start = time.process_time()
         episode = runner.episode(item, slot)
         try:

@@ -28,6 +28,7 @@ from seq.record.arguments import ArmArguments, EvalArguments, SequentialOptions,
 from seq.record.manifest import AdapterPin, ArmManifest, Manifest, Pinned, SeqBuild
 from seq.record.store import EvalRow, Store, VersionRow, WorkItem
 from seq.registry.adapters import adapter_spec, describe_transforms, load_adapter, resolve_adapter
+from seq.registry.builtins import check_installed
 from seq.registry.deploy import load_version, remember_instance, resolve
 from seq.stats.paired import check_threshold
 
@@ -201,6 +202,9 @@ def prepare_eval(request: EvalRequest, store: Store) -> PreparedEval:
     check_envs_per_worker(request, asked)
     spec = spec_of(load_version(benchmark_row))
     check_gpu(spec.name, spec.declared.get("gpu"), request.allow_cpu)  # refused before it is stored
+    in_image = bool(spec.declared.get("image"))  # the benchmark's image installs what it needs
+    if not in_image:
+        check_installed("benchmark", benchmark_row.name, benchmark_row.ref, "this Python environment")
     adapter_row = resolve_adapter(request.adapter, store) if request.adapter is not None else None
     adapter_declared = adapter_spec(adapter_row) if adapter_row is not None else None
     arms: list[ArmManifest] = []
@@ -221,6 +225,8 @@ def prepare_eval(request: EvalRequest, store: Store) -> PreparedEval:
             policy_cls = None
         else:
             policy_row = resolve("policy", arm.policy, store)
+            if request.serve or not in_image:  # served from this process, or run in its workers
+                check_installed("policy", policy_row.name, policy_row.ref, "this Python environment")
             policy_cls = type(arm.policy) if isinstance(arm.policy, Policy) else load_version(policy_row)
             declared = policy_spec_of(policy_cls).parameters
         values = _resolve_params(declared, benchmark_row, arm.params, adapter_declared)

@@ -169,6 +169,11 @@ class EvalRequest:
     resume: str | None = option(
         None, "Run only the unfinished episodes of this eval.", Cli(metavar="EVAL_ID")
     )
+    rerun_failed: str | None = option(
+        None,
+        "Run this eval's errored episodes again as new attempts (and its unfinished ones).",
+        Cli(metavar="EVAL_ID"),
+    )
 
     @property
     def planned_trials(self) -> int:
@@ -194,6 +199,17 @@ class EvalRequest:
             raise SeqInputError("--shard-id needs --eval-id ID, the id every shard of the eval shares.")
         if self.resume is not None and not self.save:
             raise SeqInputError("--no-save keeps no record, so there is nothing to --resume.")
+        if self.rerun_failed is not None and not self.save:
+            raise SeqInputError("--no-save keeps no record, so there is nothing to --rerun-failed.")
+        if self.rerun_failed is not None and self.resume is not None:
+            raise SeqInputError(
+                "--rerun-failed EVAL_ID also runs the eval's unfinished episodes; give it without --resume."
+            )
+
+    @property
+    def continued(self) -> str | None:
+        """The eval this request continues (`resume` or `rerun_failed`), if any."""
+        return self.resume if self.resume is not None else self.rerun_failed
 
 
 def request_fields() -> tuple[Field, ...]:
@@ -235,7 +251,14 @@ HELP_GROUPS = {
         "policy_name",
         "image_encoding",
     ),
-    "Shards and resuming": ("eval_id", "shard_id", "num_shards", "requeue_unhealthy", "resume"),
+    "Shards and resuming": (
+        "eval_id",
+        "shard_id",
+        "num_shards",
+        "requeue_unhealthy",
+        "resume",
+        "rerun_failed",
+    ),
 }
 
 

@@ -19,9 +19,18 @@ from seq.engine.worker import ArmConfig, WorkerConfig
 from seq.engine.worker_process import Isolation, isolate
 from seq.errors import EvalCanceled, SeqInputError
 from seq.record.arguments import ServeOptions
-from seq.record.episode import EpisodeResult
+from seq.record.episode import ERROR, EpisodeResult
 from seq.record.lease import WHOLE_EVAL, EvalHeld, Lease
-from seq.record.store import CANCELED, COMPLETED, FAILED, RUNNING, EvalRow, Store, VersionRow
+from seq.record.store import (
+    CANCELED,
+    COMPLETED,
+    FAILED,
+    INCOMPLETE,
+    RUNNING,
+    EvalRow,
+    Store,
+    VersionRow,
+)
 from seq.registry.deploy import load_version
 from seq.registry.loader import IN_MEMORY, load_class
 
@@ -165,18 +174,22 @@ def execute_eval(
     shard: Shard | None = None,
     engine: str = "local",
     address: str | None = None,
+    rerun_failed: bool = False,
 ) -> str:
-    """Run the eval's unfinished work items and record each episode as it finishes.
+    """Run the eval's unfinished work items (with `rerun_failed`, also those whose episode
+    errored, as new attempts) and record each episode as it finishes.
 
-    Returns the final status. Ctrl-C stops the workers, keeps what ran, marks the eval
-    `canceled` and raises `EvalCanceled`; any other exception marks it `failed`, with the
+    Returns the final status (`final_status`). Ctrl-C stops the workers, keeps what ran, marks
+    the eval `canceled` and raises `EvalCanceled`; any other exception marks it `failed`, with the
     exception recorded. The eval (or the shard) is leased to this process while it runs: a
     second runner of it is refused (`seq.record.lease`).
     """
     holder = shard.name if shard is not None else WHOLE_EVAL
     with Lease.acquire(store.path, eval_row.id, holder) as lease:
         try:
-            return _execute_leased(eval_row, store, lease, envs, on_result, shard, engine, address)
+            return _execute_leased(
+                eval_row, store, lease, envs, on_result, shard, engine, address, rerun_failed
+            )
         except Exception as error:  # while starting (a server, a backend): bad input is only refused
             if not lease.started and not isinstance(error, SeqInputError):
                 if store.get_eval(eval_row.id).status == RUNNING:  # type: ignore[union-attr]
@@ -194,11 +207,12 @@ def _execute_leased(
     shard: Shard | None,
     engine: str,
     address: str | None,
+    rerun_failed: bool,
 ) -> str:
     benchmark_row = store.version("benchmark", eval_row.benchmark, eval_row.benchmark_version)
     assert benchmark_row is not None
     config = worker_config(eval_row, store)
-    items = store.items(eval_row.id, unfinished_only=True)
+    items = store.items(eval_row.id, unfinished_only=True, errored=rerun_failed)
     declared = benchmark_row.declared.get("declared", {})
     envs = envs if envs is not None else eval_row.arguments.envs
     workers = check_envs(envs if envs is not None else declared.get("cpu"))
@@ -261,6 +275,8 @@ def _execute_leased(
             scheduler.run(SharedQueue(store, eval_row.id, shard), record, worker_ready)
         elif items and eval_row.manifest.sequential is None:
             scheduler.run(items, record, worker_ready)
+        if shard is None:
+            status = final_status(eval_row.id, store)
     except KeyboardInterrupt:
         status = CANCELED
     except ShardUnhealthy:
@@ -268,9 +284,12 @@ def _execute_leased(
         if shard is not None and shard.requeue_unhealthy:
             store.release_claims(eval_row.id, shard.name)
         raise
-    except WorkersFailed:
-        status = FAILED
-        raise
+    except WorkersFailed as error:
+        status = INCOMPLETE  # no worker could start here: its items wait for a --resume
+        raise WorkersFailed(
+            f"{error} The eval {eval_row.id} is incomplete; seq eval run --resume {eval_row.id} "
+            "runs its items once workers can start."
+        ) from None
     except BaseException as error:  # unexpected: the eval failed, and the record says why
         status, failure = FAILED, "".join(traceback.format_exception(error))
         raise
@@ -281,11 +300,27 @@ def _execute_leased(
             status = store.finish_shard(eval_row.id, wall, lease=lease.key)  # or others still run
         else:
             store.set_eval_status(eval_row.id, status, add_wall_s=wall, error=failure, lease=lease.key)
-        if status in (COMPLETED, CANCELED):
+        if status in (COMPLETED, CANCELED, INCOMPLETE):
             store.write_scores(eval_row.id, _scores(eval_row, benchmark_row, config, isolation, store))
     if status == CANCELED:
         raise EvalCanceled(eval_row.id)
     return status
+
+
+def final_status(eval_id: str, store: Store) -> str:
+    """How an eval that ran to its end ended: `incomplete` where work items are left without a
+    result (an infrastructure failure: a server unreachable, a worker dead, an import failing;
+    `--resume` runs them again), `failed` where every episode errored (there is no measurement),
+    else `completed`. Items a sequential test found it did not need are not left."""
+    unfinished = store.unfinished(eval_id)
+    row = store.get_eval(eval_id)
+    assert row is not None
+    if any(last is not None for _, last in unfinished) or (unfinished and row.manifest.sequential is None):
+        return INCOMPLETE
+    results = store.episodes(eval_id)
+    if results and all(result.status == ERROR for result in results):
+        return FAILED
+    return COMPLETED
 
 
 def _scores(
@@ -310,7 +345,7 @@ def _isolation(eval_row: EvalRow, store: Store, declared: dict[str, Any], worker
             allow_cpu=eval_row.arguments.allow_cpu,
         )
     except SeqInputError as error:
-        store.set_eval_status(eval_row.id, FAILED, error=str(error))  # what ran before is kept
+        store.set_eval_status(eval_row.id, INCOMPLETE, error=str(error))  # what ran before is kept
         raise
     store.update_manifest(
         eval_row.id,
@@ -321,14 +356,14 @@ def _isolation(eval_row: EvalRow, store: Store, declared: dict[str, Any], worker
     return isolation
 
 
-def resume_eval(eval_id: str, store: Store) -> EvalRow:
+def resume_eval(eval_id: str, store: Store, flag: str = "--resume") -> EvalRow:
     row = store.find_eval(eval_id)  # the id, or a unique prefix of it
     if row is None:
-        raise SeqInputError(f"--resume {eval_id}: no eval has that id (seq eval ls lists them).")
+        raise SeqInputError(f"{flag} {eval_id}: no eval has that id (seq eval ls lists them).")
     live = store.live_leases(row.id)
     if live:  # refused before anything starts; `Lease.acquire` is what guarantees it
         raise EvalHeld(
-            f"--resume {eval_id}: eval {row.id} is being run by {live[0].describe()}; wait for it "
+            f"{flag} {eval_id}: eval {row.id} is being run by {live[0].describe()}; wait for it "
             "to end or stop it before resuming."
         )
     return row

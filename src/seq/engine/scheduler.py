@@ -8,8 +8,12 @@ else, the same way for all of them:
   worker has already run (a benchmark that builds one env per task then builds it once per worker);
 - `rounds` are released one at a time, once every item before them has finished and
   `after_round()` said go on (a sequential test);
-- a worker that dies costs the episodes it was running (each recorded as an error naming why) and
-  is replaced; one that keeps dying before it is ready stops the eval (`WorkersFailed`);
+- a worker that dies costs the episodes it was running (each recorded as an infrastructure
+  failure naming why: their items stay unfinished) and is replaced; one that keeps dying before it
+  is ready stops the eval (`WorkersFailed`);
+- an arm whose policy server could not be reached for `CIRCUIT_AFTER` episodes in a row (each
+  after the client's retries) is asked no more: its remaining items are recorded as not run
+  (`circuit_open`, an infrastructure failure) instead of each waiting out the retries again;
 - the watchdog kills a worker whose episode ran past `timeout_s` inside a step (a blocking or native
   call the episode loop cannot interrupt) and records that episode as `timed_out`.
 """
@@ -22,10 +26,12 @@ from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from seq.engine.failures import CIRCUIT_OPEN, WORKER_DIED
 from seq.engine.items import WorkItem
-from seq.record.episode import ERROR, TIMED_OUT, EpisodeResult
+from seq.record.episode import ERROR, INFRASTRUCTURE, TIMED_OUT, EpisodeResult
 
 MAX_STARTUP_DEATHS = 3
+CIRCUIT_AFTER = 3  # episodes in a row whose policy server could not be reached: stop asking it
 # The episode loop ends a slow episode itself at timeout_s; past this grace, the step is wedged (in C,
 # or in a blocking call) and the watchdog kills the worker.
 WATCHDOG_GRACE_S = 1.0
@@ -153,8 +159,37 @@ class _Worker:
 
 
 def lost(item: WorkItem, why: str) -> EpisodeResult:
-    """An episode whose worker went away: an error that says why."""
-    return item.result(status=ERROR, ended_by="error", error=f"{why}; it was replaced.")
+    """An episode whose worker went away: an infrastructure failure that says why."""
+    return item.result(
+        status=ERROR, ended_by=WORKER_DIED, failure=INFRASTRUCTURE, error=f"{why}; it was replaced."
+    )
+
+
+def not_run(item: WorkItem, why: str) -> EpisodeResult:
+    """An item of an arm whose circuit is open: recorded as not run, and why."""
+    return item.result(status=ERROR, ended_by=CIRCUIT_OPEN, failure=INFRASTRUCTURE, error=f"not run: {why}")
+
+
+class Circuits:
+    """Per arm: how many episodes in a row found its policy server unreachable, and the arms
+    asked no more (`CIRCUIT_AFTER` in a row), with why."""
+
+    def __init__(self) -> None:
+        self.in_a_row: dict[str, int] = {}
+        self.open: dict[str, str] = {}
+
+    def seen(self, result: EpisodeResult) -> None:
+        arm = result.arm
+        if result.ended_by == "server_unreachable":
+            self.in_a_row[arm] = self.in_a_row.get(arm, 0) + 1
+            if self.in_a_row[arm] >= CIRCUIT_AFTER and arm not in self.open:
+                whose = f"arm {arm}'s" if arm else "the"
+                self.open[arm] = (
+                    f"{whose} policy server was unreachable for {self.in_a_row[arm]} episodes in a row, "
+                    "so it was asked no more"
+                )
+        elif not result.infrastructure:
+            self.in_a_row[arm] = 0
 
 
 def wedged(item: WorkItem) -> EpisodeResult:
@@ -195,12 +230,16 @@ class Scheduler:
         workers = [_Worker(backend.start()) for _ in range(min(self.envs, total))]
         claimed: set[str] = set()  # every task any worker, alive or gone, has started
         startup_deaths = 0
+        circuits = Circuits()
 
         def feed(worker: _Worker) -> None:
             while worker.ready and worker.running < backend.slots:
                 item = pending.take(worker.tasks, claimed)
                 if item is None:
                     return
+                if item.arm in circuits.open:
+                    on_result(not_run(item, circuits.open[item.arm]))
+                    continue
                 worker.give(item)
                 claimed.add(item.condition.task)
                 backend.send(worker.handle, item)
@@ -214,6 +253,7 @@ class Scheduler:
                 worker.ended(payload)
             elif kind in (DONE, SPENT):
                 worker.finished(payload)
+                circuits.seen(payload)
                 on_result(payload)
                 if kind == SPENT:  # it ran past its memory limit and exits: replace it
                     backend.stop(worker.handle)

@@ -15,7 +15,6 @@ from __future__ import annotations
 import json
 import signal
 import time
-import traceback
 import weakref
 from collections import deque
 from collections.abc import Callable
@@ -26,9 +25,10 @@ from seq.authoring.benchmark import spec_of
 from seq.authoring.policy import policy_spec_of
 from seq.engine.environment import describe_environment
 from seq.engine.episode import EpisodeRunner
-from seq.engine.lockstep import Lockstep
+from seq.engine.failures import SetupFailed
+from seq.engine.lockstep import Lockstep, Runner
 from seq.engine.observer import Finishing, build_observers
-from seq.record.episode import ERROR, EpisodeResult
+from seq.record.episode import BENCHMARK, ERROR, POLICY, EpisodeResult
 from seq.record.store import WorkItem
 from seq.registry.loader import IN_MEMORY, load_class
 from seq.serving.adapted import AdaptedPolicy
@@ -125,28 +125,28 @@ def build_slots(
     config: WorkerConfig,
     closer: _EnvCloser | None = None,
     on_finishing: Callable[[Finishing], None] | None = None,
-) -> list[dict[str, EpisodeRunner | str]]:
+) -> list[dict[str, Runner]]:
     """Each of the worker's `envs_per_worker` slots: every arm's episode runner, with the slot's own
     benchmark instances (`@seq.setup` once per slot and distinct set of setup parameters) and
     observers; the arm's policy handle (`@seq.load`, or its server's connection) is shared by all
-    slots. An arm whose setup or load raised maps to that traceback instead. `on_finishing`: see
+    slots. An arm whose setup or load raised maps to that failure (`SetupFailed`) instead. `on_finishing`: see
     `EpisodeRunner` (without it an episode waits for its observers' files)."""
     benchmark_cls = load_class(config.benchmark_ref)
     spec = spec_of(benchmark_cls)
-    handles: dict[str, PolicyHandle | str] = {}
+    handles: dict[str, PolicyHandle | SetupFailed] = {}
     for name, arm in config.arms.items():
         try:
             handles[name] = _policy_handle(arm, closer)
-        except Exception:
-            handles[name] = "the worker's setup failed, so no episode could run:\n" + traceback.format_exc()
+        except Exception as error:
+            handles[name] = SetupFailed.from_exception(error, POLICY)
     slots = []
     for _ in range(config.envs_per_worker):
         observers = build_observers(config.observers)
         benchmarks: dict[str, Any] = {}
-        runners: dict[str, EpisodeRunner | str] = {}
+        runners: dict[str, Runner] = {}
         for name, arm in config.arms.items():
             handle = handles[name]
-            if isinstance(handle, str):
+            if isinstance(handle, SetupFailed):
                 runners[name] = handle
                 continue
             try:
@@ -164,25 +164,23 @@ def build_slots(
                     observers=observers,
                     on_finishing=on_finishing,
                 )
-            except Exception:
-                runners[name] = (
-                    "the worker's setup failed, so no episode could run:\n" + traceback.format_exc()
-                )
+            except Exception as error:
+                runners[name] = SetupFailed.from_exception(error, BENCHMARK)
         slots.append(runners)
     return slots
 
 
-def build_runners(config: WorkerConfig, closer: _EnvCloser | None = None) -> dict[str, EpisodeRunner | str]:
+def build_runners(config: WorkerConfig, closer: _EnvCloser | None = None) -> dict[str, Runner]:
     """Each arm's episode runner for one episode at a time (see `build_slots`)."""
     return build_slots(replace(config, envs_per_worker=1), closer)[0]
 
 
-def run_item(runners: dict[str, EpisodeRunner | str], item: WorkItem) -> EpisodeResult:
+def run_item(runners: dict[str, Runner], item: WorkItem) -> EpisodeResult:
     """One work item, one episode at a time, by its arm's runner; an arm whose setup failed makes
     that the episode's error."""
     runner = runners[item.arm]
-    if isinstance(runner, str):
-        return item.result(status=ERROR, ended_by="error", error=runner)
+    if isinstance(runner, SetupFailed):
+        return runner.result(item)
     return runner.run(item)
 
 
@@ -223,9 +221,9 @@ def worker_main(connection: Channel, assets: str | None = None) -> None:
     finishing: deque[Finishing] = deque()  # ended episodes whose files are still being written
     try:
         slots = build_slots(config, closer, on_finishing=finishing.append)
-    except Exception:  # the benchmark class itself cannot be loaded
-        error = "the worker's setup failed, so no episode could run:\n" + traceback.format_exc()
-        slots = [{name: error for name in config.arms}]
+    except Exception as error:  # the benchmark class itself cannot be loaded
+        failed = SetupFailed.from_exception(error, BENCHMARK)
+        slots = [{name: failed for name in config.arms}]
     episodes = Lockstep(slots)
 
     def report(result: EpisodeResult) -> bool:

@@ -8,6 +8,11 @@ OK = "ok"
 ERROR = "error"
 TIMED_OUT = "timed_out"
 
+# Whose failure an `error` episode is (`EpisodeResult.failure`): the policy's or the benchmark's own
+# (data, counted in the report), or the infrastructure's (the episode did not run to an end: its work
+# item stays unfinished, and `--resume` runs it again).
+POLICY, BENCHMARK, INFRASTRUCTURE = "policy", "benchmark", "infrastructure"
+
 
 @dataclass
 class EpisodeResult:
@@ -18,6 +23,11 @@ class EpisodeResult:
     `timed_out` (past the condition's `timeout_s`) or `error` (`error` holds the traceback).
     `ended_by` says what stopped it: `check`, `env`, `max_steps`, `timeout` or `error`.
     `artifacts` names the files observers wrote for it (a video, a trajectory), by kind.
+    `failure` says whose failure an `error` is: `policy`, `benchmark` or `infrastructure` (then
+    `ended_by` names what went: `server_unreachable`, `server_lost`, `worker_died`, `import_failed`,
+    `circuit_open`); None for an episode that did not error (or one recorded before seq told them
+    apart). `attempt` numbers the runs of its work item (`--resume` after an infrastructure failure,
+    `--rerun-failed`): the report counts the last.
     """
 
     item_id: str
@@ -36,10 +46,17 @@ class EpisodeResult:
     ended_by: str = ""
     error: str | None = None
     artifacts: dict[str, str] = field(default_factory=dict)
+    attempt: int = 1
+    failure: str | None = None
 
     @property
     def ok(self) -> bool:
         return self.status != ERROR
+
+    @property
+    def infrastructure(self) -> bool:
+        """Whether it did not run to an end for a reason outside the policy and the benchmark."""
+        return self.failure == INFRASTRUCTURE
 
     @property
     def pair_key(self) -> str:

@@ -178,8 +178,42 @@ def _to_2(db: sqlite3.Connection) -> None:
         )
 
 
+# Version 3: episodes numbered by attempt (the key is the item and the attempt) and told apart by
+# whose failure an error is.
+V3_EPISODES = """
+CREATE TABLE episodes_v3 (
+    eval_id TEXT NOT NULL, item_id TEXT NOT NULL, status TEXT NOT NULL,
+    metrics TEXT NOT NULL, steps INTEGER NOT NULL, seed INTEGER NOT NULL,
+    duration_s REAL NOT NULL, cpu_s REAL NOT NULL, queries INTEGER NOT NULL,
+    ended_by TEXT NOT NULL, error TEXT, finished_at REAL NOT NULL, artifacts TEXT NOT NULL DEFAULT '{}',
+    attempt INTEGER NOT NULL DEFAULT 1, failure TEXT,
+    PRIMARY KEY (eval_id, item_id, attempt)
+)
+"""
+V2_EPISODE_COLUMNS = (
+    "eval_id, item_id, status, metrics, steps, seed, duration_s, cpu_s, queries, ended_by, error, "
+    "finished_at, artifacts"
+)
+
+
 def _to_3(db: sqlite3.Connection) -> None:
-    """Reserved: step 3 (episode attempts) is another branch's; on this branch it changes nothing."""
+    """Episodes gain `attempt` (1 for every row so far; part of the key) and `failure`. A row that
+    errored because its policy server was unreachable is an infrastructure failure (its item is
+    unfinished again, so `--resume` runs it), and an eval holding such a row that said `completed`
+    says `incomplete`; other errors stay unclassified (None)."""
+    db.execute(V3_EPISODES)
+    db.execute(
+        f"INSERT INTO episodes_v3 ({V2_EPISODE_COLUMNS}, attempt, failure) "
+        f"SELECT {V2_EPISODE_COLUMNS}, 1, CASE WHEN status = 'error' AND ended_by = 'server_unreachable' "
+        "THEN 'infrastructure' END FROM episodes"
+    )
+    db.execute("DROP TABLE episodes")
+    db.execute("ALTER TABLE episodes_v3 RENAME TO episodes")
+    db.execute(
+        "UPDATE evals SET status = 'incomplete' WHERE status = 'completed' AND EXISTS "
+        "(SELECT 1 FROM episodes e WHERE e.eval_id = evals.id AND e.failure = 'infrastructure')"
+    )
+
 
 
 # Version 4: leases (which runner holds an eval, and its heartbeat) and the error that failed an eval.

@@ -38,7 +38,8 @@ CREATE TABLE IF NOT EXISTS episodes (
     metrics TEXT NOT NULL, steps INTEGER NOT NULL, seed INTEGER NOT NULL,
     duration_s REAL NOT NULL, cpu_s REAL NOT NULL, queries INTEGER NOT NULL,
     ended_by TEXT NOT NULL, error TEXT, finished_at REAL NOT NULL, artifacts TEXT NOT NULL DEFAULT '{}',
-    PRIMARY KEY (eval_id, item_id)
+    attempt INTEGER NOT NULL DEFAULT 1, failure TEXT,
+    PRIMARY KEY (eval_id, item_id, attempt)
 );
 CREATE TABLE IF NOT EXISTS scores (
     eval_id TEXT NOT NULL, arm TEXT NOT NULL, group_kind TEXT NOT NULL, group_name TEXT NOT NULL,
@@ -85,6 +86,8 @@ COLUMNS: dict[str, tuple[str, ...]] = {
         "error",
         "finished_at",
         "artifacts",
+        "attempt",
+        "failure",
     ),
     "scores": ("eval_id", "arm", "group_kind", "group_name", "values_json", "error"),
     "leases": (

@@ -23,7 +23,7 @@ from typing import Any
 from seq.authoring.conditions import Condition
 from seq.errors import SeqInputError
 from seq.record.arguments import EvalArguments
-from seq.record.episode import EpisodeResult, pair_key
+from seq.record.episode import ERROR, INFRASTRUCTURE, EpisodeResult, pair_key
 from seq.record.integrity import damaged, is_damage, open_record
 from seq.record.lease import LeaseKey, LeaseRow, held_clause, lease_rows, this_process
 from seq.record.manifest import Manifest
@@ -31,10 +31,25 @@ from seq.record.migrations import check_readable, migrate, user_version
 from seq.record.schema import SCHEMA_VERSION, columns, insert, select
 from seq.record.typed import from_plain, to_plain
 
-# An item (aliased `i`) that has no episode row yet.
-UNFINISHED = "NOT EXISTS (SELECT 1 FROM episodes e WHERE e.eval_id = i.eval_id AND e.item_id = i.item_id)"
+# An episode row (aliased `e`) that is its item's last attempt.
+LAST_ATTEMPT = (
+    "NOT EXISTS (SELECT 1 FROM episodes l WHERE l.eval_id = e.eval_id AND l.item_id = e.item_id "
+    "AND l.attempt > e.attempt)"
+)
+# An item (aliased `i`) with no result: no episode row yet, or its last attempt failed for a reason
+# outside the policy and the benchmark (an infrastructure failure), so it is to run again.
+UNFINISHED = (
+    "NOT EXISTS (SELECT 1 FROM episodes e WHERE e.eval_id = i.eval_id AND e.item_id = i.item_id "
+    f"AND e.failure IS NOT '{INFRASTRUCTURE}' AND {LAST_ATTEMPT})"
+)
+# The attempt number an item's next episode gets.
+NEXT_ATTEMPT = (
+    "(SELECT COALESCE(MAX(e.attempt), 0) + 1 FROM episodes e "
+    "WHERE e.eval_id = i.eval_id AND e.item_id = i.item_id) AS next_attempt"
+)
 GroupKey = tuple[str, str, str]  # (arm, group kind, group name)
 RUNNING, COMPLETED, CANCELED, FAILED = "running", "completed", "canceled", "failed"
+INCOMPLETE = "incomplete"  # ended with work items an infrastructure failure left unfinished
 INTERRUPTED = "interrupted"  # recorded as running, but no live runner holds its lease (killed)
 
 
@@ -94,6 +109,7 @@ class WorkItem:
     condition: Condition
     trial: int
     arm: str = ""
+    attempt: int = 1  # the number its next episode row gets (its item's earlier ones are kept)
 
     @property
     def pair_key(self) -> str:
@@ -103,7 +119,15 @@ class WorkItem:
         """An `EpisodeResult` for this item, with the given fields set."""
         c = self.condition
         return EpisodeResult(
-            self.item_id, c.task, c.seed, self.trial, c.suite, c.variation, arm=self.arm, **fields
+            self.item_id,
+            c.task,
+            c.seed,
+            self.trial,
+            c.suite,
+            c.variation,
+            arm=self.arm,
+            attempt=self.attempt,
+            **fields,
         )
 
 
@@ -303,15 +327,20 @@ class Store:
         )
 
     def finish_shard(self, eval_id: str, add_wall_s: float, lease: LeaseKey | None = None) -> str:
-        """A shard is done: the eval is completed if no work item is left, in one statement (shards
-        finishing together cannot undo each other); returns the eval's status. `lease`: as for
+        """A shard is done: the eval is completed if no work item is left, incomplete if every one
+        left was tried and failed for the infrastructure, in one statement (shards finishing
+        together cannot undo each other); returns the eval's status. `lease`: as for
         `set_eval_status`."""
         held = f" AND {held_clause()}" if lease else ""
+        unfinished = f"SELECT 1 FROM items i WHERE i.eval_id = evals.id AND {UNFINISHED}"
+        untried = (
+            f"{unfinished} AND NOT EXISTS (SELECT 1 FROM episodes e WHERE e.eval_id = i.eval_id "
+            "AND e.item_id = i.item_id)"
+        )
         self._db.execute(
-            "UPDATE evals SET wall_s = wall_s + ?, status = CASE WHEN NOT EXISTS (SELECT 1 FROM items i "
-            f"WHERE i.eval_id = evals.id AND {UNFINISHED}) THEN ? ELSE status END, finished_at = ? "
-            f"WHERE id = ?{held}",
-            (add_wall_s, COMPLETED, time.time(), eval_id, *(lease or ())),
+            f"UPDATE evals SET wall_s = wall_s + ?, status = CASE WHEN NOT EXISTS ({unfinished}) THEN ? "
+            f"WHEN NOT EXISTS ({untried}) THEN ? ELSE status END, finished_at = ? WHERE id = ?{held}",
+            (add_wall_s, COMPLETED, INCOMPLETE, time.time(), eval_id, *(lease or ())),
         )
         return self.get_eval(eval_id).status  # type: ignore[union-attr]
 
@@ -337,12 +366,37 @@ class Store:
         return manifest
 
     # -- items and episodes -------------------------------------------------------------------
-    def items(self, eval_id: str, unfinished_only: bool = False) -> list[WorkItem]:
-        query = select("items", "i") + " WHERE eval_id=?"
+    def items(self, eval_id: str, unfinished_only: bool = False, errored: bool = False) -> list[WorkItem]:
+        """The eval's work items in plan order, each with the number of its next attempt:
+        `unfinished_only`, those with no result; with `errored`, also those whose result is an
+        `error` episode (to run again: `--rerun-failed`)."""
+        query = _select_items() + " WHERE eval_id=?"
         if unfinished_only:
-            query += f" AND {UNFINISHED}"
+            again = (
+                f" OR EXISTS (SELECT 1 FROM episodes e WHERE e.eval_id = i.eval_id AND "
+                f"e.item_id = i.item_id AND e.status = '{ERROR}' AND {LAST_ATTEMPT})"
+                if errored
+                else ""
+            )
+            query += f" AND ({UNFINISHED}{again})"
         rows = self._db.execute(query + " ORDER BY ordinal", (eval_id,)).fetchall()
         return [_item(row) for row in rows]
+
+    def unfinished(self, eval_id: str) -> list[tuple[WorkItem, EpisodeResult | None]]:
+        """The work items with no result, each with its last attempt where it has one (an
+        infrastructure failure, whose `error` says why), in plan order."""
+        items = self.items(eval_id, unfinished_only=True)
+        last = {r.item_id: r for r in self._episode_rows(eval_id, f"e.failure = '{INFRASTRUCTURE}'")}
+        return [(item, last.get(item.item_id)) for item in items]
+
+    def reruns(self, eval_id: str) -> int:
+        """Work items that ran to an end more than once (`--rerun-failed`): the report counts
+        each one's last attempt."""
+        return self._db.execute(
+            "SELECT COUNT(*) FROM (SELECT item_id FROM episodes WHERE eval_id=? AND failure IS NOT ? "
+            "GROUP BY item_id HAVING COUNT(*) > 1)",
+            (eval_id, INFRASTRUCTURE),
+        ).fetchone()[0]
 
     def claim_item(
         self, eval_id: str, shard: str, shard_index: int, shards: int, skip: set[str]
@@ -358,7 +412,7 @@ class Store:
         with self.transaction() as db:
             for where, args in choices:
                 rows = db.execute(
-                    select("items", "i") + f" WHERE eval_id=? AND {UNFINISHED} AND {where} "
+                    _select_items() + f" WHERE eval_id=? AND {UNFINISHED} AND {where} "
                     f"ORDER BY ordinal LIMIT {len(skip) + 1}",
                     (eval_id, *args),
                 ).fetchall()
@@ -398,6 +452,7 @@ class Store:
             counts["episodes"] = db.execute(
                 _copy("episodes", "OR REPLACE")
                 + " LEFT JOIN episodes m ON m.eval_id = o.eval_id AND m.item_id = o.item_id "
+                "AND m.attempt = o.attempt "
                 "WHERE m.item_id IS NULL OR o.finished_at > m.finished_at"
             ).rowcount
             db.execute(_copy("scores"))
@@ -424,8 +479,8 @@ class Store:
 
     def write_episode(self, eval_id: str, result: EpisodeResult, add_wall_s: float = 0.0) -> None:
         """Commit one finished episode, with the runner's wall time since it last added some (so
-        that a runner killed keeps it); a second row for the same item is refused by the key
-        (`EpisodeConflict`: two runners worked the same item)."""
+        that a runner killed keeps it); a second row for the same item and attempt is refused by
+        the key (`EpisodeConflict`: two runners worked the same item)."""
         try:
             with self.transaction():
                 self._write_episode(eval_id, result)
@@ -455,14 +510,25 @@ class Store:
                 result.error,
                 time.time(),
                 json.dumps(result.artifacts),
+                result.attempt,
+                result.failure,
             ),
         )
 
     def episodes(self, eval_id: str) -> list[EpisodeResult]:
+        """The eval's results: each work item's last attempt, unless that failed for the
+        infrastructure (then the item has no result yet: `unfinished`)."""
+        return self._episode_rows(eval_id, f"e.failure IS NOT '{INFRASTRUCTURE}' AND {LAST_ATTEMPT}")
+
+    def attempts(self, eval_id: str) -> list[EpisodeResult]:
+        """Every episode row of the eval, earlier attempts and infrastructure failures included."""
+        return self._episode_rows(eval_id, "1")
+
+    def _episode_rows(self, eval_id: str, where: str) -> list[EpisodeResult]:
         rows = self._db.execute(
             f"SELECT {columns('episodes', 'e.')}, i.condition, i.trial, i.ordinal, i.arm "
             "FROM episodes e JOIN items i ON e.eval_id=i.eval_id AND e.item_id=i.item_id "
-            "WHERE e.eval_id=? ORDER BY i.ordinal",
+            f"WHERE e.eval_id=? AND {where} ORDER BY i.ordinal, e.attempt",
             (eval_id,),
         ).fetchall()
         results = []
@@ -486,6 +552,8 @@ class Store:
                     ended_by=row["ended_by"],
                     error=row["error"],
                     artifacts=json.loads(row["artifacts"]),
+                    attempt=row["attempt"],
+                    failure=row["failure"],
                 )
             )
         return results
@@ -535,9 +603,14 @@ class Store:
         }
 
 
+def _select_items() -> str:
+    """`SELECT` of the items (aliased `i`), each with the number of its next attempt."""
+    return f"SELECT {columns('items', 'i.')}, {NEXT_ATTEMPT} FROM items i"
+
+
 def _item(row: sqlite3.Row) -> WorkItem:
     condition = Condition.from_dict(json.loads(row["condition"]))
-    return WorkItem(row["item_id"], row["ordinal"], condition, row["trial"], row["arm"])
+    return WorkItem(row["item_id"], row["ordinal"], condition, row["trial"], row["arm"], row["next_attempt"])
 
 
 def _version(row: sqlite3.Row) -> VersionRow:

@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import importlib.util
+from typing import Any
+
+from seq.errors import SeqInputError
+
 BUILTIN_BENCHMARKS: dict[str, tuple[str, str]] = {
     "metaworld": ("seq.shelf.metaworld", "MetaWorld"),
     "pusht": ("seq.shelf.pusht", "PushT"),
@@ -22,3 +27,40 @@ BUILTIN_POLICIES: dict[str, tuple[str, str]] = {
 }
 
 BUILTINS = {"benchmark": BUILTIN_BENCHMARKS, "policy": BUILTIN_POLICIES}
+
+# What each built-in imports where it runs, and the extra of `seq` that installs it.
+BUILTIN_NEEDS: dict[tuple[str, str], tuple[str, tuple[str, ...]]] = {
+    ("benchmark", "metaworld"): ("metaworld", ("metaworld", "mujoco", "gymnasium")),
+    ("benchmark", "pusht"): ("pusht", ("gym_pusht", "pymunk", "pygame", "gymnasium")),
+    ("benchmark", "fetch"): ("fetch", ("gymnasium_robotics", "mujoco", "gymnasium")),
+    ("benchmark", "aloha"): ("aloha", ("gym_aloha", "dm_control", "mujoco", "gymnasium")),
+    ("benchmark", "robosuite"): ("robosuite", ("robosuite", "mujoco")),
+    ("benchmark", "maniskill"): ("maniskill", ("mani_skill", "gymnasium")),
+    ("policy", "metaworld-expert"): ("metaworld", ("metaworld",)),
+    ("policy", "noisy-expert"): ("metaworld", ("metaworld",)),
+    ("policy", "maniskill-motionplanner"): ("maniskill", ("mani_skill", "mplib")),
+}
+
+
+def _installed(module: str) -> bool:
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def check_installed(kind: str, name: str, ref: dict[str, Any], where: str = "here") -> None:
+    """Refuse a built-in `kind` `name` (a version whose `ref` is a shelf module) whose simulator
+    this Python environment lacks, naming the extra that installs it: otherwise every episode
+    would fail on the import. `where` says where it would run (a benchmark's own image is checked
+    when it is built, not here)."""
+    needs = BUILTIN_NEEDS.get((kind, name))
+    if needs is None or "module" not in ref:
+        return
+    extra, modules = needs
+    missing = [module for module in modules if not _installed(module)]
+    if missing:
+        raise SeqInputError(
+            f"the built-in {kind} {name} needs {', '.join(missing)}, which {where} lacks: install "
+            f"it with pip install 'seq[{extra}]'."
+        )

@@ -61,7 +61,7 @@ def _import_user_file(path: Path, data: bytes) -> tuple[Any, Path, str]:
         stored.parent.mkdir(parents=True, exist_ok=True)
         stored.write_bytes(data)
     try:
-        module = import_file(stored, module_name_for(sha), str(path.parent.resolve()))
+        module = import_file(stored, module_name_for(sha), str(path.parent.resolve()), str(path.resolve()))
     except SeqInputError as error:
         raise SeqInputError(f"{path}: {error}") from None
     except Exception as error:  # the user's module failed at import: say what, without a traceback

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import linecache
 import sys
 import weakref
 from pathlib import Path
@@ -26,9 +27,12 @@ def module_name_for(sha256: str) -> str:
     return f"seq_user_{sha256[:16]}"
 
 
-def import_file(path: Path, module_name: str, search_dir: str | None = None) -> Any:
+def import_file(
+    path: Path, module_name: str, search_dir: str | None = None, shown_as: str | None = None
+) -> Any:
     """Import a Python file as `module_name`; `search_dir` (the file's original folder) goes on
-    `sys.path` so the file can import its neighbours."""
+    `sys.path` so the file can import its neighbours. `shown_as` (the user's own file, of which
+    `path` is the copy kept by hash) is the file its tracebacks name, with the lines of this copy."""
     if module_name in sys.modules:
         return sys.modules[module_name]
     if search_dir and search_dir not in sys.path:
@@ -40,13 +44,43 @@ def import_file(path: Path, module_name: str, search_dir: str | None = None) -> 
     sys.modules[module_name] = module
     _importing.append(path)
     try:
-        spec.loader.exec_module(module)
+        if shown_as is None:
+            spec.loader.exec_module(module)
+        else:
+            source = path.read_text()
+            exec(compile(source, _shown_name(shown_as, source), "exec"), module.__dict__)
     except BaseException:
         del sys.modules[module_name]
         raise
     finally:
         _importing.pop()
     return module
+
+
+def _shown_name(shown_as: str, source: str) -> str:
+    """The file name a module's code carries: the user's file, its lines those of the copy that
+    runs (kept in `linecache`, so a traceback shows the code that ran even after the file changed).
+    Where another version of that file is loaded in this process already, the name says which."""
+    lines = source.splitlines(keepends=True)
+    name = shown_as
+    held = linecache.cache.get(name)
+    if held is not None and len(held) == 4 and held[1] is None and held[2] != lines:
+        name = f"{shown_as} (as deployed, sha256 {_sha(source)[:12]})"
+    linecache.cache[name] = (len(source), None, lines, name)  # mtime None: never reread from disk
+    return name
+
+
+def _sha(source: str) -> str:
+    import hashlib
+
+    return hashlib.sha256(source.encode()).hexdigest()
+
+
+def user_file(ref: dict[str, Any]) -> str | None:
+    """The user's own file a version was deployed from (its absolute path), where the ref says."""
+    if "file" not in ref or "origin_dir" not in ref:
+        return None
+    return str(Path(ref["origin_dir"]) / Path(ref["file"]).name)
 
 
 def load_class(ref: dict[str, Any]) -> type:
@@ -66,7 +100,7 @@ def load_class(ref: dict[str, Any]) -> type:
             from seq.record.store import seq_home
 
             path = seq_home() / "code" / f"{ref['sha256']}.py"
-        module = import_file(path, module_name_for(ref["sha256"]), ref.get("origin_dir"))
+        module = import_file(path, module_name_for(ref["sha256"]), ref.get("origin_dir"), user_file(ref))
     target: Any = module
     for part in ref["qualname"].split("."):
         target = getattr(target, part)

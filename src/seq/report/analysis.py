@@ -15,6 +15,7 @@ from seq.report.rows import ComparisonRow, GroupRow, MetricRow
 from seq.stats import MetricKind, metric_interval, metric_kinds, usable_threshold
 
 BUILT_IN_METRICS = ("steps", "return", "duration_s")
+NAN_ACTIONS = "nan_actions"  # steps whose action held a NaN; recorded only where some did, else 0
 IQM_METHOD = "iqm-stratified-bootstrap"  # rliable: IQM of per-task means, percentile interval
 POI_METHOD = "poi-stratified-bootstrap"  # rliable: P(arm > A), Mann–Whitney per task
 
@@ -28,12 +29,19 @@ def _metric_names(results: list[EpisodeResult]) -> list[str]:
     return list(names) + list(BUILT_IN_METRICS)
 
 
+def _values(counted: list[EpisodeResult], name: str) -> list[float]:
+    """The metric's values over `counted`; `nan_actions` is 0 where an episode did not record it."""
+    if name == NAN_ACTIONS:
+        return [r.metrics.get(name, 0.0) for r in counted]
+    return [r.metrics[name] for r in counted if name in r.metrics]
+
+
 def eval_kinds(
     results: list[EpisodeResult], names: list[str], declared: Mapping[str, str] | None
 ) -> dict[str, MetricKind]:
     """Each metric's kind for the whole eval (`seq.stats.kinds`), from every episode that counts."""
     counted = [r for r in results if r.status != ERROR]
-    values = {name: [r.metrics[name] for r in counted if name in r.metrics] for name in names}
+    values = {name: _values(counted, name) for name in names}
     return metric_kinds({name: seen for name, seen in values.items() if seen}, declared)
 
 
@@ -48,7 +56,7 @@ def _group_row(
     counted = [r for r in members if r.status != ERROR]
     metrics = []
     for metric in names:
-        values = [r.metrics[metric] for r in counted if metric in r.metrics]
+        values = _values(counted, metric)
         if scored and metric in scored:
             metrics.append(MetricRow(metric, scored[metric], None, None, len(counted), "score hook", "score"))
         elif values:
@@ -142,7 +150,20 @@ def analyse(
         if result.status in (ERROR, TIMED_OUT):
             message = result.error or f"stopped after {result.duration_s:.1f} s and {result.steps} steps"
             problems.append(
-                Problem(result.item_id, result.status, message, result.task, result.seed, result.arm)
+                Problem(
+                    result.item_id,
+                    result.status,
+                    message,
+                    result.task,
+                    result.seed,
+                    result.arm,
+                    result.failure,
+                )
+            )
+        elif result.metrics.get(NAN_ACTIONS):
+            message = "the policy sent actions holding NaN (the metric nan_actions counts the steps)"
+            problems.append(
+                Problem(result.item_id, NAN_ACTIONS, message, result.task, result.seed, result.arm)
             )
     comparisons = _comparisons(grouped, arms, names, threshold, kinds) if len(arms) > 1 else []
     return Analysis(table, problems, comparisons, kinds)

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 ERROR, TIMED_OUT, SCORE_ERROR = "error", "timed_out", "score_error"
+NAN_ACTIONS = "nan_actions"  # not a failure: an episode whose policy sent actions holding NaN
 
 
 @dataclass(frozen=True)
@@ -21,6 +22,7 @@ class Problem:
     task: str | None = None
     seed: int | None = None
     arm: str = ""
+    failure: str | None = None  # whose failure an error is: policy or benchmark (None: not told)
 
     @property
     def summary(self) -> str:
@@ -49,6 +51,12 @@ class ProblemGroup:
     count: int
     first: Problem
     where: list[str]
+
+    @property
+    def label(self) -> str:
+        """What the group is: `policy error`, `benchmark error`, `error`, `timed_out`, …"""
+        failure = self.first.failure
+        return f"{failure} error" if self.status == ERROR and failure else self.status
 
     @property
     def headline(self) -> str:
@@ -80,9 +88,11 @@ def group_problems(problems: Sequence[Problem]) -> list[ProblemGroup]:
 
 
 def problem_counts(problems: Sequence[Problem]) -> str:
-    """`3 episode error(s), 1 timeout(s), 0 score error(s)`."""
-    counts = {status: sum(p.status == status for p in problems) for status in (ERROR, TIMED_OUT, SCORE_ERROR)}
+    """`3 episode error(s), 1 timeout(s), 0 score error(s)` (and `, 2 with NaN actions` where any)."""
+    statuses = (ERROR, TIMED_OUT, SCORE_ERROR, NAN_ACTIONS)
+    counts = {status: sum(p.status == status for p in problems) for status in statuses}
+    nan = f", {counts[NAN_ACTIONS]} with NaN actions" if counts[NAN_ACTIONS] else ""
     return (
         f"{counts[ERROR]} episode error(s), {counts[TIMED_OUT]} timeout(s), "
-        f"{counts[SCORE_ERROR]} score error(s)"
+        f"{counts[SCORE_ERROR]} score error(s){nan}"
     )

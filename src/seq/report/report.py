@@ -14,7 +14,7 @@ from seq.record.arguments import EvalArguments
 from seq.record.episode import EpisodeResult
 from seq.record.manifest import Manifest, SequentialDecision
 from seq.record.schema import SCHEMA_VERSION
-from seq.record.store import COMPLETED, Store
+from seq.record.store import COMPLETED, RUNNING, Store, WorkItem
 from seq.report.analysis import BUILT_IN_METRICS, across_tasks, analyse, declared_kinds
 from seq.report.problems import Problem, ProblemGroup, group_problems
 from seq.report.rows import ComparisonRow, GroupRow, MetricRow
@@ -27,12 +27,37 @@ __all__ = [
     "MetricRow",
     "Problem",
     "Report",
+    "Unfinished",
     "across_tasks",
     "analyse",
     "build_report",
     "finite",
     "summary_csv_path",
 ]
+
+
+@dataclass(frozen=True)
+class Unfinished:
+    """A work item with no result, and why in one line: its last attempt's infrastructure
+    failure (`attempts` tries so far), or not run (yet)."""
+
+    item_id: str
+    arm: str
+    task: str
+    seed: int
+    reason: str
+    attempts: int = 0
+
+
+def unfinished_item(item: WorkItem, last: EpisodeResult | None, status: str) -> Unfinished:
+    """The `Unfinished` row of an item the record holds no result for."""
+    if last is None:
+        reason = "not run yet" if status == RUNNING else "not run"
+    else:
+        lines = [line.strip() for line in (last.error or "").strip().splitlines() if line.strip()]
+        reason = lines[0] if lines else last.ended_by
+    c = item.condition
+    return Unfinished(item.item_id, item.arm, c.task, c.seed, reason, 0 if last is None else last.attempt)
 
 
 @dataclass
@@ -61,6 +86,13 @@ class Report:
     threshold: float | None = 0.05
     notes: list[str] = field(default_factory=list)
     error: str | None = None  # what failed the eval (a traceback, or a sentence), where it failed
+    unfinished: list[Unfinished] = field(default_factory=list)  # items without a result, and why
+    reruns: int = 0  # items run to an end more than once (`--rerun-failed`): counted by their last
+
+    @property
+    def all_errored(self) -> bool:
+        """Whether every episode that ran errored: nothing was measured."""
+        return bool(self.episodes) and all(not episode.ok for episode in self.episodes)
 
     @property
     def problem_groups(self) -> list[ProblemGroup]:
@@ -120,6 +152,7 @@ class Report:
         data["problem_groups"] = [
             {
                 "status": g.status,
+                "label": g.label,
                 "summary": g.summary,
                 "count": g.count,
                 "headline": g.headline,
@@ -193,6 +226,9 @@ def build_report(eval_id: str, store: Store | None = None) -> Report:
     analysis = analyse(results, store.scores(eval_id), arms, threshold, declared_kinds(row.manifest))
     comparisons = analysis.comparisons
     aggregate = across_tasks(results, arms, comparisons[0].comparison.metric) if comparisons else []
+    unfinished = [unfinished_item(item, last, row.status) for item, last in store.unfinished(eval_id)]
+    if row.manifest.sequential is not None:  # the items the sequential test did not need are not owed
+        unfinished = [entry for entry in unfinished if entry.attempts]
     cost = {
         "wall_s": row.wall_s,
         "core_s": sum(r.cpu_s for r in results) + row.setup_cpu_s,
@@ -219,4 +255,6 @@ def build_report(eval_id: str, store: Store | None = None) -> Report:
         threshold=threshold,
         notes=notes,
         error=row.error,
+        unfinished=unfinished,
+        reruns=store.reruns(eval_id),
     )

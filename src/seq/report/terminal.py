@@ -33,7 +33,9 @@ from seq.report.text import (
     manifest_lines,
     methods_lines,
     partial_line,
+    rerun_line,
     sequential_line,
+    unfinished_lines,
 )
 
 SEPARATOR = " · "
@@ -109,6 +111,12 @@ def report_renderable(report: Report, compact: bool = False) -> Any:
     partial = partial_line(report)
     if partial:
         parts.append(Text(partial, style="yellow"))
+    # one line each, never wrapped (printed with crop=False): an item's id and its reason stay whole
+    for line in unfinished_lines(report):
+        parts.append(Text(INDENT + line, style="yellow", no_wrap=True, overflow="ignore"))
+    rerun = rerun_line(report)
+    if rerun:
+        parts.append(Text(rerun, style="yellow"))
     parts += [Text(note, style="yellow") for note in report.notes]
     sequential = sequential_line(report)
     if sequential:
@@ -125,7 +133,7 @@ def report_renderable(report: Report, compact: bool = False) -> Any:
         parts.append(Text(problem_counts(report.problems), style="red"))
         if not compact:
             for group in report.problem_groups:
-                parts.append(Text.assemble((group.status, "red"), " ", group.headline))
+                parts.append(Text.assemble((group.label, "red"), " ", group.headline))
                 if group.detail:
                     parts.append(Text(group.detail))
     parts.append(Text(cost_line(report)))
@@ -136,4 +144,4 @@ def report_renderable(report: Report, compact: bool = False) -> Any:
 
 def print_report(report: Report, console: Any = None, compact: bool = False) -> None:
     """Print the report on the terminal."""
-    (console or Console()).print(report_renderable(report, compact))
+    (console or Console()).print(report_renderable(report, compact), crop=False)

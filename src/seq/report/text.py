@@ -20,16 +20,57 @@ def headline(report: Report) -> str:
     return f"{report.title} · eval {report.eval_id} · {state}"
 
 
+LISTED = 20  # unfinished items listed one per line; the rest are counted
+
+
 def partial_line(report: Report) -> str | None:
     if not report.partial:
         return None
     if report.compared_evals:
         return _compared_partial_line(report)
+    if report.status == "failed" and report.all_errored and report.done == report.total:
+        return (
+            f"FAILED: all {report.done} episodes errored, so nothing was measured (their errors are "
+            f"below; seq eval run --rerun-failed {report.eval_id} runs them again)."
+        )
+    tried = sum(1 for entry in report.unfinished if entry.attempts)
+    if tried:
+        untried = len(report.unfinished) - tried
+        rest = f"; {untried} more did not run" if untried else ""
+        return (
+            f"INCOMPLETE: these results cover {report.done} of {report.total} episodes; {tried} "
+            f"work items were cut short by the infrastructure, not by the policy or the benchmark "
+            f"(below){rest}; seq eval run --resume {report.eval_id} runs them again."
+        )
     resume = f"; seq eval run --resume {report.eval_id} runs the rest" if report.status != "running" else ""
     failure = error_line(report.error)
     state = f"failed: {failure}" if report.status == FAILED and failure else f"is {report.status}"
     return (
         f"PARTIAL: these results cover {report.done} of {report.total} episodes (the eval {state}{resume})."
+    )
+
+
+def unfinished_lines(report: Report) -> list[str]:
+    """One line per work item an infrastructure failure left without a result: which, and why
+    (the first `LISTED`, then how many more)."""
+    tried = [entry for entry in report.unfinished if entry.attempts]
+    lines = []
+    for entry in tried[:LISTED]:
+        arm = f" (arm {entry.arm})" if entry.arm and not entry.item_id.startswith(entry.arm + "/") else ""
+        lines.append(f"{entry.item_id}{arm}: {entry.reason}")
+    if len(tried) > LISTED:
+        lines.append(f"… and {len(tried) - LISTED} more (seq eval report {report.eval_id} --json lists them)")
+    return lines
+
+
+def rerun_line(report: Report) -> str | None:
+    """How many episodes ran again (`--rerun-failed`), and which attempt counts."""
+    if not report.reruns:
+        return None
+    noun = "episode was" if report.reruns == 1 else "episodes were"
+    return (
+        f"{report.reruns} {noun} run again (--rerun-failed): each counts by its last attempt; "
+        "the record keeps every attempt."
     )
 
 

@@ -23,7 +23,9 @@ from seq.report.text import (
     manifest_lines,
     methods_lines,
     partial_line,
+    rerun_line,
     sequential_line,
+    unfinished_lines,
 )
 
 __all__ = [
@@ -70,6 +72,12 @@ def render_markdown(report: Report) -> str:
     partial = partial_line(report)
     if partial:
         lines += [f"> **{partial}**", ""]
+    unfinished = unfinished_lines(report)
+    if unfinished:
+        lines += [*[f"- {_markdown_cell(line)}" for line in unfinished], ""]
+    rerun = rerun_line(report)
+    if rerun:
+        lines += [f"> {rerun}", ""]
     for note in report.notes:
         lines += [f"> {note}", ""]
     sequential = sequential_line(report)
@@ -84,7 +92,7 @@ def render_markdown(report: Report) -> str:
     if report.problems:
         lines += ["## Errors and timeouts", ""]
         for group in report.problem_groups:
-            lines += [f"### {group.status}: {group.headline}", ""]
+            lines += [f"### {group.label}: {group.headline}", ""]
             if group.detail:
                 lines += ["```", group.detail, "```", ""]
     adapter = adapter_lines(report)

@@ -17,6 +17,7 @@ _EXPORTS = {
     "RemotePolicy": "seq.serving.client",
     "connect": "seq.serving.client",
     "ServerUnreachable": "seq.serving.errors",
+    "ServerLost": "seq.serving.errors",
     "RemotePolicyError": "seq.serving.errors",
     "MessageTooLarge": "seq.serving.errors",
     "InlinePolicy": "seq.serving.inline",

@@ -17,6 +17,13 @@ class ServerUnreachable(RuntimeError):
         self.url = url
 
 
+class ServerLost(ServerUnreachable):
+    """The policy server went away, or stopped answering, during an episode (it was reached at the
+    episode's start): `reason` is `"server_lost"`."""
+
+    reason = "server_lost"
+
+
 class ServerRefusedToken(ServerUnreachable):
     """The policy server requires a token and the client sent none or a wrong one (HTTP 401 at the
     websocket handshake). Not retried: trying again cannot help."""

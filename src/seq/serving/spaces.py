@@ -186,7 +186,10 @@ class SpaceCache:
     def get(self, description: dict[str, Any] | None) -> Any:
         if description is None:
             return None
-        key = json.dumps(description, sort_keys=True, default=str)
+        try:
+            key = json.dumps(description, sort_keys=True, default=str)
+        except (TypeError, ValueError):  # keys of mixed types cannot be ordered
+            raise ValueError("a space description's keys must all be text.") from None
         with self._lock:  # the replicas' threads share the cache
             entry = self._built.get(key)
             if entry is not None:

@@ -28,7 +28,7 @@ from websockets.protocol import State
 from websockets.typing import Subprotocol
 from websockets.uri import parse_uri
 
-from seq.serving.errors import ServerRefusedToken, ServerUnreachable
+from seq.serving.errors import ServerLost, ServerRefusedToken, ServerUnreachable
 
 T = TypeVar("T")
 SEND_TIMEOUT_S = 60.0  # a server that takes no data for this long is gone
@@ -215,7 +215,7 @@ def with_backoff(url: str, attempt: Callable[[], T], retries: int, backoff_s: fl
             time.sleep(delay)
             delay *= 2
     raise ServerUnreachable(
-        f"the policy server at {url} is unreachable after {retries + 1} attempts "
+        f"the policy server at {url} is unreachable after {retries + 1} attempt{'s' if retries else ''} "
         f"({type(last).__name__}: {last}).",
         url,
     )
@@ -223,11 +223,14 @@ def with_backoff(url: str, attempt: Callable[[], T], retries: int, backoff_s: fl
 
 class BaseClient:
     """What the clients of every protocol share: connect (with backoff) at an episode's start,
-    lockstep request and reply, and a clear ServerUnreachable when the server goes away.
+    lockstep request and reply, and a clear ServerUnreachable when the server cannot be reached
+    (`ServerLost` when it goes away during an episode).
 
-    A connection that failed is dropped; the next `begin_episode` reconnects. `token` (default:
-    `$SEQ_SERVER_TOKEN`) is presented at the handshake; `max_frame_bytes` bounds what the server
-    may send.
+    A connection that failed is dropped; the next `begin_episode` reconnects. Once a connect has
+    failed after all its retries, the next one tries once, without waiting: a server that stayed
+    down for the whole backoff is not waited for again at every episode (a success restores the
+    retries). `token` (default: `$SEQ_SERVER_TOKEN`) is presented at the handshake;
+    `max_frame_bytes` bounds what the server may send.
     """
 
     subprotocols: tuple[str, ...] = ()
@@ -252,6 +255,7 @@ class BaseClient:
         self.max_frame_bytes = max_frame_bytes
         self.metadata: dict = {}
         self._sock: SyncSocket | None = None
+        self._gave_up = False  # the last connect failed after all its retries
 
     def _handshake(self, sock: SyncSocket) -> dict:
         """Read or exchange the protocol's greeting; returns the server's metadata."""
@@ -278,7 +282,12 @@ class BaseClient:
                 raise
             return sock
 
-        self._sock = with_backoff(self.url, attempt, self.retries, self.backoff_s)
+        try:
+            self._sock = with_backoff(self.url, attempt, 0 if self._gave_up else self.retries, self.backoff_s)
+        except ServerUnreachable:
+            self._gave_up = True
+            raise
+        self._gave_up = False
 
     def _drop(self) -> None:
         if self._sock is not None:
@@ -287,7 +296,7 @@ class BaseClient:
 
     def _send(self, frame: bytes | str, what: str) -> None:
         if self._sock is None:
-            raise ServerUnreachable(
+            raise ServerLost(
                 f"not connected to the policy server at {self.url} (the connection was lost earlier "
                 "in this episode; the next episode reconnects).",
                 self.url,
@@ -296,7 +305,7 @@ class BaseClient:
             self._sock.send(frame)
         except (ConnectionLost, OSError) as error:
             self._drop()
-            raise ServerUnreachable(
+            raise ServerLost(
                 f"the policy server at {self.url} went away during {what} ({error}).", self.url
             ) from None
 
@@ -308,12 +317,12 @@ class BaseClient:
             return self._sock.recv(self.timeout_s)
         except TimeoutError:
             self._drop()
-            raise ServerUnreachable(
+            raise ServerLost(
                 f"the policy server at {self.url} did not answer {what} within {self.timeout_s} s.", self.url
             ) from None
         except (ConnectionLost, OSError) as error:
             self._drop()
-            raise ServerUnreachable(
+            raise ServerLost(
                 f"the policy server at {self.url} went away during {what} ({error}).", self.url
             ) from None
 

@@ -25,7 +25,7 @@ from seq._version import __version__
 from seq.authoring.begin import EpisodeStart
 from seq.errors import SeqInputError
 from seq.serving.codec import CodecError
-from seq.serving.errors import RemotePolicyError, ServerUnreachable
+from seq.serving.errors import RemotePolicyError, ServerLost
 from seq.serving.inline import as_chunk
 from seq.serving.transport import BaseClient, ConnectionLost, SyncSocket
 from seq.serving.vlaeval import IMAGE_ENCODINGS, PROTOCOL_VERSION, pack_message, unpack_message
@@ -143,7 +143,7 @@ class VlaEvalPolicy(BaseClient):
             return self._sock.recv(self.timeout_s)
         except (TimeoutError, ConnectionLost, OSError) as error:
             self._drop()
-            raise ServerUnreachable(
+            raise ServerLost(
                 f"the policy server at {self.url} did not answer {what} ({type(error).__name__}).", self.url
             ) from None
 

@@ -1,0 +1,101 @@
+"""What the episode loop checks of what it is handed: the policy's output must be an action, the
+env's `step` must keep the gym contract. A breach is a `ContractError` whose message names whose
+it is (the policy, or the env and its benchmark) and what was wrong; it is recorded as that one's
+error, without a traceback (seq's own frames would say nothing more)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+
+class ContractError(TypeError):
+    """A policy's output that is not an action, or an env's `step` that breaks the gym contract."""
+
+
+def policy_name(handle: Any) -> str:
+    """`the policy NAME` (or `the policy at URL` for a server that names none), through an adapter."""
+    inner = getattr(handle, "handle", None)  # an AdaptedPolicy
+    if inner is not None:
+        return policy_name(inner)
+    spec = getattr(handle, "spec", None)
+    if getattr(spec, "name", None):
+        return f"the policy {spec.name}"
+    described = (getattr(handle, "metadata", None) or {}).get("policy")
+    if isinstance(described, dict) and described.get("label"):
+        return f"the policy {described['label']}"
+    url = getattr(handle, "url", None)
+    return f"the policy at {url}" if url else f"the policy {type(handle).__name__}"
+
+
+def _not_an_action(chunk: np.ndarray) -> str | None:
+    """What is wrong with a chunk whose values are not numbers, or None when they are."""
+    if chunk.dtype.kind in "biuf":
+        return None
+    if chunk.dtype.kind in "US":
+        return f"returned a string ({str(chunk.reshape(-1)[0])!r}), not an action"
+    if chunk.dtype == object:
+        values = chunk.reshape(-1)
+        if values.size and all(value is None for value in values):
+            return "returned None, not an action"
+        kinds = sorted({type(value).__name__ for value in values})
+        return f"returned {', '.join(kinds)} values, not an action (numbers)"
+    return f"returned values of dtype {chunk.dtype}, not an action (real numbers)"
+
+
+def _numbers(count: int) -> str:
+    return f"{count} number" if count == 1 else f"{count} numbers"
+
+
+def checked_chunk(chunk: Any, action_space: Any, policy: Any) -> np.ndarray:
+    """The chunk `[H, ...]` the `policy` handle returned, as an array of numbers, each action the
+    size of the env's `action_space` (where it declares a shape); else a `ContractError` naming
+    the policy."""
+    array = np.asarray(chunk)
+    if array.ndim == 0:
+        array = array[None]
+    wrong = _not_an_action(array)
+    if wrong is not None:
+        raise ContractError(f"{policy_name(policy)} {wrong}.")
+    if len(array) == 0:
+        raise ContractError(f"{policy_name(policy)} returned an empty action chunk.")
+    shape = getattr(action_space, "shape", None)
+    if isinstance(shape, tuple) and all(isinstance(n, (int, np.integer)) for n in shape):
+        expected = int(np.prod(shape, dtype=np.int64))
+        size = int(np.prod(array.shape[1:], dtype=np.int64))
+        if size != expected:
+            raise ContractError(
+                f"{policy_name(policy)} returned actions of shape {tuple(array.shape[1:])} "
+                f"({_numbers(size)} each) for an action space of shape {tuple(int(n) for n in shape)} "
+                f"({_numbers(expected)})."
+            )
+    return array
+
+
+def nan_rows(chunk: np.ndarray) -> np.ndarray | None:
+    """Which actions of the chunk hold a NaN (None: none can, or none does)."""
+    if chunk.dtype.kind != "f":
+        return None
+    rows = np.isnan(chunk.reshape(len(chunk), -1)).any(axis=1)
+    return rows if rows.any() else None
+
+
+def step_output(output: Any, env: Any, benchmark: str) -> tuple[Any, float, bool]:
+    """`(obs, reward, env_done)` of what `env.step` returned, either API; a `ContractError` naming
+    the env when it is neither."""
+    name = f"the env {type(env).__name__} of benchmark {benchmark}"
+    if not isinstance(output, (tuple, list)) or len(output) not in (4, 5):
+        got = f"{len(output)} values" if isinstance(output, (tuple, list)) else type(output).__name__
+        raise ContractError(
+            f"{name}: step returned {got}; expected gymnasium's 5 (obs, reward, terminated, "
+            "truncated, info) or gym's 4 (obs, reward, done, info)."
+        )
+    try:
+        reward = float(output[1])
+    except (TypeError, ValueError):
+        raise ContractError(
+            f"{name}: step returned the reward {output[1]!r}, which is not a number."
+        ) from None
+    done = bool(output[2] or output[3]) if len(output) == 5 else bool(output[2])
+    return output[0], reward, done
