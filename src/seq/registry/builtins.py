@@ -9,6 +9,8 @@ BUILTIN_BENCHMARKS: dict[str, tuple[str, str]] = {
     "robosuite": ("seq.shelf.robosuite", "Robosuite"),
     "aloha": ("seq.shelf.aloha", "Aloha"),
     "maniskill": ("seq.shelf.maniskill", "ManiSkill"),
+    "libero": ("seq.shelf.libero", "Libero"),
+    "libero-compatible": ("seq.shelf.libero", "LiberoCompatible"),
 }
 
 BUILTIN_POLICIES: dict[str, tuple[str, str]] = {
