@@ -21,6 +21,7 @@ BUILTIN_POLICIES: dict[str, tuple[str, str]] = {
     "fetch-scripted": ("seq.shelf.fetch", "FetchScripted"),
     "robosuite-scripted": ("seq.shelf.robosuite", "RobosuiteScripted"),
     "maniskill-motionplanner": ("seq.shelf.maniskill", "ManiSkillMotionPlanner"),
+    "libero-scripted": ("seq.shelf.libero_scripted", "LiberoScripted"),
 }
 
 BUILTINS = {"benchmark": BUILTIN_BENCHMARKS, "policy": BUILTIN_POLICIES}

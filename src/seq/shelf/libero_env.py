@@ -17,8 +17,11 @@ Observations (`obs_mode`, a setup parameter of the benchmark):
   turned upright (`[::-1, ::-1]`, as every published eval does), and `state`, 8 numbers:
   end-effector position, its orientation as an axis-angle (robosuite's `quat2axisangle`), the
   two gripper finger positions.
-- `state`: no cameras at all (physics only, ~10× faster): `state`, and `objects`, the
-  privileged pose of every object LIBERO tracks (`{name: [x, y, z, qx, qy, qz, qw]}`).
+- `state`: no cameras at all (physics only, ~10× faster): `state`, and privileged ground truth
+  for scripted policies: `objects`, the pose of every object LIBERO tracks
+  (`{name: [x, y, z, qx, qy, qz, qw]}`), and `object_boxes`, the axis-aligned bounding box in the
+  world of each of them and of each fixture (cabinet, stove...) (`{name: [x0, y0, z0, x1, y1,
+  z1]}`, from its collision geoms).
 - `all`: both.
 
 Success is LIBERO's own `_check_success()` (the `done` its `step` returns). Actions are LIBERO's:
@@ -178,6 +181,7 @@ class LiberoEnv:
         self.metadata = {"render_fps": CONTROL_HZ}
         self.replay = _RandomReplay(env_seed)
         self.succeeded = False
+        self._geoms: tuple[Any, dict[str, np.ndarray]] | None = None
 
     @property
     def sim(self) -> Any:
@@ -215,12 +219,39 @@ class LiberoEnv:
             for name, camera in CAMERAS.items():
                 obs[f"{name}_image"] = np.ascontiguousarray(raw[f"{camera}_image"][::-1, ::-1])
         if self.obs_mode != "pixels":
-            obs["objects"] = {
-                key[: -len("_pos")]: np.concatenate([raw[key], raw[key[: -len("_pos")] + "_quat"]])
+            names = [
+                key[: -len("_pos")]
                 for key in raw
                 if key.endswith("_pos") and not key.startswith("robot0_") and "_to_" not in key
+            ]
+            obs["objects"] = {
+                name: np.concatenate([raw[f"{name}_pos"], raw[f"{name}_quat"]]) for name in names
             }
+            obs["object_boxes"] = self._boxes(names + sorted(self.env.env.fixtures_dict))
         return obs
+
+    def _boxes(self, names: list[str]) -> dict[str, np.ndarray]:
+        """Each object's world bounding box, from its collision geoms' oriented boxes."""
+        import mujoco
+
+        model, data = self.sim.model._model, self.sim.data._data
+        if self._geoms is None or self._geoms[0] is not model:
+            owner = {}
+            for geom in range(model.ngeom):
+                if model.geom_contype[geom] == 0 and model.geom_conaffinity[geom] == 0:
+                    continue  # visual only
+                body = mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_BODY, model.geom_bodyid[geom]) or ""
+                for name in names:
+                    if body == name or body.startswith(name + "_"):
+                        owner.setdefault(name, []).append(geom)
+            self._geoms = (model, {name: np.array(ids) for name, ids in owner.items()})
+        boxes = {}
+        for name, ids in self._geoms[1].items():
+            rotation = data.geom_xmat[ids].reshape(-1, 3, 3)
+            center = data.geom_xpos[ids] + np.einsum("gij,gj->gi", rotation, model.geom_aabb[ids, :3])
+            extent = np.einsum("gij,gj->gi", np.abs(rotation), model.geom_aabb[ids, 3:])
+            boxes[name] = np.concatenate([(center - extent).min(0), (center + extent).max(0)])
+        return boxes
 
     def goal(self) -> list[list[str]]:
         """The task's goal as LIBERO parsed it from the BDDL file (e.g. `[["on", "bowl_1", "plate_1"]]`)."""
