@@ -1,0 +1,187 @@
+"""LIBERO: seq's loop against LIBERO's own, side by side in one run.
+
+    python bench/libero.py [--episodes 2] [--steps 20] [--task 0]
+
+In the `libero` image's Python (built first if it is not), one `libero_spatial` task, the same
+actions in each:
+
+1. `raw`: LIBERO's own `OffScreenRenderEnv`, both cameras at 256², driven as openpi's and
+   vla-eval's loops drive it (seeded once; per episode `reset`, `set_init_state`, 10 wait steps);
+2. `seq`: `seq.shelf.libero_env.LiberoEnv`, the published observation (`obs_mode=pixels`), its
+   images checked identical to `raw`'s at every step;
+3. `state`: the same without cameras (`obs_mode=state`, what `libero-scripted` runs on);
+4. where one 256² frame's time goes in `raw` (scene update, drawing, reading the pixels back).
+
+Per setting: env steps/s over the policy's steps, and seconds from an episode's start to its
+first observation; wall time and this process's CPU time (software OpenGL draws on several
+threads, so CPU can exceed wall). The machine is shared: compare within one run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+
+import numpy as np
+
+SCRIPT = r"""
+import json, sys, time
+import numpy as np
+from seq.shelf.libero_env import LiberoEnv, configure_libero, WAIT_STEPS, DUMMY_ACTION
+from seq.shelf.libero_tasks import SUITES
+
+episodes, steps, task = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
+configure_libero()
+from libero.libero import benchmark
+from libero.libero.envs import OffScreenRenderEnv
+
+suite = benchmark.get_benchmark_dict()["libero_spatial"]()
+name = SUITES["libero_spatial"][task][0]
+index = suite.get_task_names().index(name)
+init = suite.get_task_init_states(index)
+actions = np.random.default_rng(0).uniform(-1, 1, (steps, 7)) * [0.3, 0.3, 0.3, 0, 0, 0, 1]
+
+
+def clocks():
+    return time.perf_counter(), time.process_time()
+
+
+def since(start):
+    wall, cpu = clocks()
+    return wall - start[0], cpu - start[1]
+
+
+def measure(make, reset, step):
+    out = {"build": None, "first_obs": [], "step": [0.0, 0.0], "frames": []}
+    start = clocks()
+    env = make()
+    out["build"] = since(start)
+    for episode in range(episodes):
+        start = clocks()
+        obs = reset(env, episode)
+        out["first_obs"].append(since(start))
+        frames = [obs]
+        start = clocks()
+        for action in actions:
+            frames.append(step(env, action))
+        wall, cpu = since(start)
+        out["step"][0] += wall
+        out["step"][1] += cpu
+        out["frames"].append(frames)
+    out["env"] = env
+    return out
+
+
+def raw_reset(env, episode):
+    env.reset()
+    env.set_init_state(init[episode])
+    for _ in range(WAIT_STEPS):
+        obs, _, _, _ = env.step(list(DUMMY_ACTION))
+    return obs["agentview_image"][::-1, ::-1], obs["robot0_eye_in_hand_image"][::-1, ::-1]
+
+
+def raw_step(env, action):
+    obs, _, _, _ = env.step(action)
+    return obs["agentview_image"][::-1, ::-1], obs["robot0_eye_in_hand_image"][::-1, ::-1]
+
+
+def raw_make():
+    env = OffScreenRenderEnv(
+        bddl_file_name=suite.get_task_bddl_file_path(index), camera_heights=256, camera_widths=256
+    )
+    env.seed(7)
+    return env
+
+
+def seq_reset(env, episode):
+    obs, _ = env.reset(episode)
+    return obs.get("agentview_image"), obs.get("wrist_image")
+
+
+def seq_step(env, action):
+    obs = env.step(action)[0]
+    return obs.get("agentview_image"), obs.get("wrist_image")
+
+
+results = {}
+runs = {
+    "raw": (raw_make, raw_reset, raw_step),
+    "seq": (lambda: LiberoEnv("libero_spatial", name), seq_reset, seq_step),
+    "state": (lambda: LiberoEnv("libero_spatial", name, obs="state"), seq_reset, seq_step),
+}
+frames = {}
+for label, (make, reset, step) in runs.items():
+    out = measure(make, reset, step)
+    frames[label] = out.pop("frames")
+    env = out.pop("env")
+    if label == "raw":  # where one frame's time goes: scene, drawing, reading back
+        import mujoco
+        context = env.env.sim._render_context_offscreen
+        camera = env.env.sim.model.camera_name2id("agentview")
+        parts = {"update_scene": 0.0, "draw": 0.0, "read_pixels": 0.0}
+        for _ in range(10):
+            t0 = time.perf_counter()
+            context.cam.type, context.cam.fixedcamid = mujoco.mjtCamera.mjCAMERA_FIXED, camera
+            mujoco.mjv_updateScene(context.model._model, context.data._data, context.vopt, context.pert,
+                                   context.cam, mujoco.mjtCatBit.mjCAT_ALL, context.scn)
+            t1 = time.perf_counter()
+            mujoco.mjr_render(mujoco.MjrRect(0, 0, 256, 256), context.scn, context.con)
+            t2 = time.perf_counter()
+            context.read_pixels(256, 256)
+            t3 = time.perf_counter()
+            parts["update_scene"] += (t1 - t0) / 10
+            parts["draw"] += (t2 - t1) / 10
+            parts["read_pixels"] += (t3 - t2) / 10
+        out["frame_s"] = parts
+    env.close()
+    results[label] = out
+identical = all(
+    np.array_equal(a[0], b[0]) and np.array_equal(a[1], b[1])
+    for episode_raw, episode_seq in zip(frames["raw"], frames["seq"])
+    for a, b in zip(episode_raw, episode_seq)
+)
+results["identical_pixels"] = identical
+print(json.dumps(results))
+"""
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--episodes", type=int, default=2)
+    parser.add_argument("--steps", type=int, default=20)
+    parser.add_argument("--task", type=int, default=0, help="libero_spatial's task index")
+    args = parser.parse_args()
+    from seq.isolation.images import ensure_image
+    from seq.shelf.libero import IMAGE
+
+    python = ensure_image(IMAGE, log=lambda line: print(line, file=sys.stderr)).python
+    command = [str(python), "-c", SCRIPT, str(args.episodes), str(args.steps), str(args.task)]
+    done = subprocess.run(command, capture_output=True, text=True)
+    if done.returncode != 0:
+        sys.exit(done.stderr[-3000:])
+    results = json.loads(done.stdout.strip().splitlines()[-1])
+    steps = args.episodes * args.steps
+    print(f"libero_spatial task {args.task}, {args.episodes} episodes × {args.steps} steps, 256² cameras")
+    print(f"{'':8}{'build s':>10}{'first obs s (wall/cpu)':>26}{'steps/s wall':>14}{'steps/s cpu':>13}")
+    for label in ("raw", "seq", "state"):
+        run = results[label]
+        first = np.mean(run["first_obs"], axis=0)
+        wall, cpu = run["step"]
+        print(
+            f"{label:8}{run['build'][0]:10.2f}{first[0]:14.2f} / {first[1]:9.2f}"
+            f"{steps / wall:14.2f}{steps / cpu:13.2f}"
+        )
+    raw, ours = results["raw"], results["seq"]
+    print(f"seq / raw, env steps/s (wall): {raw['step'][0] / ours['step'][0]:.2f}")
+    first_raw = sum(wall for wall, _ in raw["first_obs"]) / sum(wall for wall, _ in ours["first_obs"])
+    print(f"seq / raw, episodes' start to first observation (wall): {first_raw:.2f}× faster")
+    print(f"pixels identical at every step: {results['identical_pixels']}")
+    parts = raw["frame_s"]
+    split = ", ".join(f"{key} {value * 1000:.1f} ms" for key, value in parts.items())
+    print(f"one 256² agentview frame in raw: {split}")
+
+
+if __name__ == "__main__":
+    main()
