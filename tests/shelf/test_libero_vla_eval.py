@@ -152,7 +152,7 @@ def test_every_observation_step_and_outcome_agrees_with_vla_eval(tmp_path: Path)
     for line in log.read_text().splitlines():
         record = json.loads(line)
         seen[record["episode"]].append(record)
-    instruction = dict(SUITES["libero_spatial"])
+    instruction = {name: language for name, language, _ in SUITES["libero_spatial"]}
     # vla-eval's episodes by (task, init state), from its own results; seq's from its record,
     # each found in the server's log by the states its trajectory holds
     (results,) = (tmp_path / "vla-out").glob("*_aggregate.json")

@@ -9,9 +9,11 @@ declares an image of its own, built with uv by the first eval and cached after.
 - Suites `libero_spatial` (default), `libero_object`, `libero_goal`, `libero_10` and `libero_90`:
   each task's 50 official init states are its seeds 0-49 (`--seeds 0-4` takes the first five);
   `max_steps` is the suite's published limit, 220, 280, 300, 520 and 400, counted after the 10
-  wait steps. LIBERO-PRO's perturbations of the four 10-task suites are suites too,
-  `libero_spatial_lan`, `_object`, `_swap` and `_task` (and the same for `libero_object`,
-  `libero_goal`, `libero_10`), whose conditions carry the perturbation as their `variation`.
+  wait steps. LIBERO-PRO's perturbations of the four 10-task suites are suites too, whose
+  conditions carry the perturbation as their `variation`: `<suite>_lan` (the instruction
+  paraphrased), `_object` (objects replaced), `_swap` (positions swapped), `_task` (a new goal)
+  and `_with_<object>` (a distractor added: `mug`, `milk`, `red_box`, ...; 10 init states a task
+  in most). Their `_env` suites ship no files and are left out.
 - The instruction is the task's language: what every published eval gives the policy
   (`Task.language`) for the standard suites, the BDDL file's own `(:language ...)` for
   LIBERO-PRO's (where its paraphrases and new goals are written).
@@ -35,7 +37,6 @@ STANDARD_MAX_STEPS = {
     "libero_10": 520,
     "libero_90": 400,
 }
-SEEDS = range(50)  # the init states every LIBERO task ships
 PERTURBATIONS = ("lan", "object", "swap", "task")
 
 _PACKAGES = (
@@ -68,13 +69,13 @@ def _conditions() -> dict[str, list[seq.Condition]]:
             seq.Condition(
                 task=name, seed=seed, variation=variation, max_steps=STANDARD_MAX_STEPS[base], suite=suite
             )
-            for name, _ in tasks
-            for seed in SEEDS
+            for name, _, states in tasks
+            for seed in range(states)  # each init state it ships: 50 a task, 10 in some of LIBERO-PRO's
         ]
     return suites
 
 
-INSTRUCTIONS = {(suite, name): language for suite, tasks in SUITES.items() for name, language in tasks}
+INSTRUCTIONS = {(suite, name): language for suite, tasks in SUITES.items() for name, language, _ in tasks}
 
 
 class _Libero(seq.Benchmark):

@@ -21,7 +21,8 @@ Observations (`obs_mode`, a setup parameter of the benchmark):
   for scripted policies: `objects`, the pose of every object LIBERO tracks
   (`{name: [x, y, z, qx, qy, qz, qw]}`), and `object_boxes`, the axis-aligned bounding box in the
   world of each of them and of each fixture (cabinet, stove...) (`{name: [x0, y0, z0, x1, y1,
-  z1]}`, from its collision geoms).
+  z1]}`, from its collision geoms), and `goal`, the task's goal as LIBERO parsed it from the BDDL
+  file (`[["on", "akita_black_bowl_1", "plate_1"]]`).
 - `all`: both.
 
 Success is LIBERO's own `_check_success()` (the `done` its `step` returns). Actions are LIBERO's:
@@ -267,6 +268,7 @@ class LiberoEnv:
                 name: np.concatenate([raw[f"{name}_pos"], raw[f"{name}_quat"]]) for name in names
             }
             obs["object_boxes"] = self._boxes(names + sorted(self.env.env.fixtures_dict))
+            obs["goal"] = self.goal()
         return obs
 
     def _boxes(self, names: list[str]) -> dict[str, np.ndarray]:

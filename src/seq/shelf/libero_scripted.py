@@ -1,10 +1,10 @@
 """`libero-scripted`: pick-and-place from privileged state, through LIBERO's own OSC controller.
 
 It needs the `libero` benchmark's privileged observation (`--param obs_mode=state`, or `all`):
-the objects' poses and bounding boxes. The goal comes from the task's BDDL file, which it finds
-from the instruction (LIBERO is installed where it runs: the benchmark's image). It handles goals
-`(On OBJECT TARGET)` and `(In OBJECT TARGET_REGION)` whose target is one of the tracked objects:
-every task of `libero_spatial` and `libero_object`.
+the objects' poses and bounding boxes, and the task's goal as parsed from its BDDL file. It handles
+goals `(On OBJECT TARGET)` and `(In OBJECT TARGET_REGION)` whose target is one of the tracked
+objects: every task of `libero_spatial` and `libero_object` (and of their LIBERO-PRO variants).
+It needs nothing but NumPy and SciPy, so it can be served from anywhere.
 
 It keeps no memory: each action follows from the observation alone. The gripper points down as
 at the start; LIBERO's Panda closes its fingers along the world's y axis, so an object is gripped
@@ -15,7 +15,6 @@ down until the object is just above it, open, and up.
 
 from __future__ import annotations
 
-import functools
 from typing import Any
 
 import numpy as np
@@ -30,29 +29,6 @@ RIM_APPROACH = 0.02  # the fingers' gap on the way down to a rim (m)
 RIM_HELD = 0.004  # the gap, less 5 mm, of fingers closed on a rim (its wall is ~3 mm thick)
 POSITION_GAIN = 40.0  # action per metre of error (LIBERO's OSC: 1.0 is a 5 cm step)
 ROTATION_GAIN = 2.0
-
-
-@functools.lru_cache(maxsize=512)
-def goal_of(instruction: str) -> tuple[str, str, str]:
-    """`(predicate, object, target)` of the first LIBERO task with this instruction."""
-    import os
-
-    from libero.libero import get_libero_path
-    from libero.libero.envs.bddl_utils import robosuite_parse_problem
-
-    from seq.shelf.libero_env import configure_libero
-    from seq.shelf.libero_tasks import SUITES
-
-    configure_libero()
-    for suite, tasks in SUITES.items():
-        for name, language in tasks:
-            if language == instruction:
-                path = os.path.join(get_libero_path("bddl_files"), suite, name + ".bddl")
-                goals = robosuite_parse_problem(path)["goal_state"]
-                if len(goals) != 1 or goals[0][0] not in ("on", "in"):
-                    raise ValueError(f"libero-scripted handles one On/In goal, not {goals} ({name}).")
-                return str(goals[0][0]), str(goals[0][1]), str(goals[0][2])
-    raise ValueError(f"libero-scripted: no LIBERO task has the instruction {instruction!r}.")
 
 
 def _target_object(target: str, objects: dict[str, Any]) -> str:
@@ -95,14 +71,17 @@ def _distance_xy(point: np.ndarray, box: np.ndarray) -> float:
     return float(np.linalg.norm(gap))
 
 
-def scripted_action(obs: dict[str, Any], instruction: str) -> np.ndarray:
+def scripted_action(obs: dict[str, Any]) -> np.ndarray:
     """One action of the pick-and-place state machine (module doc)."""
     if "object_boxes" not in obs:
         raise ValueError(
             "libero-scripted needs the libero benchmark's privileged state: --param obs_mode=state "
             "(or obs_mode=all)."
         )
-    predicate, name, target_name = goal_of(instruction)
+    goals = obs["goal"]
+    if len(goals) != 1 or goals[0][0] not in ("on", "in"):
+        raise ValueError(f"libero-scripted handles one On/In goal, not {goals}.")
+    predicate, name, target_name = (str(part) for part in goals[0])
     boxes = {key: np.asarray(value, dtype=np.float64) for key, value in obs["object_boxes"].items()}
     target_name = _target_object(target_name, boxes)
     box, target = boxes[name], boxes[target_name]
@@ -170,4 +149,4 @@ class LiberoScripted(seq.Policy):
 
     @seq.infer
     def infer(self, obs: Any, *, seed: int | None = None, instruction: str | None = None) -> np.ndarray:
-        return scripted_action(obs, str(instruction)).astype(np.float32)
+        return scripted_action(obs).astype(np.float32)
