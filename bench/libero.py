@@ -53,25 +53,30 @@ def since(start):
     return wall - start[0], cpu - start[1]
 
 
-def measure(make, reset, step):
-    out = {"build": None, "first_obs": [], "step": [0.0, 0.0], "frames": []}
-    start = clocks()
-    env = make()
-    out["build"] = since(start)
+def measure(runs):
+    # each setting's env built, then episodes taken in turns (raw, seq, state, raw, ...), so a
+    # change in the machine's load falls on all of them alike
+    out = {label: {"first_obs": [], "step": [0.0, 0.0], "frames": []} for label in runs}
+    envs = {}
+    for label, (make, _, _) in runs.items():
+        start = clocks()
+        envs[label] = make()
+        out[label]["build"] = since(start)
     for episode in range(episodes):
-        start = clocks()
-        obs = reset(env, episode)
-        out["first_obs"].append(since(start))
-        frames = [obs]
-        start = clocks()
-        for action in actions:
-            frames.append(step(env, action))
-        wall, cpu = since(start)
-        out["step"][0] += wall
-        out["step"][1] += cpu
-        out["frames"].append(frames)
-    out["env"] = env
-    return out
+        for label, (_, reset, step) in runs.items():
+            env, record = envs[label], out[label]
+            start = clocks()
+            obs = reset(env, episode)
+            record["first_obs"].append(since(start))
+            frames = [obs]
+            start = clocks()
+            for action in actions:
+                frames.append(step(env, action))
+            wall, cpu = since(start)
+            record["step"][0] += wall
+            record["step"][1] += cpu
+            record["frames"].append(frames)
+    return out, envs
 
 
 def raw_reset(env, episode):
@@ -105,38 +110,35 @@ def seq_step(env, action):
     return obs.get("agentview_image"), obs.get("wrist_image")
 
 
-results = {}
 runs = {
     "raw": (raw_make, raw_reset, raw_step),
     "seq": (lambda: LiberoEnv("libero_spatial", name), seq_reset, seq_step),
     "state": (lambda: LiberoEnv("libero_spatial", name, obs="state"), seq_reset, seq_step),
 }
-frames = {}
-for label, (make, reset, step) in runs.items():
-    out = measure(make, reset, step)
-    frames[label] = out.pop("frames")
-    env = out.pop("env")
-    if label == "raw":  # where one frame's time goes: scene, drawing, reading back
-        import mujoco
-        context = env.env.sim._render_context_offscreen
-        camera = env.env.sim.model.camera_name2id("agentview")
-        parts = {"update_scene": 0.0, "draw": 0.0, "read_pixels": 0.0}
-        for _ in range(10):
-            t0 = time.perf_counter()
-            context.cam.type, context.cam.fixedcamid = mujoco.mjtCamera.mjCAMERA_FIXED, camera
-            mujoco.mjv_updateScene(context.model._model, context.data._data, context.vopt, context.pert,
-                                   context.cam, mujoco.mjtCatBit.mjCAT_ALL, context.scn)
-            t1 = time.perf_counter()
-            mujoco.mjr_render(mujoco.MjrRect(0, 0, 256, 256), context.scn, context.con)
-            t2 = time.perf_counter()
-            context.read_pixels(256, 256)
-            t3 = time.perf_counter()
-            parts["update_scene"] += (t1 - t0) / 10
-            parts["draw"] += (t2 - t1) / 10
-            parts["read_pixels"] += (t3 - t2) / 10
-        out["frame_s"] = parts
+results, envs = measure(runs)
+frames = {label: results[label].pop("frames") for label in runs}
+import mujoco
+
+env = envs["raw"]  # where one frame's time goes: scene, drawing, reading back
+context = env.env.sim._render_context_offscreen
+camera = env.env.sim.model.camera_name2id("agentview")
+parts = {"update_scene": 0.0, "draw": 0.0, "read_pixels": 0.0}
+for _ in range(10):
+    t0 = time.perf_counter()
+    context.cam.type, context.cam.fixedcamid = mujoco.mjtCamera.mjCAMERA_FIXED, camera
+    mujoco.mjv_updateScene(context.model._model, context.data._data, context.vopt, context.pert,
+                           context.cam, mujoco.mjtCatBit.mjCAT_ALL, context.scn)
+    t1 = time.perf_counter()
+    mujoco.mjr_render(mujoco.MjrRect(0, 0, 256, 256), context.scn, context.con)
+    t2 = time.perf_counter()
+    context.read_pixels(256, 256)
+    t3 = time.perf_counter()
+    parts["update_scene"] += (t1 - t0) / 10
+    parts["draw"] += (t2 - t1) / 10
+    parts["read_pixels"] += (t3 - t2) / 10
+results["raw"]["frame_s"] = parts
+for env in envs.values():
     env.close()
-    results[label] = out
 identical = all(
     np.array_equal(a[0], b[0]) and np.array_equal(a[1], b[1])
     for episode_raw, episode_seq in zip(frames["raw"], frames["seq"])

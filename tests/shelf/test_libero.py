@@ -52,7 +52,7 @@ def _in_image(script: str, timeout: float = 900) -> str:
 def test_the_published_observation_is_libero_s_own_pixels():
     """seq's faithful path (render context kept across resets, cameras drawn only for the
     observation, np.random replayed per episode) against LIBERO's own env driven as the published
-    loop drives it: seeded once, episodes in order."""
+    loop drives it: seeded once, episodes in order; and still so with another env in the process."""
     out = _in_image(
         f"""
         import numpy as np
@@ -95,6 +95,11 @@ def test_the_published_observation_is_libero_s_own_pixels():
                 assert ours["state"].shape == (8,)
                 assert np.array_equal(ours["state"][:3], theirs["robot0_eef_pos"])
                 assert np.array_equal(ours["state"][6:], theirs["robot0_gripper_qpos"])
+        other = LiberoEnv("libero_object", {OBJECT_TASK!r})  # a second env in the process: its own
+        other.reset(0)  # OpenGL context, made after the first's (as a worker's lockstep slots)
+        again, _ = env.reset(0)
+        assert np.array_equal(again["agentview_image"], expected[0][0]["agentview_image"][::-1, ::-1])
+        other.close()
         try:
             scripted_action(obs)
         except ValueError as error:

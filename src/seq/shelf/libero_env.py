@@ -144,9 +144,14 @@ class _CameraGate:
     image, and every observable's timing runs as before. LIBERO draws both cameras ~26 times
     before an episode's first observation (checking each sensor after a hard reset, the reset's
     and the init state's observations, each wait step) and only the last wait step's images
-    reach the policy; drawing just those gives the same pixels (tested against vla-eval's)."""
+    reach the policy; drawing just those gives the same pixels (tested against vla-eval's).
+
+    Each drawing first makes the env's own OpenGL context current: robosuite 1.4 never does, so
+    with two envs in a process (a worker's lockstep slots) one drew with the other's context, and
+    its meshes and textures (a wrong picture, tested)."""
 
     def __init__(self, inner: Any, cameras: list[str], size: int) -> None:
+        self.inner = inner
         self.drawing = True
         self.blank = np.zeros((size, size, 3), dtype=np.uint8)
         self.names = {f"{camera}_image" for camera in cameras}
@@ -166,7 +171,10 @@ class _CameraGate:
 
     def gated(self, sensor: Any) -> Any:
         def camera(obs_cache: dict[str, Any]) -> Any:
-            return sensor(obs_cache) if self.drawing else self.blank
+            if not self.drawing:
+                return self.blank
+            self.inner.sim._render_context_offscreen.gl_ctx.make_current()
+            return sensor(obs_cache)
 
         camera.__modality__ = sensor.__modality__  # what robosuite's @sensor decorator sets
         return camera
