@@ -134,9 +134,26 @@ class _KeptRenderContext:
             sim._render_context_offscreen = context
 
     def release(self) -> None:
-        """Let the env free its context on close (while OpenGL is still up)."""
+        """Let the env free its context on close (while OpenGL is still up), with that context
+        current: MuJoCo frees a context's textures and buffers by number in whichever context is
+        current, which would be another env's if one is in the process."""
         self.inner._destroy_sim, self.inner._initialize_sim = self.destroy_sim, self.make_sim
         self.kept = None
+        sim = self.inner.sim
+        if sim is not None and sim._render_context_offscreen is not None:
+            _make_current(sim._render_context_offscreen.gl_ctx)
+
+
+def _make_current(gl_context: Any) -> None:
+    """Make an OpenGL context of robosuite current unless it is (switching costs a flush)."""
+    current = getattr(gl_context, "_context", None)
+    if os.environ.get("MUJOCO_GL", "egl") == "egl" and current:
+        from OpenGL import EGL
+
+        active = EGL.eglGetCurrentContext()
+        if active and active.address == current.address:
+            return
+    gl_context.make_current()
 
 
 class _CameraGate:
@@ -173,7 +190,7 @@ class _CameraGate:
         def camera(obs_cache: dict[str, Any]) -> Any:
             if not self.drawing:
                 return self.blank
-            self.inner.sim._render_context_offscreen.gl_ctx.make_current()
+            _make_current(self.inner.sim._render_context_offscreen.gl_ctx)
             return sensor(obs_cache)
 
         camera.__modality__ = sensor.__modality__  # what robosuite's @sensor decorator sets
