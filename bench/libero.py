@@ -9,8 +9,10 @@ actions in each:
    vla-eval's loops drive it (seeded once; per episode `reset`, `set_init_state`, 10 wait steps);
 2. `seq`: `seq.shelf.libero_env.LiberoEnv`, the published observation (`obs_mode=pixels`), its
    images checked identical to `raw`'s at every step;
-3. `state`: the same without cameras (`obs_mode=state`, what `libero-scripted` runs on);
-4. where one 256² frame's time goes in `raw` (scene update, drawing, reading the pixels back).
+3. `fast`: `seq` with `fast_render` (no multisampling, shadows or reflections): its steps/s, and
+   its images' PSNR against `seq`'s faithful ones;
+4. `state`: the same without cameras (`obs_mode=state`, what `libero-scripted` runs on);
+5. where one 256² frame's time goes in `raw` (scene update, drawing, reading the pixels back).
 
 Per setting: env steps/s over the policy's steps, and seconds from an episode's start to its
 first observation; wall time and the process's CPU time (software OpenGL draws on several
@@ -30,7 +32,7 @@ from pathlib import Path
 
 import numpy as np
 
-LABELS = ("raw", "seq", "state")
+LABELS = ("raw", "seq", "fast", "state")
 SCRIPT = r"""
 import json, sys, time
 import numpy as np
@@ -79,7 +81,8 @@ if label == "raw":  # LIBERO's own env, driven as the published loop drives it
         return obs["agentview_image"][::-1, ::-1], obs["robot0_eye_in_hand_image"][::-1, ::-1]
 else:
     def make():
-        return LiberoEnv("libero_spatial", name, obs="pixels" if label == "seq" else "state")
+        mode = "state" if label == "state" else "pixels"
+        return LiberoEnv("libero_spatial", name, obs=mode, fast=label == "fast")
 
     def reset(env, episode):
         obs, _ = env.reset(episode)
@@ -139,6 +142,11 @@ def run(python: str, label: str, args: argparse.Namespace, frames: Path) -> dict
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
+def _psnr(faithful: np.ndarray, other: np.ndarray) -> float:
+    error = np.mean((faithful.astype(np.float64) - other.astype(np.float64)) ** 2)
+    return float("inf") if error == 0 else float(10 * np.log10(255.0**2 / error))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--episodes", type=int, default=2)
@@ -161,11 +169,13 @@ def main() -> None:
         with np.load(Path(folder) / "raw-0.npz") as raw, np.load(Path(folder) / "seq-0.npz") as ours:
             same = [np.array_equal(raw[key], ours[key]) for key in raw.files]
             identical = raw.files == ours.files and all(same)
-    results = {**best, "identical_pixels": identical}
+            with np.load(Path(folder) / "fast-0.npz") as fast:
+                psnr = [_psnr(ours[key], fast[key]) for key in ours.files]
+    results = {**best, "identical_pixels": identical, "fast_psnr": psnr}
     steps = args.episodes * args.steps
     print(f"libero_spatial task {args.task}, {args.episodes} episodes × {args.steps} steps, 256² cameras")
     print(f"{'':8}{'build s':>10}{'first obs s (wall/cpu)':>26}{'steps/s wall':>14}{'steps/s cpu':>13}")
-    for label in ("raw", "seq", "state"):
+    for label in LABELS:
         setting = results[label]
         first = np.mean(setting["first_obs"], axis=0)
         wall, cpu = setting["step"]
@@ -178,6 +188,12 @@ def main() -> None:
     first_raw = sum(wall for wall, _ in raw["first_obs"]) / sum(wall for wall, _ in ours["first_obs"])
     print(f"seq / raw, episodes' start to first observation (wall): {first_raw:.2f}× faster")
     print(f"pixels identical at every step: {results['identical_pixels']}")
+    psnr = results["fast_psnr"]
+    fast = results["fast"]["step"][0]
+    print(
+        f"fast_render: {ours['step'][0] / fast:.2f}× seq's steps/s (wall), PSNR against the faithful images "
+        f"{np.mean(psnr):.1f} dB on average, {np.min(psnr):.1f} dB at worst ({len(psnr)} images)"
+    )
     parts = raw["frame_s"]
     split = ", ".join(f"{key} {value * 1000:.1f} ms" for key, value in parts.items())
     print(f"one 256² agentview frame in raw: {split}")

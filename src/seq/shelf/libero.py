@@ -18,8 +18,9 @@ declares an image of its own, built with uv by the first eval and cached after.
   (`Task.language`) for the standard suites, the BDDL file's own `(:language ...)` for
   LIBERO-PRO's (where its paraphrases and new goals are written).
 - Setup parameters: `obs_mode` (`pixels`, the published observation, default; `state`, no cameras and
-  the objects' privileged poses, for scripted policies; `all`), `env_seed` (7) and `resolution`
-  (256). `seq.shelf.libero_env` says what an episode does.
+  the objects' privileged poses, for scripted policies; `all`), `env_seed` (7), `resolution`
+  (256) and `fast_render` (off: cameras drawn without multisampling, shadows or reflections,
+  faster, other pixels). `seq.shelf.libero_env` says what an episode does.
 - `success` is LIBERO's own check; an episode ends at the first success.
 """
 
@@ -93,7 +94,9 @@ class _Libero(seq.Benchmark):
     """The hooks both LIBERO benchmarks share; they differ only in their image."""
 
     @seq.setup
-    def setup(self, obs_mode: str = "pixels", env_seed: int = 7, resolution: int = 256) -> None:
+    def setup(
+        self, obs_mode: str = "pixels", env_seed: int = 7, resolution: int = 256, fast_render: bool = False
+    ) -> None:
         from seq.shelf.libero_env import OBS_MODES
 
         if obs_mode not in OBS_MODES:
@@ -101,6 +104,7 @@ class _Libero(seq.Benchmark):
                 f"libero: --param obs_mode must be one of {', '.join(OBS_MODES)}, got {obs_mode!r}."
             )
         self.obs, self.env_seed, self.resolution = obs_mode, env_seed, resolution
+        self.fast_render = fast_render
         self.envs: dict[tuple[str, str], Any] = {}
 
     @seq.reset
@@ -113,7 +117,9 @@ class _Libero(seq.Benchmark):
             if self.obs != "state":
                 for old in list(self.envs):
                     self.envs.pop(old).close()
-            self.envs[key] = LiberoEnv(*key, obs=self.obs, env_seed=self.env_seed, resolution=self.resolution)
+            self.envs[key] = LiberoEnv(
+                *key, obs=self.obs, env_seed=self.env_seed, resolution=self.resolution, fast=self.fast_render
+            )
         return self.envs[key]
 
     @seq.check

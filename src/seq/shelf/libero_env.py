@@ -29,6 +29,10 @@ Success is LIBERO's own `_check_success()` (the `done` its `step` returns). Acti
 7 numbers in [-1, 1], OSC_POSE deltas and a gripper command (-1 open, +1 closed), passed as
 given (vla-eval turns the gripper into ±1 first; openpi's client does not).
 
+`fast=True` (the benchmark's `fast_render`, off by default) draws the cameras without
+multisampling, shadows or reflections: other pixels (edges, shading), faster on a CPU; measured
+in `bench/libero.py` against the faithful images.
+
 Speed without changing a pixel: the render context (and with it the 189 MB of textures uploaded
 to OpenGL) is made once per env and kept across LIBERO's hard resets, which would otherwise
 rebuild it every episode; the model a reset rebuilds is the same file, so the context's meshes
@@ -110,14 +114,27 @@ class _RandomReplay:
             self.states.append(np.random.get_state())
 
 
+def _lighten(model: Any) -> None:
+    """The fast mode's drawing settings (module doc): no multisampling, shadows or reflections."""
+    model.vis.quality.offsamples = 0
+    model.light_castshadow[:] = 0
+    model.mat_reflectance[:] = 0.0
+
+
 class _KeptRenderContext:
     """Makes robosuite's hard reset keep the env's offscreen render context (GL context, meshes,
     textures) instead of building a new one for the rebuilt model; see the module's doc."""
 
-    def __init__(self, inner: Any) -> None:
-        self.inner, self.kept = inner, None
+    def __init__(self, inner: Any, fast: bool = False) -> None:
+        self.inner, self.kept, self.fast = inner, None, fast
         self.make_sim, self.destroy_sim = inner._initialize_sim, inner._destroy_sim
         inner._destroy_sim, inner._initialize_sim = self.destroy, self.initialize
+        if fast and inner.sim._render_context_offscreen is not None:
+            _lighten(inner.sim.model._model)
+            context = inner.sim._render_context_offscreen
+            _make_current(context.gl_ctx)
+            context.con.free()  # made again without multisampling buffers
+            context._set_mujoco_context_and_buffers()
 
     def destroy(self) -> None:
         sim = self.inner.sim
@@ -127,6 +144,8 @@ class _KeptRenderContext:
 
     def initialize(self, xml_string: str | None = None) -> None:
         self.make_sim(xml_string)
+        if self.fast:
+            _lighten(self.inner.sim.model._model)
         context, self.kept = self.kept, None
         if context is not None:
             sim = self.inner.sim
@@ -208,6 +227,7 @@ class LiberoEnv:
         obs: str = "pixels",
         env_seed: int = ENV_SEED,
         resolution: int = RESOLUTION,
+        fast: bool = False,
     ) -> None:
         if obs not in OBS_MODES:
             raise ValueError(f"libero: obs must be one of {', '.join(OBS_MODES)}, got {obs!r}.")
@@ -230,7 +250,7 @@ class LiberoEnv:
             use_camera_obs=self.cameras,
             has_offscreen_renderer=self.cameras,
         )
-        self._context = _KeptRenderContext(self.env.env)
+        self._context = _KeptRenderContext(self.env.env, fast=fast and self.cameras)
         self._gate = _CameraGate(self.env.env, list(CAMERAS.values()) if self.cameras else [], resolution)
         low, high = self.env.env.action_spec
         from types import SimpleNamespace
