@@ -1,7 +1,7 @@
 """`libero-to-openpi`: the `libero` benchmark's observation as openpi's LIBERO client sends it, so
 an openpi LIBERO policy server (pi0, pi0-FAST, pi05 `*_libero`) works unchanged:
 
-    seq deploy "$(python -c 'import seq.shelf.libero_openpi as m; print(m.__file__)')"
+    seq deploy "$(python -c 'import seq.shelf.adapters.libero_openpi as m; print(m.__file__)')"
     seq eval run --benchmark libero --policy-url ws://HOST:8000 --policy-protocol openpi \
         --adapter libero-to-openpi
 
