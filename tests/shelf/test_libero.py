@@ -7,6 +7,8 @@ from __future__ import annotations
 import subprocess
 import textwrap
 
+from conftest import refused_in_one_line, run_cli
+
 import seq
 from seq.shelf.libero_tasks import SUITES
 
@@ -121,3 +123,14 @@ def test_the_published_observation_is_libero_s_own_pixels():
         """
     )
     assert "identical" in out
+
+
+def test_scripted_without_privileged_state_is_refused_before_any_episode():
+    from seq.isolation.images import ensure_image
+    from seq.shelf.libero import IMAGE
+
+    ensure_image(IMAGE)  # built already: only the refusal is printed
+    command = ("eval", "run", "libero-scripted", "--benchmark", "libero", "--tasks", SPATIAL_TASK)
+    refused_in_one_line(
+        run_cli(*command), "libero-scripted", "'object_boxes' is missing", "'agentview_image' (256, 256, 3)"
+    )

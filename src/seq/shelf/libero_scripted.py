@@ -147,6 +147,9 @@ class LiberoScripted(seq.Policy):
     """Scripted pick-and-place on LIBERO from privileged state (module doc); run it with
     `--param obs_mode=state`."""
 
+    # checked before an eval starts: without the privileged keys it is refused, naming them
+    inputs = {"state": (8,), "objects": None, "object_boxes": None, "goal": None}
+
     @seq.infer
     def infer(self, obs: Any, *, seed: int | None = None, instruction: str | None = None) -> np.ndarray:
         return scripted_action(obs).astype(np.float32)
