@@ -33,10 +33,9 @@ given (vla-eval turns the gripper into ±1 first; openpi's client does not).
 multisampling, shadows or reflections: other pixels (edges, shading), faster on a CPU; measured
 in `bench/libero.py` against the faithful images.
 
-Speed without changing a pixel: the render context (and with it the 189 MB of textures uploaded
-to OpenGL) is made once per env and kept across LIBERO's hard resets, which would otherwise
-rebuild it every episode; the model a reset rebuilds is the same file, so the context's meshes
-and textures are the same ones (checked by `tests/shelf/test_libero.py`).
+Speed without changing a pixel (`seq.shelf.libero_gl`): the render context, and with it 189 MB
+of textures, made once per env instead of at every hard reset, and the cameras drawn only for the
+images the policy sees (checked against LIBERO's own env by `tests/shelf/test_libero.py`).
 """
 
 from __future__ import annotations
@@ -49,6 +48,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from seq.shelf.libero_gl import CameraGate, KeptRenderContext
 
 WAIT_STEPS = 10
 DUMMY_ACTION = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, -1.0)
@@ -114,108 +115,6 @@ class _RandomReplay:
             self.states.append(np.random.get_state())
 
 
-def _lighten(model: Any) -> None:
-    """The fast mode's drawing settings (module doc): no multisampling, shadows or reflections."""
-    model.vis.quality.offsamples = 0
-    model.light_castshadow[:] = 0
-    model.mat_reflectance[:] = 0.0
-
-
-class _KeptRenderContext:
-    """Makes robosuite's hard reset keep the env's offscreen render context (GL context, meshes,
-    textures) instead of building a new one for the rebuilt model; see the module's doc."""
-
-    def __init__(self, inner: Any, fast: bool = False) -> None:
-        self.inner, self.kept, self.fast = inner, None, fast
-        self.make_sim, self.destroy_sim = inner._initialize_sim, inner._destroy_sim
-        inner._destroy_sim, inner._initialize_sim = self.destroy, self.initialize
-        if fast and inner.sim._render_context_offscreen is not None:
-            _lighten(inner.sim.model._model)
-            context = inner.sim._render_context_offscreen
-            _make_current(context.gl_ctx)
-            context.con.free()  # made again without multisampling buffers
-            context._set_mujoco_context_and_buffers()
-
-    def destroy(self) -> None:
-        sim = self.inner.sim
-        if sim is not None and sim._render_context_offscreen is not None:
-            self.kept, sim._render_context_offscreen = sim._render_context_offscreen, None
-        self.destroy_sim()
-
-    def initialize(self, xml_string: str | None = None) -> None:
-        self.make_sim(xml_string)
-        if self.fast:
-            _lighten(self.inner.sim.model._model)
-        context, self.kept = self.kept, None
-        if context is not None:
-            sim = self.inner.sim
-            context.sim, context.model, context.data = sim, sim.model, sim.data
-            sim._render_context_offscreen = context
-
-    def release(self) -> None:
-        """Let the env free its context on close (while OpenGL is still up), with that context
-        current: MuJoCo frees a context's textures and buffers by number in whichever context is
-        current, which would be another env's if one is in the process."""
-        self.inner._destroy_sim, self.inner._initialize_sim = self.destroy_sim, self.make_sim
-        self.kept = None
-        sim = self.inner.sim
-        if sim is not None and sim._render_context_offscreen is not None:
-            _make_current(sim._render_context_offscreen.gl_ctx)
-
-
-def _make_current(gl_context: Any) -> None:
-    """Make an OpenGL context of robosuite current unless it is (switching costs a flush)."""
-    current = getattr(gl_context, "_context", None)
-    if os.environ.get("MUJOCO_GL", "egl") == "egl" and current:
-        from OpenGL import EGL
-
-        active = EGL.eglGetCurrentContext()
-        if active and active.address == current.address:
-            return
-    gl_context.make_current()
-
-
-class _CameraGate:
-    """Lets robosuite's camera sensors draw only when `drawing`: otherwise they return a blank
-    image, and every observable's timing runs as before. LIBERO draws both cameras ~26 times
-    before an episode's first observation (checking each sensor after a hard reset, the reset's
-    and the init state's observations, each wait step) and only the last wait step's images
-    reach the policy; drawing just those gives the same pixels (tested against vla-eval's).
-
-    Each drawing first makes the env's own OpenGL context current: robosuite 1.4 never does, so
-    with two envs in a process (a worker's lockstep slots) one drew with the other's context, and
-    its meshes and textures (a wrong picture, tested)."""
-
-    def __init__(self, inner: Any, cameras: list[str], size: int) -> None:
-        self.inner = inner
-        self.drawing = True
-        self.blank = np.zeros((size, size, 3), dtype=np.uint8)
-        self.names = {f"{camera}_image" for camera in cameras}
-        setup = inner._setup_observables
-
-        def setup_gated() -> Any:
-            observables = setup()
-            for name, observable in observables.items():
-                if name in self.names:
-                    observable._sensor = self.gated(observable._sensor)
-            return observables
-
-        inner._setup_observables = setup_gated
-        for name, observable in inner._observables.items():
-            if name in self.names:
-                observable._sensor = self.gated(observable._sensor)
-
-    def gated(self, sensor: Any) -> Any:
-        def camera(obs_cache: dict[str, Any]) -> Any:
-            if not self.drawing:
-                return self.blank
-            _make_current(self.inner.sim._render_context_offscreen.gl_ctx)
-            return sensor(obs_cache)
-
-        camera.__modality__ = sensor.__modality__  # what robosuite's @sensor decorator sets
-        return camera
-
-
 class LiberoEnv:
     """One LIBERO task under the published protocol (module doc), gym-style:
     `reset(seed)` → `(obs, info)` with `seed` the init state's index; `step(action)`."""
@@ -250,8 +149,8 @@ class LiberoEnv:
             use_camera_obs=self.cameras,
             has_offscreen_renderer=self.cameras,
         )
-        self._context = _KeptRenderContext(self.env.env, fast=fast and self.cameras)
-        self._gate = _CameraGate(self.env.env, list(CAMERAS.values()) if self.cameras else [], resolution)
+        self._context = KeptRenderContext(self.env.env, fast=fast and self.cameras)
+        self._gate = CameraGate(self.env.env, list(CAMERAS.values()) if self.cameras else [], resolution)
         low, high = self.env.env.action_spec
         from types import SimpleNamespace
 
