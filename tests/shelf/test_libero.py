@@ -1,0 +1,136 @@
+"""The built-in LIBERO benchmark and its scripted policy, in LIBERO's own image (built once for the
+test run: `SEQ_IMAGES`; the first build downloads ~400 MB). Episodes are few and short: LIBERO
+draws its scenes in software here, ~0.2 s a camera image."""
+
+from __future__ import annotations
+
+import subprocess
+import textwrap
+
+from conftest import refused_in_one_line, run_cli
+
+import seq
+from seq.shelf.libero_tasks import SUITES
+
+SPATIAL_TASK = SUITES["libero_spatial"][2][0]  # the bowl from the table's centre onto the plate
+OBJECT_TASK = SUITES["libero_object"][0][0]  # the alphabet soup into the basket
+
+
+def test_scripted_places_a_bowl_and_a_can_random_does_not():
+    report = seq.eval.run(
+        "libero-scripted",
+        vs="random",
+        benchmark="libero",
+        suites=["libero_spatial", "libero_object"],
+        tasks=[SPATIAL_TASK, OBJECT_TASK],
+        seeds=[3],
+        max_steps=130,
+        params={"obs_mode": "state"},  # no cameras: physics only
+        vs_params={"obs_mode": "state"},
+        envs=2,
+    )
+    episodes = {(e.arm.split()[0], e.task): e for e in report.episodes}
+    assert len(episodes) == 4 and {e.status for e in report.episodes} == {"ok"}
+    for task in (SPATIAL_TASK, OBJECT_TASK):
+        scripted, random = episodes["libero-scripted", task], episodes["random", task]
+        assert scripted.metrics["success"] == 1.0 and scripted.ended_by == "check"
+        assert 40 < scripted.steps < 130
+        assert random.metrics["success"] == 0.0 and random.steps == 130
+
+
+def _in_image(script: str, timeout: float = 900) -> str:
+    """Run `script` in the libero image's Python (where LIBERO is); its stdout."""
+    from seq.isolation.images import ensure_image
+    from seq.shelf.libero import IMAGE
+
+    python = ensure_image(IMAGE).python
+    done = subprocess.run(
+        [str(python), "-c", textwrap.dedent(script)], capture_output=True, text=True, timeout=timeout
+    )
+    assert done.returncode == 0, done.stderr[-4000:]
+    return done.stdout
+
+
+def test_the_published_observation_is_libero_s_own_pixels():
+    """seq's faithful path (render context kept across resets, cameras drawn only for the
+    observation, np.random replayed per episode) against LIBERO's own env driven as the published
+    loop drives it: seeded once, episodes in order; and still so with another env in the process."""
+    out = _in_image(
+        f"""
+        import numpy as np
+        from seq.shelf.libero_env import LiberoEnv, configure_libero
+        from seq.shelf.libero_scripted import scripted_action
+
+        configure_libero()
+        from libero.libero import benchmark
+        from libero.libero.envs import OffScreenRenderEnv
+
+        suite = benchmark.get_benchmark_dict()["libero_spatial"]()
+        index = suite.get_task_names().index({SPATIAL_TASK!r})
+        init = suite.get_task_init_states(index)
+        reference = OffScreenRenderEnv(
+            bddl_file_name=suite.get_task_bddl_file_path(index), camera_heights=256, camera_widths=256
+        )
+        reference.seed(7)
+        action = [0.4, -0.2, 0.1, 0.0, 0.0, 0.0, 1.0]
+        expected = []
+        for episode in range(2):
+            reference.reset()
+            reference.set_init_state(init[episode])
+            for _ in range(10):
+                raw, _, _, _ = reference.step([0.0] * 6 + [-1.0])
+            after, _, _, _ = reference.step(action)
+            expected.append((raw, after))
+        reference.close()
+
+        env = LiberoEnv("libero_spatial", {SPATIAL_TASK!r})
+        for episode in (1, 0):  # out of order: the fixtures' places are replayed all the same
+            obs, _ = env.reset(episode)
+            after, _, _, _, _ = env.step(np.array(action))
+            raw, raw_after = expected[episode]
+            assert sorted(obs) == ["agentview_image", "state", "wrist_image"], sorted(obs)
+            for ours, theirs in ((obs, raw), (after, raw_after)):
+                assert ours["agentview_image"].shape == (256, 256, 3)
+                assert ours["agentview_image"].dtype == np.uint8
+                assert np.array_equal(ours["agentview_image"], theirs["agentview_image"][::-1, ::-1])
+                assert np.array_equal(ours["wrist_image"], theirs["robot0_eye_in_hand_image"][::-1, ::-1])
+                assert ours["state"].shape == (8,)
+                assert np.array_equal(ours["state"][:3], theirs["robot0_eef_pos"])
+                assert np.array_equal(ours["state"][6:], theirs["robot0_gripper_qpos"])
+        # a second env in the process (as a worker's lockstep slots), with an OpenGL context of its
+        # own made after the first's: the first still draws its own scene, also once it is closed
+        other = LiberoEnv("libero_object", {OBJECT_TASK!r})
+        other.reset(0)
+        for _ in range(2):
+            again, _ = env.reset(0)
+            assert np.array_equal(again["agentview_image"], expected[0][0]["agentview_image"][::-1, ::-1])
+            other.close()
+        env.close()
+        fast = LiberoEnv("libero_spatial", {SPATIAL_TASK!r}, fast=True)  # other pixels, same physics
+        quick, _ = fast.reset(0)
+        fast.close()
+        faithful = expected[0][0]["agentview_image"][::-1, ::-1].astype(float)
+        psnr = 10 * np.log10(255**2 / np.mean((quick["agentview_image"] - faithful) ** 2))
+        assert 24 < psnr < 40, psnr
+        assert np.array_equal(quick["state"][6:], expected[0][0]["robot0_gripper_qpos"])
+        try:
+            scripted_action(obs)
+        except ValueError as error:
+            assert "obs_mode=state" in str(error), error
+        else:
+            raise AssertionError("libero-scripted ran without privileged state")
+        print("identical")
+        """
+    )
+    assert "identical" in out
+
+
+def test_scripted_without_privileged_state_is_refused_before_any_episode():
+    from seq.isolation.images import ensure_image
+    from seq.shelf.libero import IMAGE
+
+    ensure_image(IMAGE)  # built already: only the refusal is printed
+    command = ("eval", "run", "libero-scripted", "--benchmark", "libero", "--tasks", SPATIAL_TASK)
+    refused_in_one_line(
+        run_cli(*command), "libero-scripted", "'object_boxes' is missing", "'agentview_image' (256, 256, 3)"
+    )
