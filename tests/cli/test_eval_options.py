@@ -116,6 +116,14 @@ def test_a_bad_name_value_pair_names_its_own_flag(flag, value):
     refused_in_one_line(done, f"{flag} {value}: expected NAME=VALUE")
 
 
+@pytest.mark.parametrize(("flag", "value"), [("--sweep", "nosuch=1,2"), ("--vs-param", "nosuch=1")])
+def test_an_undeclared_parameter_names_the_flag_that_set_it(toy_file, flag, value):
+    seq.deploy(toy_file)
+    done = run_cli("eval", "run", "line-controller", "-b", "line", "--vs", "line-controller", flag, value)
+    refused_in_one_line(done, f"{flag} nosuch: no side declares it")
+    assert seq.eval.ls() == []
+
+
 def test_a_bad_engine_is_refused_before_the_eval_is_stored(toy_file):
     seq.deploy(toy_file)
     done = run_cli("eval", "run", "line-controller", "-b", "line", "--engine", "rey")

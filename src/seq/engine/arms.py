@@ -25,6 +25,11 @@ class Arm:
     policy: Any
     params: Mapping[str, Any] = field(default_factory=dict)
     name: str | None = None
+    flags: Mapping[str, str] = field(default_factory=dict, compare=False, repr=False)  # key -> its flag
+
+    def flag(self, key: str) -> str:
+        """The command-line flag that set `key` on this arm (`--param` unless `--sweep`/`--vs-param`)."""
+        return self.flags.get(key, "--param")
 
 
 def _policy_label(policy: Any) -> str:
@@ -34,7 +39,7 @@ def _policy_label(policy: Any) -> str:
 def _named(arms: list[Arm]) -> list[Arm]:
     """Give unnamed arms the names that tell them apart: the policy and the parameters that differ."""
     if len(arms) == 1:
-        return [Arm(arms[0].policy, arms[0].params, arms[0].name or "")]
+        return [Arm(arms[0].policy, arms[0].params, arms[0].name or "", arms[0].flags)]
     policies = {_policy_label(arm.policy) for arm in arms}
     keys = sorted({key for arm in arms for key in arm.params})
     varying = [k for k in keys if len({str(arm.params.get(k)) for arm in arms}) > 1]
@@ -42,10 +47,10 @@ def _named(arms: list[Arm]) -> list[Arm]:
     for index, arm in enumerate(arms):
         parts = [_policy_label(arm.policy)] if len(policies) > 1 else []
         parts += [f"{key.rpartition('.')[2]}={arm.params.get(key, 'default')}" for key in varying]
-        named.append(Arm(arm.policy, arm.params, arm.name or " ".join(parts) or chr(65 + index)))
+        named.append(Arm(arm.policy, arm.params, arm.name or " ".join(parts) or chr(65 + index), arm.flags))
     names = [arm.name for arm in named]
     if len(set(names)) != len(names):
-        named = [Arm(a.policy, a.params, f"{chr(65 + i)}: {a.name}") for i, a in enumerate(named)]
+        named = [Arm(a.policy, a.params, f"{chr(65 + i)}: {a.name}", a.flags) for i, a in enumerate(named)]
     return named
 
 
@@ -76,9 +81,13 @@ def build_arms(
                 )
         keys = list(sweep)
         built = [
-            Arm(policy, {**params, **dict(zip(keys, combo, strict=True))})
+            Arm(
+                policy,
+                {**params, **dict(zip(keys, combo, strict=True))},
+                flags=dict.fromkeys(keys, "--sweep"),
+            )
             for combo in itertools.product(*sweep.values())
         ]
     if vs is not None:
-        built.append(Arm(vs, dict(vs_params or {})))
+        built.append(Arm(vs, dict(vs_params or {}), flags=dict.fromkeys(vs_params or {}, "--vs-param")))
     return _named(built)

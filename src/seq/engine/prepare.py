@@ -229,7 +229,13 @@ def prepare_eval(request: EvalRequest, store: Store) -> PreparedEval:
                 check_installed("policy", policy_row.name, policy_row.ref, "this Python environment")
             policy_cls = type(arm.policy) if isinstance(arm.policy, Policy) else load_version(policy_row)
             declared = policy_spec_of(policy_cls).parameters
-        values = _resolve_params(declared, benchmark_row, arm.params, adapter_declared)
+        try:
+            values = _resolve_params(declared, benchmark_row, arm.params, adapter_declared)
+        except SeqInputError as error:  # name the flag that set the value: --param, --sweep, --vs-param
+            key = next((k for k in arm.params if str(error).startswith(f"--param {k}:")), None)
+            if key is None or arm.flag(key) == "--param":
+                raise
+            raise SeqInputError(str(error).replace("--param", arm.flag(key), 1)) from None
         policies.append(policy_cls)
         arms.append(
             ArmManifest(
