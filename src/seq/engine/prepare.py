@@ -223,6 +223,12 @@ def prepare_eval(request: EvalRequest, store: Store) -> PreparedEval:
             served = register_remote(remote, request.policy_protocol, store, request.policy_name)
             policy_row, declared, server = served.row, served.parameters, served.server
             policy_cls = None
+            asked_for = arm.policy.partition("@")[0] if isinstance(arm.policy, str) else None
+            if asked_for and request.policy_name is None and asked_for != policy_row.name:
+                raise SeqInputError(
+                    f"POLICY {arm.policy}: the server at {remote} serves {policy_row.name}, not it; "
+                    "drop POLICY, or record the server under a name of yours with --policy-name."
+                )
         else:
             policy_row = resolve("policy", arm.policy, store)
             if request.serve or not in_image:  # served from this process, or run in its workers

@@ -105,13 +105,14 @@ def open_record(path: Path) -> GuardedConnection:
     refusing an empty file. The caller sets the journal mode and migrates."""
     if _empty(path):
         raise damaged(path, "the file is empty, 0 bytes, which a record never is")
-    short = _truncation(path)
-    if short:
-        raise damaged(path, short)
     if not path.exists():
         _create(path)
     db = sqlite3.connect(path, timeout=30, isolation_level=None, factory=GuardedConnection)
     db.path = path
+    short = _truncation(db, path)
+    if short:
+        db.close()
+        raise damaged(path, short)
     return db
 
 
@@ -126,25 +127,22 @@ def _empty(path: Path) -> bool:
     return not wal.exists() or wal.stat().st_size == 0
 
 
-def _truncation(path: Path) -> str | None:
+def _truncation(db: sqlite3.Connection, path: Path) -> str | None:
     """How the file falls short of the size its header promises, when it does. SQLite reads the
-    missing pages as zeros (some tables then look empty), so this is checked before it reads.
-    Only with no write-ahead log in use: then no checkpoint is writing the file."""
+    missing pages as zeros (some tables then look empty), so this is checked before anything is
+    read. Only with no write-ahead log in use: then no checkpoint is writing the file. The header
+    is read by SQLite itself: opening the file apart from it and closing that would drop the
+    locks this process's connections hold on it (POSIX locks belong to the process)."""
     wal = path.with_name(path.name + "-wal")
     try:
         if wal.exists() and wal.stat().st_size:
             return None
-        with path.open("rb") as file:
-            header = file.read(100)
         size = path.stat().st_size
-    except OSError:
-        return None
-    if len(header) < 100 or not header.startswith(b"SQLite format 3\x00"):
-        return None  # not SQLite at all: SQLite says so
-    page_size = int.from_bytes(header[16:18], "big")
-    page_size = 65536 if page_size == 1 else page_size
-    pages = int.from_bytes(header[28:32], "big")
-    if header[24:28] == header[92:96] and size < pages * page_size:  # the page count is valid
+        page_size = db.execute("PRAGMA page_size").fetchone()[0]
+        pages = db.execute("PRAGMA page_count").fetchone()[0]
+    except (OSError, sqlite3.DatabaseError):
+        return None  # not SQLite at all, or unreadable: SQLite says so at the first query
+    if size < pages * page_size:
         promised = pages * page_size
         return f"the file holds {size:,} bytes of the {promised:,} its header promises: it was cut short"
     return None
@@ -243,11 +241,12 @@ def check_record(path: str | Path | None = None) -> RecordCheck:
     size = path.stat().st_size
     if _empty(path):
         return RecordCheck(path, size, None, ["the file is empty, 0 bytes, which a record never is"])
-    short = _truncation(path)
-    problems: list[str] = [short] if short else []
+    problems: list[str] = []
     version = evals = episodes = None
     db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
     try:
+        short = _truncation(db, path)
+        problems += [short] if short else []
         version = user_version(db)
         rows = db.execute(f"PRAGMA integrity_check({SHOWN_PROBLEMS})").fetchall()
         found = [line.strip() for row in rows for line in str(row[0]).splitlines() if line.strip()]
