@@ -151,3 +151,6 @@ def test_a_space_whose_keys_cannot_be_ordered_is_refused_in_words():
 
     with pytest.raises(ValueError, match="keys must all be text"):
         SpaceCache().get({"type": "Box", 0: 0})
+    for nvec in (None, "ab", [None], [2**80]):  # also found by it, on another machine
+        with pytest.raises(ValueError, match="nvec"):
+            SpaceCache().get({"type": "MultiDiscrete", "nvec": nvec})

@@ -109,7 +109,13 @@ def space_elements(description: Any, depth: int = 0) -> int:
     if kind == "Box":
         count = math.prod(_shape(description.get("shape")))
     elif kind == "MultiDiscrete":
-        count = np.asarray(description.get("nvec"), dtype=np.int64).size
+        nvec = description.get("nvec")
+        if not isinstance(nvec, list | tuple | int):
+            raise ValueError("a MultiDiscrete space needs its 'nvec': a list of whole numbers.")
+        try:
+            count = np.asarray(nvec, dtype=np.int64).size
+        except (TypeError, ValueError, OverflowError):
+            raise ValueError("a MultiDiscrete space's 'nvec' holds whole numbers only.") from None
     elif kind == "MultiBinary":
         n = description.get("n")
         count = math.prod(_shape(n if isinstance(n, list | tuple) else [n]))
@@ -195,8 +201,14 @@ class SpaceCache:
             if entry is not None:
                 self._built.move_to_end(key)
                 return entry[0]
-            space = build_space(description)
-            elements = space_elements(description)
+            try:
+                space = build_space(description)
+                elements = space_elements(description)
+            except (TypeError, KeyError, IndexError, AttributeError, OverflowError) as error:
+                # hostile or malformed input: refused in words, never an exception escaping the frame
+                raise ValueError(
+                    f"not a space this server can build ({type(error).__name__}: {error})"
+                ) from None
             self._built[key] = (space, elements)
             self._elements += elements
             while len(self._built) > self.max_entries or self._elements > self.max_elements:
