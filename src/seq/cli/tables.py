@@ -49,14 +49,14 @@ def print_eval_table(rows: list[dict[str, Any]], console: Console | None = None)
     table = _table("id", "status", "ran", "episodes", "created", wrapping=("ran",))
     for row in rows:
         policies = list(dict.fromkeys(arm["policy"] for arm in row.get("arms", []) if arm.get("policy")))
-        ran = f"{row['benchmark']} + {' vs '.join(policies) or row['policy']}"
+        ran = f"{row['benchmark']}\n+ {' vs '.join(policies) or row['policy']}"  # names whole, each on a line
         extra = "\n".join(text for text in (arms_text(row.get("arms", [])), _failure_text(row)) if text)
         table.add_row(
             row["id"],
             row["status"],
             ran + (f"\n{extra}" if extra else ""),
             f"{row['done']}/{row['total']}",
-            time.strftime("%Y-%m-%d %H:%M", time.localtime(row["created_at"])),
+            time.strftime("%Y-%m-%d\n%H:%M", time.localtime(row["created_at"])),
         )
     (console or Console(highlight=False)).print(table)
 
