@@ -78,6 +78,7 @@ def test_a_second_runner_of_a_live_eval_is_refused_in_one_sentence(toy_file, seq
         (row,) = seq.eval.ls()
         second = run_cli("eval", "run", "--resume", row["id"], "--envs", "1")
         refused_in_one_line(second, row["id"], "is being run by", f":{first.pid}")
+        assert second.stdout == ""  # refused before the eval's header or its progress bar
         with pytest.raises(seq.SeqInputError, match="is being run by"):
             seq.eval.run(resume=row["id"][:6], envs=1)  # the Python twin, by an id prefix
         assert seq.eval.ls()[0]["status"] == "running"

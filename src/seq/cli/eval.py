@@ -14,7 +14,8 @@ from rich.live import Live
 from rich.table import Table
 
 import seq.eval as api
-from seq.cli.options import SectionedHelp, command_from, extra_option, split_list
+from seq.cli.help import SectionedHelp
+from seq.cli.options import command_from, extra_option, split_list
 from seq.cli.progress import EvalProgress
 from seq.cli.tables import print_eval_table
 from seq.engine.request import EvalRequest

@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Any
 
 import typer
-from typer.core import TyperCommand
 
 from seq.engine.request import Cli, cli_of, default_of, help_group, help_of
 from seq.errors import SeqInputError
@@ -162,23 +161,3 @@ def extra_option(
         default, *flags, help=help, metavar=metavar, show_default=False, rich_help_panel=panel
     )
     return inspect.Parameter(python, inspect.Parameter.KEYWORD_ONLY, default=info, annotation=annotation)
-
-
-class SectionedHelp(TyperCommand):
-    """A command whose help lists its options in sections (their `rich_help_panel`), as plain text
-    wrapped to the terminal (at most 80 columns): no option name or default is ever cut."""
-
-    def format_help(self, ctx: Any, formatter: Any) -> None:
-        self.format_usage(ctx, formatter)
-        self.format_help_text(ctx, formatter)
-        sections: dict[str, list[tuple[str, str]]] = {}
-        for param in self.get_params(ctx):
-            record = param.get_help_record(ctx)
-            if param.param_type_name == "argument" and record is not None:
-                record = (param.metavar or str(param.name).upper(), record[1])  # its name, not its type
-            if record is not None:
-                title = getattr(param, "rich_help_panel", None) or "Options"
-                sections.setdefault(title, []).append(record)
-        for title, rows in sections.items():
-            with formatter.section(title):
-                formatter.write_dl(rows)

@@ -29,14 +29,15 @@ class EvalProgress:
             transient=True,
         )
         self.task: Any = None
+        self.shown = False  # the bar appears once the eval starts: a refused one prints nothing
         self.successes = self.counted = self.errors = self.cut_short = 0
 
     def __enter__(self) -> EvalProgress:
-        self.progress.__enter__()
         return self
 
     def __exit__(self, *exc: Any) -> None:
-        self.progress.__exit__(*exc)
+        if self.shown:
+            self.progress.__exit__(*exc)
 
     def on_start(self, row: EvalRow) -> None:
         self.console.print(
@@ -45,6 +46,8 @@ class EvalProgress:
             + f"{row.policy}@v{row.policy_version}",
             highlight=False,
         )
+        self.progress.__enter__()
+        self.shown = True
         total = self.store.count_items(row.id)
         for result in self.store.episodes(row.id):
             if not (self.rerun_failed and result.status == ERROR):

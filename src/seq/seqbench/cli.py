@@ -12,6 +12,7 @@ from pathlib import Path
 
 import typer
 
+from seq.cli.help import plain_help
 from seq.cli.options import parse_seeds
 from seq.seqbench.errors import RunFailed, SeqInputError
 
@@ -152,6 +153,7 @@ def algorithms_command() -> None:
 
 def main(argv: list[str] | None = None) -> None:
     """Entry point of the `seqbench` script: bad input exits 2, a failed run exits 1, one line each."""
+    plain_help(app)
     try:
         app(args=argv, standalone_mode=True)
     except SeqInputError as error:
