@@ -134,3 +134,21 @@ def test_dry_run_shows_each_arms_values_and_where_they_came_from(toy_file):
     assert first["benchmark.delay"] == {"value": 0.0, "from": "benchmark default"}
     assert plan["arms"][0]["max_policy_queries"] == 6 * 60  # no steps_per_query: one query a step at most
     assert seq.eval.ls() == []  # nothing stored
+
+
+def test_a_policy_asks_for_the_benchmark_setup_values_it_needs_and_a_given_value_wins(toy_file):
+    seq.deploy(toy_file)
+
+    @seq.policy(name="asks-for-delay")
+    class AsksForDelay(seq.Policy):
+        benchmark_parameters = {"delay": "0.001", "not_a_setup_parameter": "1"}
+
+        @seq.infer
+        def infer(self, obs, *, seed=None):
+            return [0.0]
+
+    asked = seq.eval.dry_run(AsksForDelay(), benchmark="line")["arms"][0]["parameters"]
+    assert asked["benchmark.delay"] == {"value": 0.001, "from": "asked by asks-for-delay@v1"}
+    assert not any("not_a_setup_parameter" in name for name in asked)
+    given = seq.eval.dry_run(AsksForDelay(), benchmark="line", params={"delay": "0.0"})
+    assert given["arms"][0]["parameters"]["benchmark.delay"] == {"value": 0.0, "from": "--param/--sweep"}

@@ -4,6 +4,7 @@ draws its scenes in software here, ~0.2 s a camera image."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import textwrap
 
@@ -25,8 +26,7 @@ def test_scripted_places_a_bowl_and_a_can_random_does_not():
         tasks=[SPATIAL_TASK, OBJECT_TASK],
         seeds=[3],
         max_steps=130,
-        params={"obs_mode": "state"},  # no cameras: physics only
-        vs_params={"obs_mode": "state"},
+        vs_params={"obs_mode": "state"},  # no cameras: physics only (libero-scripted asks for it)
         envs=2,
     )
     episodes = {(e.arm.split()[0], e.task): e for e in report.episodes}
@@ -125,12 +125,21 @@ def test_the_published_observation_is_libero_s_own_pixels():
     assert "identical" in out
 
 
-def test_scripted_without_privileged_state_is_refused_before_any_episode():
+def test_scripted_asks_for_privileged_state_and_without_it_is_refused_before_any_episode():
     from seq.isolation.images import ensure_image
     from seq.shelf.libero import IMAGE
 
     ensure_image(IMAGE)  # built already: only the refusal is printed
     command = ("eval", "run", "libero-scripted", "--benchmark", "libero", "--tasks", SPATIAL_TASK)
-    refused_in_one_line(
-        run_cli(*command), "libero-scripted", "'object_boxes' is missing", "'agentview_image' (256, 256, 3)"
+    planned = json.loads(run_cli(*command, "--dry-run", "--json").stdout)
+    (arm,) = planned["arms"]
+    assert arm["parameters"]["benchmark.obs_mode"] == {
+        "value": "state",
+        "from": "asked by libero-scripted@v1",
+    }
+    refused_in_one_line(  # a value the eval gives wins over the policy's ask
+        run_cli(*command, "--param", "obs_mode=pixels"),
+        "libero-scripted",
+        "'object_boxes' is missing",
+        "'agentview_image' (256, 256, 3)",
     )

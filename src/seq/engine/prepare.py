@@ -65,6 +65,20 @@ def _resolve_params(
     return values
 
 
+def _asked_by_policy(
+    policy_cls: type | None, setup: Mapping[str, Parameter], given: Mapping[str, Any]
+) -> dict[str, Any]:
+    """The benchmark setup values a policy asks for (its class's `benchmark_parameters`, such as
+    `{"obs_mode": "state"}` for a policy that reads privileged state), where the benchmark declares
+    them and the eval did not set them: a value given with `--param` always wins."""
+    wanted = getattr(policy_cls, "benchmark_parameters", None) or {}
+    return {
+        f"benchmark.{name}": value
+        for name, value in wanted.items()
+        if name in setup and f"benchmark.{name}" not in given and name not in given
+    }
+
+
 def check_envs(envs: int | None) -> int:
     if envs is None:
         return default_envs()
@@ -157,6 +171,8 @@ def dry_run(request: EvalRequest, store: Store) -> dict[str, Any]:
                 "value": value,
                 "from": "--param/--sweep"
                 if f"{side}.{name}" in given or name in given
+                else f"asked by {arm.policy}"
+                if f"{side}.{name}" in arm.asked
                 else f"{side} default",
             }
             for side, values in arm.parameters.items()
@@ -235,8 +251,9 @@ def prepare_eval(request: EvalRequest, store: Store) -> PreparedEval:
                 check_installed("policy", policy_row.name, policy_row.ref, "this Python environment")
             policy_cls = type(arm.policy) if isinstance(arm.policy, Policy) else load_version(policy_row)
             declared = policy_spec_of(policy_cls).parameters
+        asked = _asked_by_policy(policy_cls, spec.setup_parameters, arm.params)
         try:
-            values = _resolve_params(declared, benchmark_row, arm.params, adapter_declared)
+            values = _resolve_params(declared, benchmark_row, {**asked, **arm.params}, adapter_declared)
         except SeqInputError as error:  # name the flag that set the value: --param, --sweep, --vs-param
             key = next((k for k in arm.params if str(error).startswith(f"--param {k}:")), None)
             if key is None or arm.flag(key) == "--param":
@@ -253,6 +270,7 @@ def prepare_eval(request: EvalRequest, store: Store) -> PreparedEval:
                 policy_sha256=policy_row.sha256,
                 params={k: str(v) for k, v in arm.params.items()},
                 parameters=values,
+                asked={k: str(v) for k, v in asked.items()},
                 policy_url=remote,
                 protocol=request.policy_protocol if remote else "seq",
                 server=server,

@@ -55,6 +55,7 @@ class ArmManifest:
     policy_sha256: str
     params: dict[str, str] = field(default_factory=dict)
     parameters: dict[str, dict[str, Any]] = field(default_factory=dict)
+    asked: dict[str, str] = field(default_factory=dict)  # setup values the policy asked for (not given)
     in_memory: str | None = None  # the key of a policy object held by the process that runs the eval
     policy_url: str | None = None  # served there, not loaded
     protocol: str = "seq"  # ... speaking this protocol
