@@ -167,8 +167,25 @@ def cost_line(report: Report) -> str:
     return f"cost: {cost['wall_s']:.1f} s wall time, {cost['core_s']:.1f} core-seconds used"
 
 
-def manifest_lines(report: Report) -> list[str]:
+def parameter_text(parameters: dict[str, dict[str, Any]]) -> str:
+    """`benchmark.obs_mode=state, policy.noise=0.3`: every value set (None, unset, left out)."""
+    shown = [
+        f"{side}.{name}={value}"
+        for side, values in parameters.items()
+        for name, value in values.items()
+        if value is not None
+    ]
+    return ", ".join(shown) or "none"
+
+
+def manifest_lines(report: Report, whole_hashes: bool = False) -> list[str]:
+    """The manifest, one fact a line; `whole_hashes`: every sha256 in full (Markdown, HTML), not
+    its first 16 digits (the terminal)."""
     manifest = report.manifest
+
+    def sha(digest: str) -> str:
+        return digest if whole_hashes else f"{digest[:16]}…"
+
     environment = manifest.environment
     bench, policy = manifest.benchmark, manifest.policy
     packages = ", ".join(f"{k} {v}" for k, v in (environment.packages if environment else {}).items())
@@ -176,20 +193,20 @@ def manifest_lines(report: Report) -> list[str]:
     seed_text = ", ".join(map(str, seeds[:20])) + (" …" if len(seeds) > 20 else "")
     return [
         f"seq {manifest.seq.version} (git {manifest.seq.git_sha or 'n/a'})",
-        f"benchmark {bench.label} sha256 {bench.sha256[:16]}…",
-        f"policy {policy.label} sha256 {policy.sha256[:16]}…",
+        f"benchmark {bench.label} sha256 {sha(bench.sha256)}",
+        f"policy {policy.label} sha256 {sha(policy.sha256)}",
         *(
-            [f"adapter {adapter.label} sha256 {adapter.sha256[:16]}…"]
+            [f"adapter {adapter.label} sha256 {sha(adapter.sha256)}"]
             if (adapter := manifest.adapter)
             else []
         ),
         *[
-            f"arm {arm.name}: {arm.policy} with {arm.parameters['policy']}"
+            f"arm {arm.name}: {arm.policy} with {parameter_text({'policy': arm.parameters['policy']})}"
             for arm in manifest.arms
             if len(manifest.arms) > 1
         ],
         f"seeds: {seed_text}",
-        f"parameters: {manifest.parameters}",
+        f"parameters: {parameter_text(manifest.parameters)}",
         f"python {environment.python if environment else '?'} on "
         f"{environment.platform if environment else '?'}",
         f"packages: {packages or 'n/a'}",

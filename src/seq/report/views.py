@@ -99,5 +99,5 @@ def render_markdown(report: Report) -> str:
     if adapter:
         lines += ["## Adapter", "", *[f"- {line}" for line in adapter], ""]
     lines += ["## Cost", "", cost_line(report), "", "## Reproducibility manifest", ""]
-    lines += [f"- {line}" for line in manifest_lines(report)]
+    lines += [f"- {line}" for line in manifest_lines(report, whole_hashes=True)]
     return "\n".join(lines) + "\n"
