@@ -9,9 +9,10 @@ One file per episode, one JSON object per line:
     {"end": {"status": "ok", "steps": 57, "ended_by": "check"}}      (the metrics are in the record)
 
 A composite policy's plans (`@seq.plan`) each get a line before the step they first shaped: the
-plan, `t` (the steps taken when an act first passed it to infer as `instruction`), that act's index
-and the seconds from the episode's start to the planner's call and to its reply, on the policy's
-clock.
+plan, `t` (the steps taken when the first act after its arrival passed it to infer as
+`instruction`), that act's index and the seconds from the episode's start to the planner's call
+and to its reply, on the policy's clock; `"superseded": true` marks a plan that a later one
+replaced before any act came (infer never saw it).
 
 Arrays are written as (nested) lists of exact values, so a float32 or float64 reads back bit for
 bit. Images (uint8 arrays of two or more dimensions, any array of three or more, or a key such as

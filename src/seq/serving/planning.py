@@ -8,9 +8,10 @@ has come since its last call, so a robot that stopped acting costs no calls. Eac
 robot's latest plan as its `instruction`, the robot's own task until the first plan arrives: an
 act never waits for the planner.
 
-Every plan is reported once, with the act that first used it and its timing (seconds from the
+Every plan is reported once, with the first act after it arrived and its timing (seconds from the
 episode's start to the call and to the reply), so the episode's trajectory can say which step each
-plan arrived at. A planner that raises fails the robot's next act with its traceback: an eval
+plan arrived at; a plan replaced by a later one before any act came is marked `superseded` (infer
+never saw it). A planner that raises fails the robot's next act with its traceback: an eval
 never goes on silently without the plans it claims to use.
 """
 
@@ -104,6 +105,8 @@ class Planning:
             arrived, state.arrived = state.arrived, []
             for plan in arrived:
                 plan["act"] = state.acts
+            for plan in arrived[:-1]:  # replaced by a later one before any act could use it
+                plan["superseded"] = True
             state.acts += 1
             self._condition.notify_all()
             return (state.current if state.current is not None else instruction), arrived
