@@ -46,7 +46,9 @@ class FakeChatServer:
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
 
-    def answer(self, path: str, body: dict[str, Any], authorization: str | None) -> tuple[int, dict[str, Any]]:
+    def answer(
+        self, path: str, body: dict[str, Any], authorization: str | None
+    ) -> tuple[int, dict[str, Any]]:
         with self.lock:
             self.requests.append({"path": path, "body": body, "authorization": authorization})
         if path != "/v1/chat/completions":

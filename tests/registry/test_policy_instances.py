@@ -13,8 +13,10 @@ from conftest import TOY, refused_in_one_line, run_cli
 
 import seq
 
-WEIGHTED = (TOY + textwrap.dedent(
-    '''
+WEIGHTED = (
+    TOY
+    + textwrap.dedent(
+        '''
 
     @seq.policy(name="weighted", weights=seq.Volume.from_name("line-weights"))
     class Weighted(seq.Policy):
@@ -41,7 +43,8 @@ WEIGHTED = (TOY + textwrap.dedent(
     class OnACard(LineController):
         pass
     '''
-)).replace("import os\n", "import errno\nimport json\nimport os\n", 1)
+    )
+).replace("import os\n", "import errno\nimport json\nimport os\n", 1)
 
 
 @pytest.fixture

@@ -15,6 +15,8 @@ from fake_chat import FakeChatServer, write_models
 import seq
 from seq.capture.trajectory import read_trajectory
 
+pytest.importorskip("openai")  # the composite extra
+
 EVERY_S = 0.05
 COMPOSITE = TOY + textwrap.dedent(
     f'''
@@ -60,7 +62,7 @@ def _check_plans(episode) -> None:
     texts = [plan["plan"] for plan in plans]
     assert texts == (GOALS + [GOALS[-1]] * len(texts))[: len(texts)]  # this robot's own sequence
     asked = [plan["asked_s"] for plan in plans]
-    assert all(later - earlier >= EVERY_S - 1e-3 for earlier, later in zip(asked, asked[1:]))
+    assert all(later - earlier >= EVERY_S - 1e-3 for earlier, later in zip(asked, asked[1:], strict=False))
     assert all(plan["arrived_s"] >= plan["asked_s"] for plan in plans)
     steps = [plan["t"] for plan in plans]
     assert steps == sorted(steps) and steps[0] >= 1  # the first act has only the robot's own task
@@ -95,7 +97,9 @@ def test_a_planner_that_never_answers_never_stalls_a_step(tmp_path, seq_home):
         write_models(seq_home, chat.base_url)
         seq.deploy(path)
         try:
-            report = seq.eval.run("line-composite", benchmark="line", seeds=[0], trajectories=True, serve=True)
+            report = seq.eval.run(
+                "line-composite", benchmark="line", seeds=[0], trajectories=True, serve=True
+            )
         finally:
             release.set()
     assert [e.status for e in report.episodes] == ["ok", "ok"]

@@ -45,6 +45,7 @@ class _Robot:
     error: str | None = None
     due: float = 0.0
     ended: bool = False
+    idle: bool = False  # the thread waits for an observation (only then does an act wake it)
 
 
 class Planning:
@@ -108,15 +109,17 @@ class Planning:
             for plan in arrived[:-1]:  # replaced by a later one before any act could use it
                 plan["superseded"] = True
             state.acts += 1
-            self._condition.notify_all()
+            if state.idle:  # otherwise the thread is planning, or waits for its time: no wake-up per step
+                self._condition.notify_all()
             return (state.current if state.current is not None else instruction), arrived
 
     def _run(self, robot: Hashable, state: _Robot) -> None:
         while True:
             with self._condition:
                 while not state.ended and not (state.seen > state.planned and time.monotonic() >= state.due):
-                    wait = state.due - time.monotonic() if state.seen > state.planned else None
-                    self._condition.wait(wait)
+                    state.idle = state.seen <= state.planned
+                    self._condition.wait(None if state.idle else state.due - time.monotonic())
+                state.idle = False
                 if state.ended:
                     return
                 obs, state.planned = state.obs, state.seen
