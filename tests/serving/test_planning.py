@@ -74,8 +74,13 @@ def _check_plans(episode) -> None:
 
 @pytest.mark.parametrize(
     "where",
-    [{}, {"serve": True}, {"envs": 1, "envs_per_worker": 2}],
-    ids=["inline", "served", "envs-per-worker"],
+    [
+        {},
+        {"serve": True},
+        {"envs": 1, "envs_per_worker": 2},
+        {"serve": True, "envs": 1, "envs_per_worker": 2},
+    ],
+    ids=["inline", "served", "envs-per-worker", "served-envs-per-worker"],
 )
 def test_plans_reach_infer_as_instruction(composite, where):
     report = seq.eval.run("line-composite", benchmark="line", seeds=[0], trajectories=True, **where)
