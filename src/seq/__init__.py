@@ -57,6 +57,9 @@ _EXPORTS = {
     "deploy": "seq.registry.deploy",
     "policies": "seq.registry.policies",
     "Report": "seq.report.report",
+    # composite policies and policy resources (issue 27)
+    "plan": "seq.authoring.hooks",
+    "Chat": "seq.isolation.models",
 }
 _SUBMODULES = ("eval", "image", "secret", "stats", "tf", "volume")
 
@@ -67,12 +70,13 @@ if TYPE_CHECKING:
     from seq.authoring.benchmark import Benchmark, Step, benchmark
     from seq.authoring.conditions import Condition, conditions
     from seq.authoring.declarations import Image, Record, Secret, Volume
-    from seq.authoring.hooks import begin, check, infer, load, reset, score, setup
+    from seq.authoring.hooks import begin, check, infer, load, plan, reset, score, setup
     from seq.authoring.policy import Policy, policy
     from seq.engine.arms import Arm
     from seq.errors import EvalCanceled, SeqInputError
     from seq.eval import benchmark_evals, compare_benchmarks, evaluate
     from seq.isolation.assets import assets_path
+    from seq.isolation.models import Chat
     from seq.record.episode import EpisodeResult
     from seq.record.integrity import check_record
     from seq.record.store import Store
@@ -114,6 +118,7 @@ __all__ = [
     "Adapter",
     "Arm",
     "Benchmark",
+    "Chat",
     "Condition",
     "EpisodeResult",
     "EvalCanceled",
@@ -146,6 +151,7 @@ __all__ = [
     "image",
     "infer",
     "load",
+    "plan",
     "policies",
     "policy",
     "remove_adapter",

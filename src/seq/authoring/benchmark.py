@@ -159,7 +159,7 @@ def benchmark(
             raise SeqInputError(f"{where}: the class has no @seq.reset hook; add one that returns an env.")
         if "check" not in hooks:
             raise SeqInputError(f"{where}: the class has no @seq.check hook; add one that returns seq.Step.")
-        for hook in ("infer", "load"):
+        for hook in ("infer", "load", "plan"):
             if hook in hooks:
                 raise SeqInputError(f"{where}: @seq.{hook} belongs on a policy, not a benchmark.")
         setup_fn = getattr(cls, hooks["setup"]) if "setup" in hooks else None

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from seq.errors import SeqInputError
+
 F = TypeVar("F", bound=Callable[..., Any])
 HOOK_ATTRIBUTE = "__seq_hook__"
 
@@ -55,6 +57,33 @@ def infer(fn: F | None = None, *, batched: bool = False) -> Any:
         return _mark_infer(target)
 
     return mark if fn is None else mark(fn)
+
+
+PLAN_EVERY_ATTRIBUTE = "__seq_plan_every_s__"
+_mark_plan = _mark("plan")
+
+
+def plan(fn: F | None = None, *, every_s: float | None = None) -> Any:
+    """Mark a composite policy's planner: `@seq.plan(every_s=2.0)`.
+
+    `plan(self, obs, *, instruction=None, current=None)` is called for each environment on its
+    own, about every `every_s` seconds, in a thread of its own (never on the per-step path), with
+    that environment's latest observation; it is told the keywords it declares: `instruction` (the
+    robot's own task) and `current` (the plan step in force, None before the first). It returns
+    the next step as text, which `@seq.infer` then gets as `instruction`, or None to keep the
+    current one.
+    """
+
+    if fn is not None or every_s is None:
+        raise SeqInputError("@seq.plan needs every_s=: write @seq.plan(every_s=2.0).")
+    if isinstance(every_s, bool) or not isinstance(every_s, int | float) or not 0 < every_s < float("inf"):
+        raise SeqInputError(f"@seq.plan(every_s=...) must be a positive number of seconds, got {every_s!r}.")
+
+    def mark(target: F) -> F:
+        setattr(target, PLAN_EVERY_ATTRIBUTE, float(every_s))
+        return _mark_plan(target)
+
+    return mark
 
 
 def collect_hooks(cls: type) -> dict[str, str]:

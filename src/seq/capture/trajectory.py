@@ -5,7 +5,14 @@ One file per episode, one JSON object per line:
     {"seq_trajectory": 1, "item_id": …, "task": …, "seed": …, "trial": …, "arm": …, "images": false}
     {"t": 0, "observation": …}                                          the observation after reset
     {"t": 1, "action": […], "act_seed": 123, "reward": 0.5, "observation": …}   one per env.step
+    {"plan": "grasp the puck", "t": 12, "act": 12, "asked_s": 0.41, "arrived_s": 0.93}
     {"end": {"status": "ok", "steps": 57, "ended_by": "check"}}      (the metrics are in the record)
+
+A composite policy's plans (`@seq.plan`) each get a line before the step they first shaped: the
+plan, `t` (the steps taken when the first act after its arrival passed it to infer as
+`instruction`), that act's index and the seconds from the episode's start to the planner's call
+and to its reply, on the policy's clock; `"superseded": true` marks a plan that a later one
+replaced before any act came (infer never saw it).
 
 Arrays are written as (nested) lists of exact values, so a float32 or float64 reads back bit for
 bit. Images (uint8 arrays of two or more dimensions, any array of three or more, or a key such as
@@ -109,6 +116,18 @@ class TrajectoryWriter:
             }
         )
 
+    def plan(self, step: int, plans: list[dict[str, Any]]) -> None:
+        if self._file is None:
+            return
+        for plan in plans:
+            self._write(
+                {
+                    "plan": str(plan.get("plan")),
+                    "t": int(step),
+                    **{k: v for k, v in plan.items() if k != "plan"},
+                }
+            )
+
     def end(self, result: EpisodeResult) -> dict[str, str]:
         if self._file is None or self._path is None:
             return {}
@@ -131,6 +150,7 @@ class Trajectory:
     actions: list[Any] = field(default_factory=list)
     act_seeds: list[int] = field(default_factory=list)
     rewards: list[float] = field(default_factory=list)
+    plans: list[dict[str, Any]] = field(default_factory=list)  # a composite policy's, as written
     end: dict[str, Any] | None = None
 
 
@@ -145,6 +165,8 @@ def read_trajectory(path: str | Path) -> Trajectory:
             line = json.loads(raw)
             if "end" in line:
                 trajectory.end = line["end"]
+            elif "plan" in line:
+                trajectory.plans.append(line)
             elif line["t"] == 0:
                 trajectory.observations.append(line["observation"])
             else:

@@ -97,6 +97,16 @@ class EpisodeRunner:
                 watching.remove(observer)
                 errors.append(f"{type(observer).__name__}.{method}: {traceback.format_exc()}")
 
+    def _plans(self, watching: list[EpisodeObserver], errors: list[str], slot: int, step: int) -> None:
+        """Show the observers that record plans (`plan(step, plans)`) the plans the act just
+        answered was the first to use: a composite policy's (`seq.serving.planning`)."""
+        take = getattr(self.policy, "take_plans", None)
+        plans = take(slot) if take is not None else None
+        if plans:
+            recording = [observer for observer in watching if hasattr(observer, "plan")]
+            self._notify(recording, errors, "plan", step, plans)
+            watching[:] = [o for o in watching if o in recording or not hasattr(o, "plan")]
+
     def run(self, item: WorkItem) -> EpisodeResult:
         """Run one episode to its end, asking the policy for each chunk as it is needed."""
         episode = self.episode(item)
@@ -155,6 +165,8 @@ class EpisodeRunner:
                     reply = yield ActRequest(obs, seed, instruction, slot)
                     space = getattr(env, "action_space", None)
                     chunk = checked_chunk(reply, space, self.policy)
+                    if watching:  # a composite policy's plans this act first used
+                        self._plans(watching, observer_errors, slot, result.steps)
                     used = len(chunk) if self.steps_per_query is None else self.steps_per_query
                     if used > len(chunk):
                         raise ValueError(

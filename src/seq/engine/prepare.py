@@ -19,6 +19,7 @@ from seq.authoring.policy import Policy, policy_spec_of
 from seq.engine.arms import Arm, build_arms
 from seq.engine.compatibility import check_compatibility
 from seq.engine.plan import plan
+from seq.engine.policy_checks import check_policy_declarations
 from seq.engine.request import EvalRequest
 from seq.engine.sample import sample_in_isolation
 from seq.engine.sequential import check_sequential
@@ -251,6 +252,7 @@ def prepare_eval(request: EvalRequest, store: Store) -> PreparedEval:
                 check_installed("policy", policy_row.name, policy_row.ref, "this Python environment")
             policy_cls = type(arm.policy) if isinstance(arm.policy, Policy) else load_version(policy_row)
             declared = policy_spec_of(policy_cls).parameters
+            check_policy_declarations(policy_spec_of(policy_cls), request.allow_cpu)
         asked = _asked_by_policy(policy_cls, spec.setup_parameters, arm.params)
         try:
             values = _resolve_params(declared, benchmark_row, {**asked, **arm.params}, adapter_declared)

@@ -13,6 +13,7 @@ once the files are complete (one such episode at a time: a second waits for the 
 from __future__ import annotations
 
 import json
+import os
 import signal
 import time
 import weakref
@@ -28,8 +29,10 @@ from seq.engine.episode import EpisodeRunner
 from seq.engine.failures import SetupFailed
 from seq.engine.lockstep import Lockstep, Runner
 from seq.engine.observer import Finishing, build_observers
+from seq.engine.worker_process import RUNNER_VARIABLE
 from seq.record.episode import BENCHMARK, ERROR, POLICY, EpisodeResult
 from seq.record.store import WorkItem
+from seq.registry.instances import equip, load_policy
 from seq.registry.loader import IN_MEMORY, load_class
 from seq.serving.adapted import AdaptedPolicy
 from seq.serving.inline import InlinePolicy, PolicyHandle
@@ -108,11 +111,9 @@ def _policy_handle(arm: ArmConfig, closer: _EnvCloser | None) -> PolicyHandle:
         policy_cls = load_class(arm.policy_ref)
         if "in_memory" in arm.policy_ref:  # the caller's own object, loaded (trained) already
             policy = IN_MEMORY[arm.policy_ref["in_memory"]]
-        else:
-            policy = policy_cls()
-            policy_hooks = policy_spec_of(policy_cls).hooks
-            if "load" in policy_hooks:
-                getattr(policy, policy_hooks["load"])(None)
+            equip(policy, policy_spec_of(policy_cls))
+        else:  # in a worker process (started by a runner), its weights are sealed read-only
+            policy = load_policy(policy_cls, seal_weights=os.environ.get(RUNNER_VARIABLE) is not None)
         handle = InlinePolicy(policy, arm.policy_parameters)
     if arm.adapter_ref is not None:  # reset → (adapter → policy → adapter) → step
         from seq.registry.adapters import load_adapter

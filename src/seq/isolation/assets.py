@@ -118,3 +118,24 @@ def assets_path() -> Path:
             "(declare assets=seq.Volume.from_name(NAME) in @seq.benchmark and put it with seq volume put)."
         )
     return Path(value)
+
+
+def seal_read_only(source: Path) -> str:
+    """Make the folder `source` read-only to this thread and the threads it starts, even for root:
+    a private mount namespace in which it is bound onto itself read-only (a policy's `weights=` in a
+    worker process, loaded on its main thread). Where that is not possible, its files stay read-only
+    by file mode. Returns one line saying which."""
+    source_path = os.path.realpath(source)
+    mounted: list[str] = []
+    libc = None
+    try:
+        libc = _libc()
+        _call("unshare(CLONE_NEWNS)", libc.unshare(CLONE_NEWNS))
+        _mount(libc, None, "/", MS_REC | MS_PRIVATE)
+        _bind_read_only(libc, source_path, source_path, mounted)
+    except OSError as error:
+        for target in reversed(mounted):
+            if libc is not None:
+                libc.umount2(target.encode(), MNT_DETACH)
+        return f"weights at {source_path}, read-only by file mode ({error.strerror or error})"
+    return f"weights mounted read-only at {source_path} (mount namespace)"

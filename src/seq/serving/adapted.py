@@ -33,6 +33,10 @@ class AdaptedPolicy:
         if end is not None:
             end(result, slot)
 
+    def take_plans(self, slot: int = 0) -> list[dict[str, Any]]:
+        take = getattr(self.handle, "take_plans", None)
+        return take(slot) if take is not None else []
+
     def act(self, obs: Any, *, seed: int, instruction: str | None) -> np.ndarray:
         chunk = self.handle.act(self.adapter.transform_obs(obs), seed=seed, instruction=instruction)
         return as_chunk(self.adapter.transform_chunk(chunk))

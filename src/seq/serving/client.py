@@ -71,6 +71,7 @@ class RemotePolicy(BaseClient):
         self._id = 0
         self.max_message_bytes: int | None = None
         self.act_batch = False
+        self._plans: dict[int, list[dict[str, Any]]] = {}  # a composite's plans, by episode slot
 
     def _handshake(self, sock: SyncSocket) -> dict:
         try:
@@ -154,10 +155,19 @@ class RemotePolicy(BaseClient):
             message["episode"] = slot
         self._request(message, "an episode's start")
 
+    def take_plans(self, slot: int = 0) -> list[dict[str, Any]]:
+        """The plans `slot`'s last act was the first to use (a composite policy's)."""
+        return self._plans.pop(slot, [])
+
+    def _keep_plans(self, slot: int, answer: dict[str, Any]) -> None:
+        plans = answer.get("plans")
+        self._plans[slot] = [p for p in plans if isinstance(p, dict)] if isinstance(plans, list) else []
+
     def act(self, obs: Any, *, seed: int, instruction: str | None) -> np.ndarray:
         answer = self._request(
             {"type": "act", "obs": obs, "seed": seed, "instruction": instruction}, "an act"
         )
+        self._keep_plans(0, answer)
         return np.asarray(answer["actions"])  # decoded arrays are the receiver's own, writable
 
     def act_many(self, requests: Sequence[ActRequest]) -> list[np.ndarray | Exception]:
@@ -186,6 +196,9 @@ class RemotePolicy(BaseClient):
                 f"the server at {self.url} answered a batch of {len(acts)} acts with something else.",
                 kind="protocol",
             )
+        for request, result in zip(requests, results, strict=True):
+            if isinstance(result, dict):
+                self._keep_plans(request.slot, result)
         return [
             np.asarray(result["actions"]) if "actions" in result else self._refusal(result, "an act")
             for result in results

@@ -134,13 +134,14 @@ class Connection(asyncio.Protocol):
         key: str | None = None,
         space: Any = None,
         prepare: Callable[[Any], Any] | None = None,
+        slot: int = 0,
     ) -> Request:
         """An act for this replica's batcher (the server's default parameters unless given):
         `reply(outcome)` is called once it ran; `prepare` runs on the observation first (to decode
         compressed images)."""
         params = params or self.server.host.defaults
         key = key or self.server.default_key
-        return Request(obs, seed, instruction, params, key, space, reply, prepare, source=id(self))
+        return Request(obs, seed, instruction, params, key, space, reply, prepare, source=id(self), slot=slot)
 
     def submit(self, *requests: Request) -> None:
         """Queue requests on this replica, together (the acts of one message batch together)."""

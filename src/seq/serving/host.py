@@ -21,7 +21,9 @@ from seq.authoring.params import Parameter
 from seq.authoring.policy import Policy, PolicySpec, policy_spec_of
 from seq.errors import SeqInputError
 from seq.record.store import Store, VersionRow
+from seq.registry.instances import equip, load_policy
 from seq.serving.inline import as_chunk, split_batch
+from seq.serving.planning import planning_for
 from seq.serving.spaces import describe_space
 
 Outcome = tuple[bool, Any]  # (True, chunk) or (False, traceback text)
@@ -41,10 +43,17 @@ class Request:
     prepare: Callable[[Any], Any] | None = None  # run on obs in the replica's thread (image decoding)
     source: int = 0  # the connection it came from
     arrived: float = 0.0
+    slot: int = 0  # which of the connection's side-by-side episodes asks
+    plans: list[dict[str, Any]] = field(default_factory=list)  # a composite's plans this act first used
     group: tuple = field(init=False)
 
     def __post_init__(self) -> None:
         self.group = (self.params_key, id(self.space))
+
+    @property
+    def robot(self) -> tuple[int, int]:
+        """The environment that asks: its connection and episode slot (a composite's planner's key)."""
+        return (self.source, self.slot)
 
 
 def _load(policy: Any, replicas: int, store: Store | None) -> tuple[type, VersionRow, list[Policy]]:
@@ -59,15 +68,9 @@ def _load(policy: Any, replicas: int, store: Store | None) -> tuple[type, Versio
     row = resolve("policy", type(instance) if instance is not None else policy, store)
     cls = type(instance) if instance is not None else load_version(row)
     if instance is not None:
+        equip(instance, policy_spec_of(cls))
         return cls, row, [instance]
-    hooks = policy_spec_of(cls).hooks
-    instances = []
-    for _ in range(replicas):
-        made = cls()
-        if "load" in hooks:
-            getattr(made, hooks["load"])(None)
-        instances.append(made)
-    return cls, row, instances
+    return cls, row, [load_policy(cls) for _ in range(replicas)]
 
 
 def params_key(values: dict[str, Any]) -> str:
@@ -81,6 +84,7 @@ class PolicyHost:
         self.cls, self.row, self.instances = cls, row, instances
         self.spec: PolicySpec = policy_spec_of(cls)
         self._infers = [getattr(instance, self.spec.hooks["infer"]) for instance in instances]
+        self.plannings = [planning_for(instance, self.spec) for instance in instances]
         self.defaults = {p.name: p.default for p in self.parameters.values()}
         self.defaults = self.coerce(params, "serve")
         # An adapter applied here rather than in the workers: for a benchmark with secrets, whose
@@ -135,27 +139,42 @@ class PolicyHost:
                 meta[key] = describe_space(declared)
         return meta
 
-    def begin(self, replica: int, episode: EpisodeStart) -> Outcome:
+    def begin(self, replica: int, episode: EpisodeStart, robot: tuple[int, int] | None = None) -> Outcome:
         """Tell replica `replica`'s instance an episode starts (its `@seq.begin`; called in that
-        replica's thread, between batches): (True, None), or (False, the traceback)."""
+        replica's thread, between batches): (True, None), or (False, the traceback). `robot`
+        (connection, slot): whose episode, for a composite policy's planner."""
         try:
             self.spec.begin(self.instances[replica], episode)
         except Exception:
             return False, traceback.format_exc()
+        planning = self.plannings[replica]
+        if planning is not None and robot is not None:
+            planning.begin(robot)
         return True, None
+
+    def disconnected(self, replica: int, source: int) -> None:
+        """A client left: its environments' planners stop."""
+        planning = self.plannings[replica]
+        if planning is not None:
+            planning.end_where(lambda robot: robot[0] == source)
 
     def run(self, replica: int, batch: list[Request]) -> list[Outcome]:
         """Run one gathered batch on replica `replica`'s instance (called in that replica's thread)."""
         instance, infer = self.instances[replica], self._infers[replica]
         groups: dict[tuple, list[int]] = {}
         outcomes: list[Outcome] = [(False, "not run")] * len(batch)
+        composite = self.plannings[replica] is not None
         for index, request in enumerate(batch):
-            if request.prepare is not None or self.adapter is not None:
+            if request.prepare is not None or self.adapter is not None or composite:
                 try:
                     if request.prepare is not None:
                         request.obs = request.prepare(request.obs)
                     if self.adapter is not None:
                         request.obs = self.adapter.transform_obs(request.obs)
+                    if self.plannings[replica] is not None:  # the environment's latest plan
+                        request.instruction, request.plans = self.plannings[replica].use(
+                            request.robot, request.obs, request.instruction
+                        )
                 except Exception:
                     outcomes[index] = (False, traceback.format_exc())
                     continue

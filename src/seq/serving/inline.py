@@ -21,6 +21,7 @@ import numpy as np
 from seq.authoring.begin import EpisodeStart
 from seq.authoring.policy import Policy, policy_spec_of
 from seq.serving.inputs import writable
+from seq.serving.planning import planning_for
 
 
 @dataclass(frozen=True)
@@ -115,11 +116,30 @@ class InlinePolicy:
         self._batched = spec.batched
         self._parameters = parameters
         self._spaces: dict[int, Any] = {}  # each slot's action space
+        self.planning = planning_for(instance, spec)  # a composite's planner, one robot per slot
+        self._plans: dict[int, list[dict[str, Any]]] = {}  # the plans each slot's last act first used
 
     def begin_episode(self, action_space: Any, slot: int = 0, episode: EpisodeStart | None = None) -> None:
         self._spaces[slot] = action_space
         self.instance.action_space = action_space
         self.spec.begin(self.instance, episode)
+        if self.planning is not None:
+            self.planning.begin(slot)
+
+    def end_episode(self, result: Any, slot: int = 0) -> None:
+        if self.planning is not None:
+            self.planning.end(slot)
+
+    def take_plans(self, slot: int = 0) -> list[dict[str, Any]]:
+        """The plans `slot`'s last act was the first to use (see `seq.serving.planning`)."""
+        return self._plans.pop(slot, [])
+
+    def _instruction(self, obs: Any, instruction: str | None, slot: int) -> str | None:
+        """The instruction infer gets: the slot's latest plan, for a composite policy."""
+        if self.planning is None:
+            return instruction
+        instruction, self._plans[slot] = self.planning.use(slot, obs, instruction)
+        return instruction
 
     def act_many(self, requests: Sequence[ActRequest]) -> list[np.ndarray | Exception]:
         """A batched policy gets the requests that share an action space as one call; any other
@@ -132,14 +152,23 @@ class InlinePolicy:
             self.instance.action_space = self._spaces.get(requests[indices[0]].slot)
             group = [requests[index] for index in indices]
             if not self._batched:
-                for index, outcome in zip(indices, act_in_turn(self.act, group), strict=True):
-                    outcomes[index] = outcome
+                for index, request in zip(indices, group, strict=True):
+                    try:
+                        outcomes[index] = self._act(
+                            request.obs, request.seed, request.instruction, request.slot
+                        )
+                    except Exception as error:
+                        outcomes[index] = error
                 continue
             try:
+                observations = [writable(r.obs) for r in group]
                 outputs = self._infer(
-                    [writable(r.obs) for r in group],
+                    observations,
                     seed=[r.seed for r in group],
-                    instruction=[r.instruction for r in group],
+                    instruction=[
+                        self._instruction(obs, r.instruction, r.slot)
+                        for obs, r in zip(observations, group, strict=True)
+                    ],
                     **self._parameters,
                 )
                 for index, output in zip(indices, split_batch(outputs, len(group)), strict=True):
@@ -150,7 +179,11 @@ class InlinePolicy:
         return outcomes  # type: ignore[return-value]
 
     def act(self, obs: Any, *, seed: int, instruction: str | None) -> np.ndarray:
+        return self._act(obs, seed, instruction, 0)
+
+    def _act(self, obs: Any, seed: int, instruction: str | None, slot: int) -> np.ndarray:
         obs = writable(obs)
+        instruction = self._instruction(obs, instruction, slot)
         if self._batched:
             outputs = self._infer([obs], seed=[seed], instruction=[instruction], **self._parameters)
             return as_chunk(split_batch(outputs, 1)[0])

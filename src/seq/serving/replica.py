@@ -68,6 +68,7 @@ class Replica:
         if connection in self.connections:
             self.connections.discard(connection)
             self.batcher.connection_closed()
+            self.server.host.disconnected(self.index, id(connection))
             with self.server.lock:
                 self.assigned -= 1
 

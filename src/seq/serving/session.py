@@ -6,7 +6,8 @@ Frames are `seq` codec maps with a `type` and an `id`; each gets exactly one ans
   "suite", "instruction", "seed"}` sets the episode's action space and parameter values and
   calls the policy's `@seq.begin` (with task, suite, instruction and seed) → `{"type": "ready"}`;
 - `{"type": "act", "obs": ..., "seed": int | None, "instruction": str | None}` →
-  `{"type": "action", "actions": chunk [H, D]}`;
+  `{"type": "action", "actions": chunk [H, D]}`, plus `"plans": [...]` for a composite policy
+  (`@seq.plan`) when this act is the first to use a plan (`seq.serving.planning`);
 - `{"type": "act_batch", "acts": [{"episode": slot, "obs", "seed", "instruction"}, ...]}` (a worker
   running several episodes side by side; each started with `episode_start` carrying its
   `"episode": slot`) → `{"type": "actions", "results": [{"actions": chunk} | an error map, ...]}`,
@@ -81,7 +82,8 @@ class SeqSession:
             except (SeqInputError, ValueError, TypeError, KeyError, MemoryError) as error:
                 self._error(rid, "bad_request", f"{type(error).__name__}: {error}")
             else:
-                ok, trace = self.server.host.begin(self.connection.replica.index, episode)
+                robot = (id(self.connection), slot)
+                ok, trace = self.server.host.begin(self.connection.replica.index, episode, robot)
                 if ok:
                     self._reply({"type": "ready", "id": rid})
                 else:
@@ -111,15 +113,18 @@ class SeqSession:
             done()
             return
 
+        asked: list[Request] = []
+
         def answer(outcome: Outcome) -> None:
             ok, value = outcome
             if ok:
-                self._reply({"type": "action", "id": rid, "actions": value})
+                self._reply({"type": "action", "id": rid, "actions": value, **_plans(asked[0])})
             else:
                 self._error(rid, "policy", last_line(value), value)
             done()
 
-        self.connection.submit(self._request(message, answer))
+        asked.append(self._request(message, answer))
+        self.connection.submit(asked[0])
 
     def _act_batch(self, rid: Any, message: dict[str, Any], done: Callable[[], None]) -> None:
         acts = message.get("acts")
@@ -134,12 +139,13 @@ class SeqSession:
             return
         results: list[dict[str, Any] | None] = [None] * len(acts)
         waiting = [len(acts)]
+        asked: list[Request] = []
 
         def answer_for(index: int) -> Callable[[Outcome], None]:
             def answer(outcome: Outcome) -> None:
                 ok, value = outcome
                 results[index] = (
-                    {"actions": value}
+                    {"actions": value, **_plans(asked[index])}
                     if ok
                     else {"kind": "policy", "error": last_line(value), "traceback": value}
                 )
@@ -150,13 +156,20 @@ class SeqSession:
 
             return answer
 
-        self.connection.submit(*(self._request(act, answer_for(index)) for index, act in enumerate(acts)))
+        asked.extend(self._request(act, answer_for(index)) for index, act in enumerate(acts))
+        self.connection.submit(*asked)
 
     def _request(self, act: dict[str, Any], answer: Callable[[Outcome], None]) -> Request:
-        params, key, space = self.episodes.get(_slot(act), self.defaults)
+        slot = _slot(act)
+        params, key, space = self.episodes.get(slot, self.defaults)
         return self.connection.request(
-            act["obs"], act.get("seed"), act.get("instruction"), answer, params, key, space
+            act["obs"], act.get("seed"), act.get("instruction"), answer, params, key, space, slot=slot
         )
+
+
+def _plans(request: Request) -> dict[str, Any]:
+    """A composite policy's plans this act was the first to use, for the reply (when there are any)."""
+    return {"plans": request.plans} if request.plans else {}
 
 
 def _slot(message: dict[str, Any]) -> int:

@@ -117,7 +117,8 @@ class VlaEvalSession:
         self.task = task if isinstance(task, dict) else {}
         self.chunk, self.position, self.queries = None, 0, 0
         self.episode_seed = _episode_seed(self.task)
-        ok, trace = self.server.host.begin(self.connection.replica.index, episode_of(self.task))
+        robot = (id(self.connection), 0)
+        ok, trace = self.server.host.begin(self.connection.replica.index, episode_of(self.task), robot)
         if not ok:
             self._error(f"episode_start_failed: {last_line(trace)}\n{trace}", number)
 
