@@ -66,7 +66,7 @@ def run_command(
         print_summary(summary.summary)
     print(f"wrote {summary.run_dir}/summary.tsv and summary.json")
     for cell in summary.errors:
-        Console(stderr=True).print(f"error cell {cell.key}: {cell.error}", highlight=False, markup=False)
+        print(f"error cell {cell.key}: {cell.error}", file=sys.stderr)
     if gate:
         print(summary.gate_line())
         for reason in summary.reasons:

@@ -68,26 +68,26 @@ def run(
     if not cells:
         raise SeqInputError(f"{grid.source}: no cell is left to run (check the filters and modes.*.policies).")
     groups = group(cells)
-    run_dir = _run_dir(grid, Path(output_dir or grid.output_dir), resume, say)
-    remember(run_dir, grid.source)
     entries = list({cell.policy.id: cell.policy for cell in cells if cell.policy.served}.values())
-    results: dict[str, CellResult] = {}
-    if resume:
-        for cell in cells:
-            kept = rundir.load_cell(run_dir, cell.path)
-            if kept is not None:
-                results[cell.key] = kept
     floors = {cell.key: floor_of(grid, cell.key) for cell in cells}
-
-    def finish() -> summary.Summary:
-        done = [results[cell.key] for cell in cells if cell.key in results]
-        built = summary.build(done, run_dir=run_dir, grid=rundir.config_echo(grid), gated=gate,
-                              threshold=threshold, gate_on=gate_on, floors=floors)  # fmt: skip
-        summary.write(built)
-        return built
-
-    with servers(entries, grid.source):
+    with servers(entries, grid.source):  # every server answers, every eval checks, before any runs
         _check_groups(groups, grid.source)
+        run_dir = _run_dir(grid, Path(output_dir or grid.output_dir), resume, say)
+        remember(run_dir, grid.source)
+        results: dict[str, CellResult] = {}
+        if resume:
+            for cell in cells:
+                kept = rundir.load_cell(run_dir, cell.path)
+                if kept is not None:
+                    results[cell.key] = kept
+
+        def finish() -> summary.Summary:
+            done = [results[cell.key] for cell in cells if cell.key in results]
+            built = summary.build(done, run_dir=run_dir, grid=rundir.config_echo(grid), gated=gate,
+                                  threshold=threshold, gate_on=gate_on, floors=floors)  # fmt: skip
+            summary.write(built)
+            return built
+
         for found in groups:
             todo = [arm for arm in found.arms if any(c.key not in results for c in arm.cells)]
             if not todo:
