@@ -109,8 +109,9 @@ class EvalGroup:
         }
         if cell.policy.served:
             entry = arms[0].policy
-            options.update(policy_url=entry.url, policy_protocol=entry.protocol, policy_name=entry.policy)
-            options["arms"] = [seq.Arm(None, arms[0].params, arms[0].name)]
+            options.update(policy_url=entry.url, policy_protocol=entry.protocol)
+        if len(arms) == 1:  # an eval of one arm: its arm has no name in the record
+            options.update(policy=arms[0].policy.policy, params=arms[0].params)
         else:
             options["arms"] = [seq.Arm(arm.policy.policy, arm.params, arm.name) for arm in arms]
         return options
