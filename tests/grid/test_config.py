@@ -91,7 +91,10 @@ gate_threshold: 0.8
         (AXES.replace("noise: 1.0", "noize: 1.0"), ["modes.noisy.params.noize", "declares"]),
         (AXES.replace("max_steps: 50", "max_steps: many"), ["'max_steps'", "integer"]),
         (AXES + "gate_threshold: 1.5\n", ["'gate_threshold'", "[0, 1]"]),
-        ("policies: [{id: x, url: 'http://host'}]\nfamilies: {metaworld: {}}\n", ["policies[0].url", "ws://"]),
+        (
+            "policies: [{id: x, url: 'http://host'}]\nfamilies: {metaworld: {}}\n",
+            ["policies[0].url", "ws://"],
+        ),
         ("families: {metaworld: {}}\n", ["'policies'", "at least one"]),
         ("- a\n- b\n", ["a mapping"]),
         ("families: {metaworld: {}\npolicies: [", ["not valid YAML"]),
@@ -113,7 +116,9 @@ def test_an_unknown_filter_or_gate_option_is_refused(tmp_path: Path) -> None:
     path = _write(tmp_path, AXES)
     refused_in_one_line(run_cli("grid", "run", str(path), "--modes", "loud"), "--modes loud", "clean, noisy")
     refused_in_one_line(run_cli("grid", "run", str(path), "--gate-on", "mean"), "--gate-on mean")
-    refused_in_one_line(run_cli("grid", "run", str(tmp_path / "nope.yaml")), "nope.yaml", "no such grid config")
+    refused_in_one_line(
+        run_cli("grid", "run", str(tmp_path / "nope.yaml")), "nope.yaml", "no such grid config"
+    )
 
 
 def test_a_cell_the_engine_refuses_is_refused_before_any_cell_runs(tmp_path: Path) -> None:

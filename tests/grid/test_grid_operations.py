@@ -56,7 +56,8 @@ def test_an_error_cell_fails_the_gate_even_when_the_pooled_rate_clears_it(tmp_pa
     assert result.returncode == 1, result.stderr
     assert "gate FAIL: success_rate=0.667 [" in result.stdout and "threshold=0.50 n=12" in result.stdout
     assert "cell default@coin-player/coin/boom errored" in result.stdout
-    assert "error cell default@coin-player/coin/boom: 4 of 4 episodes errored: RuntimeError: this table has no coin" in result.stderr
+    expected = "error cell default@coin-player/coin/boom: 4 of 4 episodes errored: RuntimeError: this table"
+    assert expected in result.stderr
     run_dir = _only_run(tmp_path)
     data = json.loads((run_dir / "summary.json").read_text())
     assert data["matrix"]["success_rate"] == {"default@coin-player": {"coin/heads": 1.0, "coin/boom": "ERR"}}
@@ -113,14 +114,17 @@ policies:
 
 
 def test_suites_shape_runs_its_cells_as_arms_of_one_eval(tmp_path: Path) -> None:
-    path = _config(tmp_path, """
+    path = _config(
+        tmp_path,
+        """
 suites:
   - {name: sure, benchmark: coin, policy: coin-player, mode: sure, params: {skill: 1.0}, tasks: [heads]}
   - {name: never, benchmark: coin, policy: coin-player, mode: never, params: {skill: 0.0}, tasks: [heads]}
 seeds: [0, 1]
 workers: 1
 output_dir: suites_runs
-""")
+""",
+    )
     summary = seq.grid.run(path, gate=True, threshold=0.5)
     assert summary.passed and summary.success_rate == 0.5
     assert len({cell.eval_id for cell in summary.cells}) == 1

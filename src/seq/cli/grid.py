@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import json
-import sys
 import logging
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -27,11 +27,17 @@ def run_command(
     threshold: float = typer.Option(
         None, "--threshold", help="The gate's threshold [default: the config's gate_threshold, else 0.90]."
     ),
-    resume: bool = typer.Option(False, "--resume", help="Reuse the latest run directory; skip the cells it holds."),
-    families: list[str] = typer.Option(None, "--families", help="Only these families (comma-separated or repeated)."),
+    resume: bool = typer.Option(
+        False, "--resume", help="Reuse the latest run directory; skip the cells it holds."
+    ),
+    families: list[str] = typer.Option(
+        None, "--families", help="Only these families (comma-separated or repeated)."
+    ),
     modes: list[str] = typer.Option(None, "--modes", help="Only these modes."),
     policies: list[str] = typer.Option(None, "--policies", help="Only these policy ids."),
-    output_dir: Path = typer.Option(None, "--output-dir", help="Where run directories go [default: the config's]."),
+    output_dir: Path = typer.Option(
+        None, "--output-dir", help="Where run directories go [default: the config's]."
+    ),
     verbose: bool = typer.Option(False, "-v", "--verbose", help="Debug logging."),
     as_json: bool = typer.Option(False, "--json", help="Print summary.json instead of the table."),
 ) -> None:

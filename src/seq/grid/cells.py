@@ -155,7 +155,9 @@ def _check_filters(config: GridConfig, families: Any, modes: Any, policies: Any)
     where = config.source
     if config.shape == "suites" and (families or modes):
         flag = "--families" if families else "--modes"
-        raise SeqInputError(f"{flag}: {where} is a suites config (hand-curated cells); {flag} narrows the axes shape only.")
+        raise SeqInputError(
+            f"{flag}: {where} is a suites config (hand-curated cells); {flag} narrows the axes shape only."
+        )
     known = {
         "--families": [f.name for f in config.families],
         "--modes": [m.name for m in config.modes],

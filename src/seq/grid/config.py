@@ -175,8 +175,10 @@ def parse(data: Any, source: str) -> GridConfig:
             f"{source}: has {which} of 'families' (the axes shape) and 'suites' (hand-curated "
             "cells); give exactly one."
         )
-    policies = tuple(_policy(item, f"policies[{i}]", source) for i, item in enumerate(as_list(
-        data.get("policies") or [], "policies", source)))
+    policies = tuple(
+        _policy(item, f"policies[{i}]", source)
+        for i, item in enumerate(as_list(data.get("policies") or [], "policies", source))
+    )
     ids = [p.id for p in policies]
     if len(set(ids)) != len(ids):
         raise SeqInputError(f"{source}: key 'policies': two entries have the id {_dup(ids)!r}.")
@@ -256,8 +258,7 @@ def _tasks(value: Any, key: str, source: str) -> tuple[str, ...] | None:
 def _families(value: Any, source: str) -> tuple[Family, ...]:
     if not isinstance(value, Mapping) or not value:
         raise SeqInputError(
-            f"{source}: key 'families': expected a mapping of family names to their benchmark and "
-            "variations."
+            f"{source}: key 'families': expected a mapping of family names to their benchmark and variations."
         )
     families = []
     for name, body in value.items():
@@ -272,7 +273,9 @@ def _families(value: Any, source: str) -> tuple[Family, ...]:
                 raise SeqInputError(f"{source}: key '{where}.variations': expected suite names.")
             parsed = tuple(Variation(v, suite=v) for v in variations)
         elif isinstance(variations, Mapping):
-            parsed = tuple(_variation(str(k), v, f"{where}.variations.{k}", source) for k, v in variations.items())
+            parsed = tuple(
+                _variation(str(k), v, f"{where}.variations.{k}", source) for k, v in variations.items()
+            )
         else:
             raise SeqInputError(
                 f"{source}: key '{where}.variations': expected a list of suites or a mapping of "
@@ -288,7 +291,9 @@ def _families(value: Any, source: str) -> tuple[Family, ...]:
 def _variation(name: str, body: Any, where: str, source: str) -> Variation:
     body = {} if body is None else body
     checked(body, VARIATION, where, source)
-    return Variation(name, typed(body, "suite", str, where, source), _tasks(body.get("tasks"), f"{where}.tasks", source))
+    return Variation(
+        name, typed(body, "suite", str, where, source), _tasks(body.get("tasks"), f"{where}.tasks", source)
+    )
 
 
 def _policy(item: Any, where: str, source: str) -> PolicyEntry:
@@ -303,7 +308,9 @@ def _policy(item: Any, where: str, source: str) -> PolicyEntry:
     if url is None and name is None:
         raise SeqInputError(f"{source}: key '{where}': give a registered policy name or a url.")
     if start is not None and url is None:
-        raise SeqInputError(f"{source}: key '{where}.start_cmd': a managed server needs the url it serves at.")
+        raise SeqInputError(
+            f"{source}: key '{where}.start_cmd': a managed server needs the url it serves at."
+        )
     if url is not None and not url.startswith(("ws://", "wss://")):
         raise SeqInputError(f"{source}: key '{where}.url': expected ws://HOST:PORT, got {url!r}.")
     protocol = typed(item, "protocol", str, where, source) or "seq"

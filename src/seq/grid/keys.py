@@ -27,7 +27,9 @@ def checked(body: Any, keys: Keys, where: str, source: str) -> Mapping[str, Any]
     for key in body:
         if key not in keys.names:
             close = difflib.get_close_matches(str(key), keys.names, n=1)
-            hint = f" (did you mean {close[0]!r}?)" if close else f"; expected one of: {', '.join(keys.names)}"
+            hint = (
+                f" (did you mean {close[0]!r}?)" if close else f"; expected one of: {', '.join(keys.names)}"
+            )
             raise SeqInputError(f"{source}: unknown key {_path(where, str(key))!r}{hint}.")
     return body
 

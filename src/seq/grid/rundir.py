@@ -44,7 +44,11 @@ def new_run_dir(output_dir: Path) -> Path:
 
 
 def latest_run_dir(output_dir: Path) -> Path | None:
-    runs = sorted(p for p in output_dir.glob("*") if p.is_dir() and STAMP.match(p.name)) if output_dir.is_dir() else []
+    runs = (
+        sorted(p for p in output_dir.glob("*") if p.is_dir() and STAMP.match(p.name))
+        if output_dir.is_dir()
+        else []
+    )
     return max(runs, key=lambda p: (p.name[:15], int(p.name[16:] or 0))) if runs else None
 
 

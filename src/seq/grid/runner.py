@@ -66,7 +66,9 @@ def run(
         raise SeqInputError(f"--threshold {threshold}: expected a rate in [0, 1].")
     cells = expand(grid, families, modes, policies)
     if not cells:
-        raise SeqInputError(f"{grid.source}: no cell is left to run (check the filters and modes.*.policies).")
+        raise SeqInputError(
+            f"{grid.source}: no cell is left to run (check the filters and modes.*.policies)."
+        )
     groups = group(cells)
     entries = list({cell.policy.id: cell.policy for cell in cells if cell.policy.served}.values())
     floors = {cell.key: floor_of(grid, cell.key) for cell in cells}
@@ -166,7 +168,9 @@ def _run_group(
     except EvalCanceled:
         raise
     except Exception as error:  # a crashed eval is an error cell per cell; the grid goes on
-        message = str(error) if isinstance(error, SeqInputError) else last_line(f"{type(error).__name__}: {error}")
+        message = (
+            str(error) if isinstance(error, SeqInputError) else last_line(f"{type(error).__name__}: {error}")
+        )
         for arm in todo:
             for cell in arm.cells:
                 results[cell.key] = errored(cell, message, eval_id)
