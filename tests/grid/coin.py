@@ -1,6 +1,7 @@
 """A tiny benchmark for grid tests: a coin the policy calls; `boom` cannot be reset, `sleepy`
 steps slowly (for the watchdog). Deployed by the tests with `seq deploy`."""
 
+import os
 import time
 
 import numpy as np
@@ -36,7 +37,10 @@ class Coin(seq.Benchmark):
 
     @seq.check
     def check(self, env):
-        return seq.Step(done=env.done, metrics={"success": float(env.won)})
+        device = float(os.environ.get("CUDA_VISIBLE_DEVICES") or -1)  # where SEQ_DEVICES put it
+        return seq.Step(
+            done=env.done, metrics={"success": float(env.won), "device": device, "pid": float(os.getpid())}
+        )
 
 
 @seq.policy(name="coin-player")

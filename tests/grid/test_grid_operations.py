@@ -144,3 +144,16 @@ def test_ls_and_show_print_past_runs(tmp_path: Path) -> None:
     text = run_cli("grid", "show", str(summary.run_dir))
     assert "default@coin-player" in text.stdout and "pooled success 1.00" in text.stdout
     refused_in_one_line(run_cli("grid", "show", "19990101"), "RUN 19990101", "no grid run")
+
+
+def test_seq_devices_spreads_each_eval_of_the_grid_from_the_next_device(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SEQ_DEVICES", "4,5,6")
+    path = _config(tmp_path, GRID.replace("boom: {tasks: [boom]}", "tails: {tasks: [tails]}"))
+    summary = seq.grid.run(path)
+    devices = []
+    for cell in summary.cells:
+        episodes = seq.eval.report(cell.eval_id).episodes
+        devices.append({episode.metrics["device"] for episode in episodes})
+    assert devices == [{4.0}, {5.0}]  # one worker each: the second eval starts on the next device

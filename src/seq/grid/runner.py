@@ -8,8 +8,10 @@ the grid goes on.
 
 from __future__ import annotations
 
+import contextlib
 import logging
-from collections.abc import Callable, Sequence
+import os
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -90,16 +92,19 @@ def run(
             summary.write(built)
             return built
 
+        offset = 0
         for found in groups:
             todo = [arm for arm in found.arms if any(c.key not in results for c in arm.cells)]
             if not todo:
                 say(f"{found.first.column}: {len(found.cells)} cell(s) done already, skipped")
                 continue
             try:
-                _run_group(found, todo, run_dir, resume, results, say)
+                with _devices_from(offset):  # each eval's workers start on the next devices
+                    _run_group(found, todo, run_dir, resume, results, say)
             except EvalCanceled:
                 finish()
                 raise
+            offset += found.first.workers or 1
             finish()
     for mode in dict.fromkeys(cell.mode for cell in cells):
         mine = [results.get(cell.key) for cell in cells if cell.mode == mode]
@@ -107,6 +112,20 @@ def run(
             rundir.mark_done(run_dir / mode, f"mode {mode}")
     rundir.mark_done(run_dir, "grid")
     return finish()
+
+
+@contextlib.contextmanager
+def _devices_from(offset: int) -> Iterator[None]:
+    """`SEQ_DEVICES_OFFSET` for the evals started inside (the engine reads it as workers start)."""
+    before = os.environ.get("SEQ_DEVICES_OFFSET")
+    os.environ["SEQ_DEVICES_OFFSET"] = str(offset)
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop("SEQ_DEVICES_OFFSET", None)
+        else:
+            os.environ["SEQ_DEVICES_OFFSET"] = before
 
 
 def _run_dir(grid: GridConfig, output_dir: Path, resume: bool, say: Say) -> Path:
