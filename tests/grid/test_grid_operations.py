@@ -157,3 +157,39 @@ def test_seq_devices_spreads_each_eval_of_the_grid_from_the_next_device(
         episodes = seq.eval.report(cell.eval_id).episodes
         devices.append({episode.metrics["device"] for episode in episodes})
     assert devices == [{4.0}, {5.0}]  # one worker each: the second eval starts on the next device
+
+
+def test_resume_refuses_a_changed_config_and_warns_on_a_changed_gate(tmp_path: Path) -> None:
+    path = _config(tmp_path, GRID.replace("      boom: {tasks: [boom]}\n", ""))
+    seq.grid.run(path)
+    path.write_text(path.read_text().replace("seeds: [0, 1, 2, 3]", "seeds: [0, 1]"))
+    refused_in_one_line(
+        run_cli("grid", "run", str(path), "--resume"), "--resume", "grid.yaml", "changed", "seeds"
+    )
+    path.write_text(
+        path.read_text().replace("seeds: [0, 1]", "seeds: [0, 1, 2, 3]") + "gate_threshold: 0.5\n"
+    )
+    said: list[str] = []
+    summary = seq.grid.run(path, resume=True, gate=True, say=said.append)
+    assert any("warning: gate_threshold changed" in line for line in said)
+    assert summary.passed and summary.gate_threshold == 0.5
+
+
+def test_the_stricter_gates_lower_bound_and_per_cell_floors(tmp_path: Path) -> None:
+    text = GRID.replace("      boom: {tasks: [boom]}\n", "").replace("policies: [coin-player]", """
+policies: [coin-player]
+modes:
+  sure: {params: {skill: 1.0}}
+  never: {params: {skill: 0.0}}""")  # fmt: skip
+    path = _config(tmp_path, text)
+    rate = seq.grid.run(path, gate=True, threshold=0.5)
+    assert rate.passed and rate.success_rate == 0.5  # 8 of 16
+    bound = seq.grid.run(path, gate=True, threshold=0.5, gate_on="lower-bound", resume=True)
+    assert not bound.passed and bound.success_low < 0.5
+    assert (
+        bound.gate_line().startswith("gate FAIL: success_rate=0.500 [")
+        and "on lower-bound" in bound.gate_line()
+    )
+    path.write_text(text + "floors: {'never@*': 0.25}\n")
+    floored = seq.grid.run(path, gate=True, threshold=0.5, resume=True)
+    assert floored.reasons == ["cell never@coin-player/coin/heads: success_rate 0.000 < floor 0.25"]
