@@ -124,3 +124,17 @@ def test_an_unknown_filter_or_gate_option_is_refused(tmp_path: Path) -> None:
 def test_a_cell_the_engine_refuses_is_refused_before_any_cell_runs(tmp_path: Path) -> None:
     path = _write(tmp_path, AXES.replace("push-v3", "push-v9"))
     refused_in_one_line(run_cli("grid", "run", str(path)), "grid.yaml", "push-v9", "no such task")
+
+
+def test_the_examples_are_a_valid_grid_and_a_workflow_that_gates_it() -> None:
+    import yaml
+
+    from seq.grid.cells import expand, group
+
+    root = Path(__file__).resolve().parents[2]
+    config = GridConfig.from_yaml(root / "examples" / "grid_metaworld.yaml")
+    cells = expand(config)
+    assert len(cells) == 8 and len(group(cells)) == 2
+    workflow = yaml.safe_load((root / "examples" / "ci" / "grid.yml").read_text())
+    steps = [step.get("run", "") for step in workflow["jobs"]["grid"]["steps"]]
+    assert any(line.startswith("seq grid run examples/grid_metaworld.yaml --gate") for line in steps)

@@ -169,6 +169,8 @@ def _run_group(
 
     names = [arm.name for arm in todo]
     state = rundir.group_state(run_dir, found.id) if resume else None
+    if state is not None and not _exists(state["eval_id"]):  # removed since: run the cells afresh
+        state = None
     eval_id = None
 
     def started(row: Any) -> None:
@@ -204,6 +206,16 @@ def _run_group(
                 rundir.save_cell(run_dir, cell.path, result)
             results[cell.key] = result
             say(_cell_line(cell, result))
+
+
+def _exists(eval_id: str) -> bool:
+    import seq
+
+    try:
+        seq.eval.status(eval_id)
+    except SeqInputError:
+        return False
+    return True
 
 
 def _cell_line(cell: Cell, result: CellResult) -> str:
