@@ -25,7 +25,7 @@ def run_command(
         "rate", "--gate-on", help="What must reach the threshold: rate, or lower-bound (of its 95% interval)."
     ),
     threshold: float = typer.Option(
-        None, "--threshold", help="The gate's threshold [default: the config's gate_threshold, else 0.90]."
+        None, "--threshold", help="The gate's threshold (default: the config's gate_threshold, else 0.90)."
     ),
     resume: bool = typer.Option(
         False, "--resume", help="Reuse the latest run directory; skip the cells it holds."
@@ -36,7 +36,7 @@ def run_command(
     modes: list[str] = typer.Option(None, "--modes", help="Only these modes."),
     policies: list[str] = typer.Option(None, "--policies", help="Only these policy ids."),
     output_dir: Path = typer.Option(
-        None, "--output-dir", help="Where run directories go [default: the config's]."
+        None, "--output-dir", help="Where run directories go (default: the config's output_dir)."
     ),
     verbose: bool = typer.Option(False, "-v", "--verbose", help="Debug logging."),
     as_json: bool = typer.Option(False, "--json", help="Print summary.json instead of the table."),
