@@ -66,17 +66,18 @@ def run_command(
     except EvalCanceled:
         console.print("seq grid: canceled; run it again with --resume to finish.", highlight=False)
         raise typer.Exit(1) from None
+    out = sys.stderr if as_json else sys.stdout  # with --json, stdout is the JSON alone
     if as_json:
         print(json.dumps(summary.summary, indent=2, default=str))
     else:
         print_summary(summary.summary)
-    print(f"wrote {summary.run_dir}/summary.tsv and summary.json")
+    print(f"wrote {summary.run_dir}/summary.tsv and summary.json", file=out)
     for cell in summary.errors:
         print(f"error cell {cell.key}: {cell.error}", file=sys.stderr)
     if gate:
-        print(summary.gate_line())
+        print(summary.gate_line(), file=out)
         for reason in summary.reasons:
-            print(f"  {reason}")
+            print(f"  {reason}", file=out)
     if not summary.ok:
         raise typer.Exit(1)
 
