@@ -135,13 +135,15 @@ output_dir: suites_runs
 
 def test_ls_and_show_print_past_runs(tmp_path: Path) -> None:
     path = _config(tmp_path, GRID.replace("      boom: {tasks: [boom]}\n", ""))
-    summary = seq.grid.run(path, gate=True)
+    ran = run_cli("grid", "run", str(path), "--gate", "--json")
+    assert ran.returncode == 0 and "gate PASS" in ran.stderr
+    run_dir = Path(json.loads(ran.stdout)["run_dir"])  # with --json, stdout is the summary alone
     listed = json.loads(run_cli("grid", "ls", "--json").stdout)
-    assert [row["run_dir"] for row in listed] == [str(summary.run_dir.resolve())]
+    assert [row["run_dir"] for row in listed] == [str(run_dir.resolve())]
     assert listed[0]["complete"] and listed[0]["gate"]["passed"] and listed[0]["cells"] == 1
-    shown = json.loads(run_cli("grid", "show", summary.run_dir.name, "--json").stdout)
-    assert shown == json.loads((summary.run_dir / "summary.json").read_text())
-    text = run_cli("grid", "show", str(summary.run_dir))
+    shown = json.loads(run_cli("grid", "show", run_dir.name, "--json").stdout)
+    assert shown == json.loads((run_dir / "summary.json").read_text())
+    text = run_cli("grid", "show", str(run_dir))
     assert "default@coin-player" in text.stdout and "pooled success 1.00" in text.stdout
     refused_in_one_line(run_cli("grid", "show", "19990101"), "RUN 19990101", "no grid run")
 
