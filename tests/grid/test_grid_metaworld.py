@@ -125,3 +125,16 @@ def test_a_grid_killed_mid_way_resumes_only_its_unfinished_cells(tmp_path: Path)
     assert len(seq.eval.report(reach_eval).episodes) == reach_episodes  # nothing of it ran again
     assert _measured(run_dir) == _measured(uninterrupted.run_dir)
     assert (run_dir / "aaa_done_flag.txt").is_file()
+
+
+def test_recordings_are_hard_linked_into_videos_with_descriptive_names(tmp_path: Path) -> None:
+    path = tmp_path / "video.yaml"
+    path.write_text(
+        "policies: [metaworld-expert]\nfamilies: {metaworld: {variations: {reach: {tasks: [reach-v3]}}}}\n"
+        "seeds: [0]\nmax_steps: 20\nworkers: 1\nrecord: first\noutput_dir: runs\n"
+    )
+    summary = seq.grid.run(path)
+    (video,) = (summary.run_dir / "videos").iterdir()
+    assert video.name == "default__metaworld-expert__metaworld__reach__reach-v3__seed0__trial0__fail.mp4"
+    (episode,) = seq.eval.report(summary.cells[0].eval_id).episodes
+    assert os.path.samefile(video, episode.artifacts["video"])  # a link, not a copy
