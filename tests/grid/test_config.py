@@ -77,6 +77,11 @@ gate_threshold: 0.8
 """))  # fmt: skip
     assert config.shape == "suites" and [s.name for s in config.suites] == ["reach-clean", "reach-noisy"]
     assert config.gate_threshold == 0.8
+    from seq.grid.cells import expand
+
+    both = GridConfig.from_dict({"suites": [{"name": "a", "benchmark": "metaworld", "policy": "x"}],
+                                 "tasks": ["push-v3"]})  # fmt: skip
+    assert expand(both)[0].tasks == ("push-v3",)  # the grid's tasks, where a cell names none
 
 
 @pytest.mark.parametrize(

@@ -92,6 +92,7 @@ class GridConfig:
     families: tuple[Family, ...] = ()
     modes: tuple[Mode, ...] = ()
     suites: tuple[SuiteCell, ...] = ()
+    tasks: tuple[str, ...] | None = None  # where a variation or suite cell names none
     seeds: tuple[int, ...] | None = None
     trials: int = 1
     max_steps: int | None = None
@@ -147,7 +148,7 @@ def _with_output_dir(config: GridConfig, output_dir: str) -> GridConfig:
 
 
 TOP = Keys(
-    "policies families modes suites seeds trials max_steps timeout_s workers record "
+    "policies families modes suites tasks seeds trials max_steps timeout_s workers record "
     "gate_threshold floors output_dir"
 )
 FAMILY = Keys("benchmark variations")
@@ -221,6 +222,7 @@ def _common(data: Mapping[str, Any], source: str) -> dict[str, Any]:
             f"{source}: key 'floors': expected CELL_PATTERN: RATE pairs, such as 'clean@*/*/*': 0.8."
         )
     return {
+        "tasks": _tasks(data.get("tasks"), "tasks", source),
         "seeds": _seeds(data.get("seeds"), "seeds", source),
         "trials": typed(data, "trials", int, "", source, positive=True) or 1,
         "max_steps": typed(data, "max_steps", int, "", source, positive=True),
