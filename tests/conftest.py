@@ -183,6 +183,7 @@ SLOW = (
     "tests/serving/test_serving_fuzz.py::test_a_server_survives",
     "tests/test_image.py",
     "tests/engine/test_composite_metaworld.py",
+    "tests/grid/test_grid_metaworld.py",
 )
 
 

@@ -36,7 +36,8 @@ ALLOWED: dict[str, set[str]] = {
     "secret": {"isolation", "record"},
     "shelf": {"seq", "authoring", "capture"},  # built-in benchmarks, written as a user writes them
     "cli": {"seq", "authoring", "tf", "record", "capture", "isolation", "registry", "serving", "engine",
-            "report", "eval", "image", "volume", "secret"},
+            "report", "eval", "image", "volume", "secret", "grid"},
+    "grid": {"seq", "record", "eval"},  # on top: drives seq.eval.run and reads its reports
     "seqbench": {"report", "cli"},  # its own CLI reuses seq's seed-range parsing
 }  # fmt: skip
 

@@ -166,3 +166,10 @@ __all__ = [
     "tf",
     "volume",
 ]
+
+# -- seq grid (seed 001): ablation grids and gates on top of seq.eval ------------------------------
+_SUBMODULES += ("grid",)
+if TYPE_CHECKING:
+    from seq import grid
+__all__ += ["grid"]
+

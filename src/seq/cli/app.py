@@ -8,6 +8,7 @@ from seq.cli.adapter import app as adapter_app
 from seq.cli.benchmark import app as benchmark_app
 from seq.cli.deploy import deploy_command
 from seq.cli.eval import app as eval_app
+from seq.cli.grid import app as grid_app
 from seq.cli.help import plain_help
 from seq.cli.image import app as image_app
 from seq.cli.policy import app as policy_app
@@ -50,4 +51,5 @@ app.add_typer(image_app, name="image")
 app.add_typer(volume_app, name="volume")
 app.add_typer(secret_app, name="secret")
 app.add_typer(record_app, name="record")
+app.add_typer(grid_app, name="grid")
 plain_help(app)

@@ -39,11 +39,13 @@ class _Process:
 
 def device_environment(index: int) -> dict[str, str]:
     """`SEQ_DEVICES=0,1,2` spreads workers over GPUs round-robin: worker `index` sees one device,
-    set before anything in it imports CUDA or MuJoCo (as the GaP harness does)."""
+    set before anything in it imports CUDA or MuJoCo (as the GaP harness does). `SEQ_DEVICES_OFFSET`
+    starts the round at another device (`seq grid` staggers its evals so)."""
     devices = [d.strip() for d in os.environ.get("SEQ_DEVICES", "").split(",") if d.strip()]
     if not devices:
         return {}
-    device = devices[index % len(devices)]
+    offset = os.environ.get("SEQ_DEVICES_OFFSET", "0").strip()
+    device = devices[(index + (int(offset) if offset.isdigit() else 0)) % len(devices)]
     return {"CUDA_VISIBLE_DEVICES": device, "MUJOCO_EGL_DEVICE_ID": device}
 
 

@@ -6,7 +6,7 @@ import difflib
 from collections.abc import Sequence
 
 from seq.authoring.benchmark import BenchmarkSpec
-from seq.authoring.conditions import Condition, check_max_steps
+from seq.authoring.conditions import Condition, check_max_steps, check_timeout
 from seq.errors import SeqInputError
 from seq.record.store import WorkItem, item_id
 
@@ -38,16 +38,18 @@ def plan(
     seeds: Sequence[int] | None = None,
     max_steps: int | None = None,
     trials: int = 1,
+    timeout_s: float | None = None,
     arms: Sequence[str] = (),
 ) -> list[WorkItem]:
     """The work items of an eval, in a stable order.
 
     `tasks` and `seeds` narrow the benchmark's conditions (`seeds` may also name seeds the
     benchmark does not list: each task's conditions are then repeated with those seeds);
-    `max_steps` overrides every condition's own limit. With several `arms`, each condition and
+    `max_steps` and `timeout_s` override every condition's own limits. With several `arms`, each condition and
     trial is one item per arm (the arms' episodes pair up by condition, seed and trial).
     """
     check_max_steps(max_steps, "--max-steps")
+    check_timeout(timeout_s, "--timeout-s")
     if isinstance(trials, bool) or not isinstance(trials, int) or trials < 1:
         raise SeqInputError(f"--trials must be a positive integer, got {trials!r}.")
     conditions = _pick_suites(spec, suites)
@@ -75,6 +77,8 @@ def plan(
         ]
     if max_steps is not None:
         conditions = [Condition(**{**c.to_dict(), "max_steps": max_steps}) for c in conditions]
+    if timeout_s is not None:
+        conditions = [Condition(**{**c.to_dict(), "timeout_s": timeout_s}) for c in conditions]
     arms = list(arms) or [""]
     items = []
     for trial in range(trials):  # trial-major, so that any prefix covers every condition evenly

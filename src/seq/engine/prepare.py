@@ -286,6 +286,7 @@ def prepare_eval(request: EvalRequest, store: Store) -> PreparedEval:
         seeds=request.seeds,
         max_steps=request.max_steps,
         trials=request.planned_trials,
+        timeout_s=request.timeout_s,
         arms=[arm.name for arm in arms] if len(arms) > 1 else (),
     )
     arms = _check_compatibility(arms, policies, benchmark_row, adapter_row, items)

@@ -88,6 +88,11 @@ class EvalRequest:
     max_steps: int | None = option(
         None, "Step limit of every episode.", Cli(metavar="N", shown="the benchmark's")
     )
+    timeout_s: float | None = option(
+        None,
+        "Wall-clock cap of every episode in seconds: past it the episode ends as timed out.",
+        Cli(metavar="S", shown="the benchmark's"),
+    )
     trials: int | None = option(
         None,
         f"Episodes per condition; with --sequential, at most this many ({SEQUENTIAL_TRIALS} if not given).",
@@ -226,6 +231,7 @@ HELP_GROUPS = {
         "tasks",
         "seeds",
         "max_steps",
+        "timeout_s",
         "trials",
         "params",
     ),

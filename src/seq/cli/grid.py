@@ -1,0 +1,148 @@
+"""`seq grid run / ls / show`: the twins of `seq.grid.run / ls / show`."""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+from pathlib import Path
+from typing import Any
+
+import typer
+from rich.console import Console
+
+from seq.cli.options import split_list
+from seq.errors import EvalCanceled
+
+app = typer.Typer(help="Ablation grids of evals, their summary and an acceptance gate.", no_args_is_help=True)
+
+
+@app.command("run")
+def run_command(
+    config: Path = typer.Argument(..., help="The grid config (YAML)."),
+    gate: bool = typer.Option(False, "--gate", help="Apply the gate: exit 1 unless it passes."),
+    gate_on: str = typer.Option(
+        "rate", "--gate-on", help="What must reach the threshold: rate, or lower-bound (of its 95% interval)."
+    ),
+    threshold: float = typer.Option(
+        None, "--threshold", help="The gate's threshold (default: the config's gate_threshold, else 0.90)."
+    ),
+    resume: bool = typer.Option(
+        False, "--resume", help="Reuse the latest run directory; skip the cells it holds."
+    ),
+    families: list[str] = typer.Option(
+        None, "--families", help="Only these families (comma-separated or repeated)."
+    ),
+    modes: list[str] = typer.Option(None, "--modes", help="Only these modes."),
+    policies: list[str] = typer.Option(None, "--policies", help="Only these policy ids."),
+    output_dir: Path = typer.Option(
+        None, "--output-dir", help="Where run directories go (default: the config's output_dir)."
+    ),
+    verbose: bool = typer.Option(False, "-v", "--verbose", help="Debug logging."),
+    as_json: bool = typer.Option(False, "--json", help="Print summary.json instead of the table."),
+) -> None:
+    """Run every cell of CONFIG, write summary.tsv and summary.json, and judge the gate.
+
+    Exit codes: 0 done (gate PASS), 1 a cell errored, the run failed or the gate FAILed, 2 a bad config.
+    """
+    import seq.grid
+
+    if verbose:
+        logging.getLogger("seq").setLevel(logging.DEBUG)
+    console = Console(stderr=True)
+    try:
+        summary = seq.grid.run(
+            config,
+            gate=gate,
+            gate_on=gate_on,
+            threshold=threshold,
+            resume=resume,
+            families=split_list(families),
+            modes=split_list(modes),
+            policies=split_list(policies),
+            output_dir=output_dir,
+            say=lambda line: print(line, file=sys.stderr, flush=True),
+        )
+    except EvalCanceled:
+        console.print("seq grid: canceled; run it again with --resume to finish.", highlight=False)
+        raise typer.Exit(1) from None
+    out = sys.stderr if as_json else sys.stdout  # with --json, stdout is the JSON alone
+    if as_json:
+        print(json.dumps(summary.summary, indent=2, default=str))
+    else:
+        print_summary(summary.summary)
+    print(f"wrote {summary.run_dir}/summary.tsv and summary.json", file=out)
+    for cell in summary.errors:
+        print(f"error cell {cell.key}: {cell.error}", file=sys.stderr)
+    if gate:
+        print(summary.gate_line(), file=out)
+        for reason in summary.reasons:
+            print(f"  {reason}", file=out)
+    if not summary.ok:
+        raise typer.Exit(1)
+
+
+def _rate(value: Any) -> str:
+    return f"{value:.2f}" if isinstance(value, float) else str(value if value is not None else "-")
+
+
+def print_summary(data: dict[str, Any]) -> None:
+    """The success pivot (rows mode@policy, columns family/variation) and the pooled rate, for people."""
+    matrix = data.get("matrix", {}).get("success_rate", {})
+    columns = list(dict.fromkeys(col for row in matrix.values() for col in row))
+    width = max([len("mode@policy"), *(len(row) for row in matrix)])
+    print(f"{'mode@policy':<{width}}  " + "  ".join(f"{c:>{max(len(c), 5)}}" for c in columns))
+    for row, values in matrix.items():
+        shown = [f"{_rate(values.get(c, '-')):>{max(len(c), 5)}}" for c in columns]
+        print(f"{row:<{width}}  " + "  ".join(shown))
+    low, high = data.get("success_low"), data.get("success_high")
+    print(
+        f"pooled success {_rate(data.get('success_rate'))} [{_rate(low)}, {_rate(high)}] "
+        f"over {data.get('n_trials', 0)} trials in {len(data.get('cells', []))} cells"
+    )
+
+
+@app.command("ls")
+def ls_command(
+    limit: int = typer.Option(20, "--limit", help="At most this many, newest first."),
+    as_json: bool = typer.Option(False, "--json", help="Print as JSON."),
+) -> None:
+    """Past grid runs, newest first: cells, trials, pooled success and the gate."""
+    import seq.grid
+
+    rows = seq.grid.ls(limit)
+    if as_json:
+        print(json.dumps(rows, indent=2))
+        return
+    for row in rows:
+        gate = row["gate"] or {}
+        verdict = ("PASS" if gate.get("passed") else "FAIL") if gate.get("gated") else "-"
+        state = "complete" if row["complete"] else "partial"
+        print(f"{row['run']}  {row['config']}")
+        print(
+            f"  {row['cells']} cells ({row['errors']} errored), {row['n_trials']} trials, "
+            f"success {_rate(row['success_rate'])}, gate {verdict}, {state}"
+        )
+        print(f"  {row['run_dir']}")
+
+
+@app.command("show")
+def show_command(
+    run: str = typer.Argument(..., help="A run directory, or a run's name (its stamp or a prefix)."),
+    as_json: bool = typer.Option(False, "--json", help="Print summary.json."),
+) -> None:
+    """A past run's summary: the success pivot, the pooled rate, error cells and the gate."""
+    import seq.grid
+
+    data = seq.grid.show(run)
+    if as_json:
+        print(json.dumps(data, indent=2))
+        return
+    print(data.get("run_dir", run))
+    print_summary(data)
+    for cell in data.get("cells", []):
+        if cell.get("error"):
+            print(f"error cell {cell['key']}: {cell['error']}")
+    gate = data.get("gate") or {}
+    if gate.get("gated"):
+        print(f"gate {'PASS' if gate['passed'] else 'FAIL'} (threshold {gate['threshold']:.2f})")

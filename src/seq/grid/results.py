@@ -1,0 +1,135 @@
+"""A cell's result, read from its eval's report: rates with intervals, per-task rows, and its error.
+
+`completion_rate` is partial credit: the mean of a benchmark's sub-goal metric `completion` where
+its checks report one, else the success rate. A cell is an error cell when its eval raised, when
+any of its episodes errored, or when episodes it owes were left without a result.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from seq.grid.cells import Cell
+from seq.stats.intervals import wilson_interval
+
+TIMINGS = ("wall_clock_s", "eval_wall_s", "eval_id")  # what differs between two runs of one grid
+
+
+@dataclass
+class CellResult:
+    """One cell's numbers (what a row of summary.tsv holds, and its tasks)."""
+
+    mode: str
+    policy: str
+    family: str
+    variation: str
+    suite: str
+    key: str
+    success_rate: float | None = None
+    success_low: float | None = None
+    success_high: float | None = None
+    completion_rate: float | None = None
+    avg_reward: float | None = None
+    n_success: int = 0
+    n_trials: int = 0
+    n_timed_out: int = 0
+    wall_clock_s: float = 0.0
+    error: str | None = None
+    eval_id: str | None = None
+    eval_wall_s: float | None = None
+    arm: str = ""
+    params: dict[str, Any] = field(default_factory=dict)
+    tasks: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def row(self) -> str:
+        return f"{self.mode}@{self.policy}"
+
+    @property
+    def column(self) -> str:
+        return f"{self.family}/{self.variation}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> CellResult:
+        return cls(**{k: v for k, v in data.items() if k in cls.__dataclass_fields__})
+
+
+def blank(cell: Cell) -> CellResult:
+    return CellResult(
+        cell.mode, cell.policy.id, cell.family, cell.variation, cell.suite, cell.key,
+        params={k: str(v) for k, v in cell.params.items()},
+    )  # fmt: skip
+
+
+def errored(cell: Cell, error: str, eval_id: str | None = None) -> CellResult:
+    """A cell whose eval raised (or never started): no numbers, its error."""
+    result = blank(cell)
+    result.error, result.eval_id = error, eval_id
+    return result
+
+
+def last_line(text: str | None) -> str:
+    lines = [line.strip() for line in (text or "").strip().splitlines() if line.strip()]
+    return lines[-1] if lines else "error"
+
+
+def _success(episode: Any) -> bool:
+    return episode.ok and float(episode.metrics.get("success", 0.0)) >= 0.5
+
+
+def _rates(episodes: list[Any]) -> dict[str, Any]:
+    n = len(episodes)
+    wins = sum(_success(e) for e in episodes)
+    interval = wilson_interval(wins, n)
+    completion = [float(e.metrics.get("completion", float(_success(e)))) for e in episodes]
+    rewards = [float(e.metrics["return"]) for e in episodes if "return" in e.metrics]
+    return {
+        "n_trials": n,
+        "n_success": wins,
+        "success_rate": wins / n if n else None,
+        "success_low": interval.low,
+        "success_high": interval.high,
+        "completion_rate": sum(completion) / n if n else None,
+        "avg_reward": sum(rewards) / len(rewards) if rewards else None,
+    }
+
+
+def last_attempts(episodes: Iterable[Any]) -> list[Any]:
+    """Each work item's last attempt (what the report counts), in plan order."""
+    latest: dict[str, Any] = {}
+    for episode in episodes:
+        kept = latest.get(episode.item_id)
+        if kept is None or episode.attempt >= kept.attempt:
+            latest[episode.item_id] = episode
+    return list(latest.values())
+
+
+def from_report(cell: Cell, report: Any, arm: str) -> CellResult:
+    """The cell measured by arm `arm` of the eval `report` describes."""
+    single = len(report.arms) <= 1
+    mine = [e for e in last_attempts(report.episodes) if e.arm == arm or (single and e.arm == "")]
+    result = blank(cell)
+    result.arm, result.eval_id = arm, report.eval_id
+    result.eval_wall_s = report.cost.get("wall_s")
+    result.wall_clock_s = round(sum(e.duration_s for e in mine), 3)
+    result.n_timed_out = sum(e.status == "timed_out" for e in mine)
+    for key, value in _rates(mine).items():
+        setattr(result, key, value)
+    by_task: dict[str, list[Any]] = {}
+    for episode in mine:
+        by_task.setdefault(episode.task, []).append(episode)
+    result.tasks = [{"task_id": task, **_rates(items)} for task, items in by_task.items()]
+    errors = [e for e in mine if e.status == "error"]
+    owed = [u for u in report.unfinished if u.arm == arm or (single and u.arm == "")]
+    if errors:
+        result.error = f"{len(errors)} of {len(mine)} episodes errored: {last_line(errors[0].error)}"
+    elif owed:
+        result.error = f"{len(owed)} episodes unfinished: {owed[0].reason}"
+    elif not mine:
+        result.error = f"eval {report.eval_id} ran no episode ({report.status})"
+    return result

@@ -1,0 +1,141 @@
+"""The run directory: stamped folders under the output dir, what resume reuses, sentinels, videos.
+
+```
+OUTPUT_DIR/20261201_174233/
+├── grid.json              # the config as run (resume checks it has not changed)
+├── summary.json / .tsv
+├── aaa_done_flag.txt      # every cell ran
+├── evals/<group>.json     # the eval that runs a group of cells (resume continues it)
+├── videos/                # hard links, named mode__policy__family__variation__task…
+└── <mode>/aaa_done_flag.txt, <mode>/<policy>/<family>/<variation>/cell_result.json
+```
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import shutil
+import time
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from seq.errors import SeqInputError
+from seq.grid.config import GridConfig
+from seq.grid.results import CellResult
+
+SENTINEL = "aaa_done_flag.txt"
+STAMP = re.compile(r"^\d{8}_\d{6}(_\d+)?$")
+# Keys that change no measurement: a resume may change them, with a warning.
+GATE_KEYS = ("gate_threshold", "floors", "output_dir", "source", "echo")
+
+
+def new_run_dir(output_dir: Path) -> Path:
+    output_dir.mkdir(parents=True, exist_ok=True)
+    stamp = time.strftime("%Y%m%d_%H%M%S")
+    path, count = output_dir / stamp, 2
+    while path.exists():
+        path, count = output_dir / f"{stamp}_{count}", count + 1
+    path.mkdir()
+    return path
+
+
+def latest_run_dir(output_dir: Path) -> Path | None:
+    runs = (
+        sorted(p for p in output_dir.glob("*") if p.is_dir() and STAMP.match(p.name))
+        if output_dir.is_dir()
+        else []
+    )
+    return max(runs, key=lambda p: (p.name[:15], int(p.name[16:] or 0))) if runs else None
+
+
+def config_echo(config: GridConfig) -> dict[str, Any]:
+    data = asdict(config)
+    data.pop("echo", None)
+    return json.loads(json.dumps(data, default=str))
+
+
+def write_grid(run_dir: Path, config: GridConfig) -> None:
+    (run_dir / "grid.json").write_text(json.dumps(config_echo(config), indent=2))
+
+
+def check_unchanged(run_dir: Path, config: GridConfig) -> list[str]:
+    """Refuse to resume a run whose measured config changed; return the gate-only keys that did."""
+    path = run_dir / "grid.json"
+    if not path.is_file():
+        raise SeqInputError(f"--resume: {run_dir} holds no grid.json; it is not a grid run to resume.")
+    before, now = json.loads(path.read_text()), config_echo(config)
+    changed = sorted(k for k in set(before) | set(now) if before.get(k) != now.get(k))
+    measured = [k for k in changed if k not in GATE_KEYS]
+    if measured:
+        raise SeqInputError(
+            f"--resume: {config.source} changed since run {run_dir} began ({', '.join(measured)}); "
+            "restore it, or start a fresh run without --resume."
+        )
+    return [k for k in changed if k not in ("source", "echo")]
+
+
+def cell_file(run_dir: Path, cell_path: str) -> Path:
+    return run_dir / cell_path / "cell_result.json"
+
+
+def load_cell(run_dir: Path, cell_path: str) -> CellResult | None:
+    """A persisted cell, or None (not run, or its file unreadable: it runs again)."""
+    path = cell_file(run_dir, cell_path)
+    try:
+        return CellResult.from_dict(json.loads(path.read_text()))
+    except (OSError, ValueError, TypeError):
+        return None
+
+
+def save_cell(run_dir: Path, cell_path: str, result: CellResult) -> None:
+    """Persist a measured cell; an error cell is never persisted, so a resume runs it again."""
+    path = cell_file(run_dir, cell_path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_suffix(".tmp")
+    temporary.write_text(json.dumps(result.to_dict(), indent=2))
+    temporary.replace(path)
+
+
+def group_state(run_dir: Path, group_id: str) -> dict[str, Any] | None:
+    path = run_dir / "evals" / f"{group_id}.json"
+    with contextlib.suppress(OSError, ValueError):
+        return json.loads(path.read_text())
+    return None
+
+
+def save_group_state(run_dir: Path, group_id: str, eval_id: str, arms: list[str]) -> None:
+    path = run_dir / "evals" / f"{group_id}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"eval_id": eval_id, "arms": arms}))
+
+
+def mark_done(folder: Path, what: str) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / SENTINEL).write_text(f"{what} done at {time.strftime('%Y-%m-%d %H:%M:%S')}\n")
+
+
+def link_videos(run_dir: Path, result: CellResult, episodes: list[Any]) -> int:
+    """Hard-link each recorded episode of the cell into `videos/` (a copy across filesystems)."""
+    count = 0
+    for episode in episodes:
+        source = episode.artifacts.get("video")
+        if not source or not Path(source).is_file():
+            continue
+        success = episode.ok and float(episode.metrics.get("success", 0.0)) >= 0.5
+        outcome = "error" if not episode.ok else ("pass" if success else "fail")
+        parts = [result.mode, result.policy, result.family, result.variation, episode.task,
+                 f"seed{episode.seed}", f"trial{episode.trial}", outcome]  # fmt: skip
+        name = "__".join(re.sub(r"[^A-Za-z0-9.=-]+", "-", p) for p in parts) + ".mp4"
+        target = run_dir / "videos" / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.unlink(missing_ok=True)
+        try:
+            os.link(source, target)
+        except OSError:
+            shutil.copyfile(source, target)
+        count += 1
+    return count
