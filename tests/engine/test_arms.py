@@ -152,3 +152,12 @@ def test_a_policy_asks_for_the_benchmark_setup_values_it_needs_and_a_given_value
     assert not any("not_a_setup_parameter" in name for name in asked)
     given = seq.eval.dry_run(AsksForDelay(), benchmark="line", params={"delay": "0.0"})
     assert given["arms"][0]["parameters"]["benchmark.delay"] == {"value": 0.0, "from": "--param/--sweep"}
+
+
+def test_one_named_arm_runs_under_its_name(toy_file):
+    """Seen: the work items were planned under no arm and the worker, keyed by the arm's name,
+    failed every one with KeyError: ''."""
+    seq.deploy(toy_file)
+    report = seq.eval.run(arms=[seq.Arm("line-controller", {}, "solo")], benchmark="line", envs=1)
+    assert report.arms == ["solo"] and not report.partial
+    assert report.done == 6 and {e.status for e in report.episodes} == {"ok"}

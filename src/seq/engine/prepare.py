@@ -287,7 +287,7 @@ def prepare_eval(request: EvalRequest, store: Store) -> PreparedEval:
         max_steps=request.max_steps,
         trials=request.planned_trials,
         timeout_s=request.timeout_s,
-        arms=[arm.name for arm in arms] if len(arms) > 1 else (),
+        arms=[arm.name for arm in arms] if len(arms) > 1 or arms[0].name else (),
     )
     arms = _check_compatibility(arms, policies, benchmark_row, adapter_row, items)
     check_envs_per_worker(request, asked, policies)
