@@ -59,6 +59,10 @@ def _arm(report: Report, arm: str) -> str:
     return arm or "policy"
 
 
+def _arms(report: Report) -> list[str]:
+    return [_arm(report, arm) for arm in report.arms] or ["policy"]
+
+
 def interval_rows(report: Report, kind: str) -> list[dict[str, Any]]:
     """Each metric of each group of `kind` with its interval, one dict per (metric, group, arm)."""
     return [
@@ -77,9 +81,10 @@ def interval_rows(report: Report, kind: str) -> list[dict[str, Any]]:
     ]
 
 
-def _interval_layers(alt: Any, rows: list[dict[str, Any]], y: str, title: str) -> Any:
+def _interval_layers(alt: Any, rows: list[dict[str, Any]], y: str, title: str, arms: list[str]) -> Any:
+    """Points with interval rules, one row per `y`, one colour per arm (the report's order, so an
+    arm has one colour in every plot)."""
     base = alt.Chart(alt.Data(values=rows))
-    arms = list(dict.fromkeys(row["arm"] for row in rows))  # one colour per arm, in the report's order
     encode = {
         "y": alt.Y(f"{y}:N", title=title, sort=None),
         "yOffset": alt.YOffset("arm:N", sort=arms),
@@ -96,7 +101,7 @@ def metric_chart(report: Report, kind: str) -> Any | None:
     rows = interval_rows(report, kind)
     if not rows:
         return None
-    layers = _interval_layers(alt, rows, "group", kind)
+    layers = _interval_layers(alt, rows, "group", kind, _arms(report))
     groups = len({row["group"] for row in rows})
     return (
         layers.properties(width=220, height=max(40, ROW_STEP * groups))
@@ -145,7 +150,7 @@ def forest_chart(report: Report) -> Any | None:
             .mark_rect(color="#8fbc8f", opacity=0.25)
             .encode(x=alt.X("from:Q", title=f"{metric}: B − A"), x2="to:Q"),
         )
-    layers.append(_interval_layers(alt, rows, "group", "group"))
+    layers.append(_interval_layers(alt, rows, "group", "group", _arms(report)))
     title = f"{metric}: B − A per group, 95% interval" + (
         f"; band: equivalence margin ±{threshold}" if threshold is not None else ""
     )
@@ -184,7 +189,7 @@ def across_chart(report: Report) -> Any | None:
     if not rows:
         return None
     metric = report.across_tasks[0]["metric"]
-    return _interval_layers(alt, rows, "arm", "arm").properties(
+    return _interval_layers(alt, rows, "arm", "arm", _arms(report)).properties(
         width=420, height=max(40, ROW_STEP * len(rows)), title=f"{metric}: IQM across tasks, 95% interval"
     )
 

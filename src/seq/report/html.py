@@ -113,14 +113,16 @@ def html_context(report: Report, links: Links | None = None) -> dict[str, Any]:
     }
 
 
-def template_environment() -> Any:
-    """A jinja2 environment over the report's templates (autoescaped), or the extra to install."""
+def template_environment(*packages: str) -> Any:
+    """A jinja2 environment over the templates of `packages` (first found wins) and the report's
+    own (autoescaped); without jinja2, a sentence naming the extra to install."""
     try:
         import jinja2
     except ImportError:
         raise SeqInputError("the HTML report needs jinja2: pip install 'seq[console]'.") from None
+    loaders = [jinja2.PackageLoader(package, "templates") for package in (*packages, "seq.report")]
     return jinja2.Environment(
-        loader=jinja2.PackageLoader("seq.report", "templates"),
+        loader=jinja2.ChoiceLoader(loaders),
         autoescape=True,
         trim_blocks=True,
         lstrip_blocks=True,

@@ -1,0 +1,271 @@
+"""What the console's lists read from the record, each page in a fixed number of queries (never
+one per eval or per episode): evals with their live status, counts and primary metric so far, a
+page of an eval's episodes, one episode.
+
+The console only reads: it opens the record read-only (`mode=ro`). An eval's full report is
+`seq.report`'s; these are the figures a list needs, computed in SQL.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from seq.record.episode import ERROR, INFRASTRUCTURE, EpisodeResult
+from seq.record.lease import LeaseRow, this_process
+from seq.record.manifest import Manifest
+from seq.record.schema import columns, select
+from seq.record.store import INTERRUPTED, LAST_ATTEMPT, RUNNING
+from seq.record.typed import from_plain
+from seq.report.analysis import BUILT_IN_METRICS
+from seq.stats import metric_interval, wilson_interval
+
+# An episode row (aliased `e`) that is its item's result, as `Store.episodes` counts them.
+RESULT = f"e.failure IS NOT '{INFRASTRUCTURE}' AND {LAST_ATTEMPT}"
+OUTCOMES = {  # the episode filters of an eval's page: SQL over its result rows
+    "all": "1",
+    "success": "e.status != 'error' AND json_extract(e.metrics, '$.success') >= 0.5",
+    "fail": "e.status = 'ok' AND json_extract(e.metrics, '$.success') < 0.5",
+    "error": "e.status = 'error'",
+    "timed_out": "e.status = 'timed_out'",
+}
+
+
+@dataclass
+class ArmFigure:
+    """One arm's primary metric over its episodes so far: value, 95% interval (Wilson for a rate,
+    none for a mean in a list), n."""
+
+    arm: str
+    value: float | None = None
+    low: float | None = None
+    high: float | None = None
+    n: int = 0
+
+
+@dataclass
+class EvalSummary:
+    """One eval as the evals list and a benchmark's page show it."""
+
+    id: str
+    created_at: float
+    status: str
+    policy: str
+    benchmark: str
+    benchmark_version: int
+    arms: list[str]
+    policies: list[str]
+    wall_s: float
+    error: str | None
+    done: int = 0
+    errors: int = 0
+    total: int = 0
+    metric: str | None = None
+    figures: list[ArmFigure] = field(default_factory=list)
+    declared: dict[str, str] = field(default_factory=dict)
+
+
+class RecordReader:
+    """A read-only connection to the record at `path`."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        self.db.row_factory = sqlite3.Row
+        self.queries = 0  # statements run: what bench/ui.py reads to show there is no N+1
+
+    def execute(self, sql: str, args: Iterable[Any] = ()) -> list[sqlite3.Row]:
+        self.queries += 1
+        return self.db.execute(sql, tuple(args)).fetchall()
+
+    def close(self) -> None:
+        self.db.close()
+
+    # -- evals --------------------------------------------------------------------------------
+    def evals(
+        self, benchmark: str | None = None, policy: str | None = None, status: str | None = None
+    ) -> list[EvalSummary]:
+        """Evals, newest first, with live status, episodes done of the total and each arm's
+        primary metric so far; filtered by benchmark name, a policy any arm ran, and status."""
+        query, args = select("evals"), []
+        if benchmark:
+            query += " WHERE benchmark = ?"
+            args.append(benchmark)
+        rows = self.execute(query + " ORDER BY created_at DESC", args)
+        live = self._live_evals()
+        found = []
+        for row in rows:
+            summary = _summary(row, live)
+            if policy and policy not in summary.policies:
+                continue
+            if status and summary.status != status:
+                continue
+            found.append(summary)
+        self._add_counts(found)
+        self._add_figures(found)
+        return found
+
+    def benchmarks(self) -> list[sqlite3.Row]:
+        """Each benchmark with evals: its name, how many evals and versions."""
+        return self.execute(
+            "SELECT benchmark AS name, COUNT(*) AS evals, COUNT(DISTINCT benchmark_version) AS versions, "
+            "MAX(created_at) AS last FROM evals GROUP BY benchmark ORDER BY benchmark"
+        )
+
+    def _live_evals(self) -> set[str]:
+        """The evals a live runner holds (every lease read in one query)."""
+        here = this_process()
+        leases = [LeaseRow(*row) for row in self.execute(select("leases"))]
+        return {lease.eval_id for lease in leases if lease.alive(here)}
+
+    def _add_counts(self, evals: list[EvalSummary]) -> None:
+        by_id = {e.id: e for e in evals}
+        for row in self.execute(
+            f"SELECT e.eval_id, COUNT(*), SUM(e.status = '{ERROR}') FROM episodes e WHERE {RESULT} "
+            "GROUP BY e.eval_id"
+        ):
+            if row[0] in by_id:
+                by_id[row[0]].done, by_id[row[0]].errors = row[1], row[2]
+        for row in self.execute("SELECT eval_id, COUNT(*) FROM items GROUP BY eval_id"):
+            if row[0] in by_id:
+                by_id[row[0]].total = row[1]
+
+    def _add_figures(self, evals: list[EvalSummary], values: bool = False) -> None:
+        """Each eval's primary metric (its episodes' first own metric) per arm: one query for the
+        metric names, one per distinct name for the figures."""
+        by_id = {e.id: e for e in evals}
+        for row in self.execute(
+            f"SELECT eval_id, metrics, MIN(rowid) FROM episodes WHERE status != '{ERROR}' GROUP BY eval_id"
+        ):
+            if row[0] in by_id:
+                names = [name for name in json.loads(row[1]) if name not in BUILT_IN_METRICS]
+                by_id[row[0]].metric = names[0] if names else "return"
+        by_metric: dict[str, list[EvalSummary]] = defaultdict(list)
+        for summary in evals:
+            if summary.metric:
+                by_metric[summary.metric].append(summary)
+        for metric, members in by_metric.items():
+            self._figures(metric, members, values)
+
+    def _figures(self, metric: str, members: list[EvalSummary], values: bool) -> None:
+        marks = ",".join("?" for _ in members)
+        path = "$." + json.dumps(metric)
+        value = "json_extract(e.metrics, ?)"
+        rows = self.execute(
+            f"SELECT e.eval_id, i.arm, {'group_concat(v)' if values else 'NULL'}, COUNT(v), SUM(v), "
+            f"SUM(v NOT IN (0, 1)) FROM (SELECT e.eval_id, e.item_id, {value} AS v FROM episodes e "
+            f"WHERE e.eval_id IN ({marks}) AND e.status != '{ERROR}' AND {RESULT}) e "
+            "JOIN items i ON i.eval_id = e.eval_id AND i.item_id = e.item_id "
+            "WHERE v IS NOT NULL GROUP BY e.eval_id, i.arm",
+            [path, *(m.id for m in members)],
+        )
+        by_id = {m.id: m for m in members}
+        for row in rows:
+            summary = by_id[row[0]]
+            kind = summary.declared.get(metric) or ("rate" if row[5] == 0 else "mean")
+            figure = ArmFigure(row[1] or "", n=row[3])
+            if kind == "rate" and row[5] == 0:
+                interval = wilson_interval(int(row[4]), row[3])
+                figure.value, figure.low, figure.high = interval.mean, interval.low, interval.high
+            elif values and row[2] is not None:
+                interval = metric_interval([float(v) for v in str(row[2]).split(",")], kind="mean")
+                figure.value, figure.low, figure.high = interval.mean, interval.low, interval.high
+            else:
+                figure.value = row[4] / row[3]
+            summary.figures.append(figure)
+        for summary in members:  # in the eval's arm order
+            order = {arm: index for index, arm in enumerate(summary.arms)}
+            summary.figures.sort(key=lambda f: order.get(f.arm, len(order)))
+
+    def trend(self, benchmark: str) -> list[EvalSummary]:
+        """A benchmark's evals, oldest version first, each with its primary metric's interval
+        (BCa bootstrap for a mean: the values are read for these evals only)."""
+        rows = self.execute(
+            select("evals") + " WHERE benchmark = ? ORDER BY benchmark_version, created_at", [benchmark]
+        )
+        live = self._live_evals()
+        found = [_summary(row, live) for row in rows]
+        self._add_counts(found)
+        self._add_figures(found, values=True)
+        return found
+
+    # -- episodes -----------------------------------------------------------------------------
+    def outcome_counts(self, eval_id: str) -> dict[str, int]:
+        """How many of the eval's results each episode filter keeps."""
+        parts = ", ".join(f"SUM({where})" for where in OUTCOMES.values())
+        row = self.execute(f"SELECT {parts} FROM episodes e WHERE e.eval_id = ? AND {RESULT}", [eval_id])[0]
+        return {name: int(row[index] or 0) for index, name in enumerate(OUTCOMES)}
+
+    def episodes(
+        self, eval_id: str, outcome: str = "all", offset: int = 0, limit: int = 50
+    ) -> list[EpisodeResult]:
+        """A page of the eval's results in plan order, kept by one of `OUTCOMES`."""
+        where = OUTCOMES[outcome]
+        return self._episodes(
+            f"e.eval_id = ? AND {RESULT} AND {where} ORDER BY i.ordinal LIMIT ? OFFSET ?",
+            [eval_id, limit, offset],
+        )
+
+    def episode(self, eval_id: str, item_id: str) -> EpisodeResult | None:
+        """The item's result (its last attempt), else its last attempt of any kind."""
+        found = self._episodes(f"e.eval_id = ? AND e.item_id = ? AND {LAST_ATTEMPT}", [eval_id, item_id])
+        return found[0] if found else None
+
+    def _episodes(self, where: str, args: list[Any]) -> list[EpisodeResult]:
+        rows = self.execute(
+            f"SELECT {columns('episodes', 'e.')}, i.condition, i.trial, i.arm "
+            f"FROM episodes e JOIN items i ON e.eval_id = i.eval_id AND e.item_id = i.item_id WHERE {where}",
+            args,
+        )
+        return [_episode(row) for row in rows]
+
+
+def _summary(row: sqlite3.Row, live: set[str]) -> EvalSummary:
+    manifest = from_plain(Manifest, json.loads(row["manifest"]), f"eval {row['id']}: manifest")
+    status = INTERRUPTED if row["status"] == RUNNING and row["id"] not in live else row["status"]
+    arms = manifest.arm_names or [""]
+    policies = [arm.policy_name for arm in manifest.arms] or [row["policy"]]
+    declared = manifest.declared.get("metrics")
+    error = (row["error"] or "").strip().splitlines()
+    return EvalSummary(
+        id=row["id"],
+        created_at=row["created_at"],
+        status=status,
+        policy=f"{row['policy']}@v{row['policy_version']}",
+        benchmark=row["benchmark"],
+        benchmark_version=row["benchmark_version"],
+        arms=arms,
+        policies=list(dict.fromkeys([row["policy"], *policies])),
+        wall_s=row["wall_s"],
+        error=error[-1] if error else None,
+        declared={str(k): str(v) for k, v in declared.items()} if isinstance(declared, dict) else {},
+    )
+
+
+def _episode(row: sqlite3.Row) -> EpisodeResult:
+    condition = json.loads(row["condition"])
+    return EpisodeResult(
+        item_id=row["item_id"],
+        task=condition["task"],
+        seed=row["seed"],
+        trial=row["trial"],
+        suite=condition.get("suite"),
+        variation=condition.get("variation"),
+        arm=row["arm"],
+        status=row["status"],
+        metrics=json.loads(row["metrics"]),
+        steps=row["steps"],
+        duration_s=row["duration_s"],
+        cpu_s=row["cpu_s"],
+        queries=row["queries"],
+        ended_by=row["ended_by"],
+        error=row["error"],
+        artifacts=json.loads(row["artifacts"]),
+        attempt=row["attempt"],
+        failure=row["failure"],
+    )
