@@ -104,6 +104,17 @@ def watched_page(browser):
     return page
 
 
+def plots_drawn(page) -> int:
+    """Waits until every plot of the page is drawn (the browser draws the console's), and counts
+    those with a visible size."""
+    page.wait_for_function(
+        "[...document.querySelectorAll('figure.chart')].every(f => f.querySelector('svg'))", timeout=30_000
+    )
+    return page.eval_on_selector_all(
+        "figure.chart svg", "els => els.filter(e => e.getBBox().width > 0 && e.getBBox().height > 0).length"
+    )
+
+
 def table_rows(page, selector: str) -> list[list[str]]:
     return page.eval_on_selector_all(
         f"{selector} tbody tr", "rows => rows.map(r => [...r.cells].map(c => c.innerText.trim()))"
@@ -142,6 +153,7 @@ def test_every_page_in_chromium_shows_the_reports_numbers(console, browser, arti
 
     # an eval with two arms: every group table, plots, and the numbers of the report's JSON
     page.goto(f"{url}/evals/{record.arms}")
+    assert plots_drawn(page) == 5  # per suite, per task, forest, task × arm, across tasks
     page.screenshot(path=artifacts / "eval-arms.png", full_page=True)
     report = reports[record.arms]
     metric_names = [m["name"] for m in report["groups"][0]["metrics"]]
@@ -156,15 +168,12 @@ def test_every_page_in_chromium_shows_the_reports_numbers(console, browser, arti
                 assert values[metric["name"]] == shown_interval(metric), (title, group["name"], metric)
     captions = page.eval_on_selector_all("figure.chart figcaption", "els => els.map(e => e.innerText)")
     assert "Paired difference per group (forest plot)" in captions and "Task × arm" in captions
-    assert (
-        page.eval_on_selector_all("figure.chart svg", "els => els.filter(e => e.getBBox().width > 0).length")
-        >= 4
-    )
     forest = page.locator("figure.chart", has_text="forest plot").inner_text()
     assert "equivalence margin ±0.05" in forest
 
     # the running eval: done/total so far, its episodes, and one episode's video and trajectory
     page.goto(f"{url}/evals/{record.running}")
+    assert plots_drawn(page) == 2  # per suite, per task
     page.screenshot(path=artifacts / "eval-running.png", full_page=True)
     running = reports[record.running]
     assert page.inner_text('[data-field="done"]') == "3" and page.inner_text('[data-field="total"]') == "8"
@@ -179,7 +188,7 @@ def test_every_page_in_chromium_shows_the_reports_numbers(console, browser, arti
     assert page.evaluate("document.getElementById('recording').error") is None
     assert page.evaluate("document.getElementById('recording').duration") > 0.5
     captions = page.eval_on_selector_all("figure.chart figcaption", "els => els.map(e => e.innerText)")
-    assert captions == ["Actions over steps", "Reward over steps"]
+    assert captions == ["Actions over steps", "Reward over steps"] and plots_drawn(page) == 2
     page.screenshot(path=artifacts / "episode.png", full_page=True)
 
     # a comparison of two evals, chosen in the form
@@ -209,12 +218,12 @@ def test_every_page_in_chromium_shows_the_reports_numbers(console, browser, arti
 
     # the benchmark over its evals: each eval's primary metric with its interval
     page.goto(url + "/benchmarks/line")
+    assert plots_drawn(page) == 1
     page.screenshot(path=artifacts / "benchmark.png", full_page=True)
     trend = {row[1]: row for row in table_rows(page, "#trend")}
     for eval_id in (record.first, record.second, record.running):
         success = next(m for m in reports[eval_id]["groups"][0]["metrics"] if m["name"] == "success")
         assert shown_interval(success) in trend[eval_id][6]
-    assert page.locator("figure.chart svg").count() == 1
     assert page.problems == [], page.problems
 
 

@@ -9,12 +9,14 @@ evals over its versions (`/benchmarks/NAME`). It reads the record and the report
 from __future__ import annotations
 
 import math
+import threading
 import time
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlencode
 
 from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import FileResponse, HTMLResponse, Response
 from starlette.routing import Route
@@ -22,6 +24,7 @@ from starlette.routing import Route
 from seq.console.pages import ConsoleData
 from seq.errors import SeqInputError
 from seq.record.store import Store, seq_home
+from seq.report.charts import vega_bundle
 from seq.report.html import Links, template_environment
 
 PAGE_SIZE = 50
@@ -153,7 +156,12 @@ def create_app(record: str | Path | None = None) -> Starlette:
             return not_found(f"no eval of a benchmark named {name!r} is in the record.")
         return page("benchmark.html", name=name, evals=evals, trend=data.trend_chart(evals))
 
+    async def vega_js(request: Request) -> Response:
+        bundle = await run_in_threadpool(vega_bundle)  # built once (seconds), kept by the process
+        return Response(bundle, media_type="text/javascript", headers={"Cache-Control": "max-age=86400"})
+
     routes = [
+        Route("/static/vega.js", vega_js),
         Route("/", evals_page),
         Route("/evals/{eval_id}", eval_page),
         Route("/evals/{eval_id}/report.json", report_json),
@@ -163,6 +171,7 @@ def create_app(record: str | Path | None = None) -> Starlette:
         Route("/benchmarks", benchmarks_page),
         Route("/benchmarks/{name}", benchmark_page),
     ]
+    threading.Thread(target=vega_bundle, name="seq-console-vega", daemon=True).start()
     app = Starlette(routes=routes)
     app.state.data = data
     return app

@@ -1,12 +1,13 @@
 """The console's own plots (the report's are `seq.report.charts`): an episode's actions and
-rewards over its steps, and a benchmark's primary metric over its versions."""
+rewards over its steps, and a benchmark's primary metric over its versions. Like the report's on
+a console page, they are Vega-Lite specs the browser draws."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from seq.console.queries import EvalSummary
-from seq.report.charts import require_plotting, svg
+from seq.report.charts import Plot, require_plotting
 
 MAX_DIMENSIONS = 16  # action dimensions drawn; a larger action is cut to its first ones
 
@@ -21,8 +22,8 @@ def _flat(action: Any) -> list[float]:
     return []
 
 
-def trajectory_svgs(actions: list[Any], rewards: list[Any]) -> list[tuple[str, str]]:
-    """(title, SVG) of the actions (one line per dimension) and the rewards over steps."""
+def trajectory_plots(actions: list[Any], rewards: list[Any]) -> list[Plot]:
+    """The actions (one line per dimension) and the rewards over steps."""
     alt = require_plotting()
     action_rows = [
         {"step": step, "dimension": f"a[{d}]", "value": value}
@@ -42,7 +43,7 @@ def trajectory_svgs(actions: list[Any], rewards: list[Any]) -> list[tuple[str, s
             .encode(x="step:Q", y=alt.Y("value:Q", title="action"), color=alt.Color("dimension:N", sort=None))
             .properties(width=640, height=200)
         )
-        charts.append(("Actions over steps", svg(chart)))
+        charts.append(Plot("Actions over steps", chart.to_dict()))
     if reward_rows:
         chart = (
             alt.Chart(alt.Data(values=reward_rows))
@@ -50,11 +51,11 @@ def trajectory_svgs(actions: list[Any], rewards: list[Any]) -> list[tuple[str, s
             .encode(x="step:Q", y="reward:Q")
             .properties(width=640, height=160)
         )
-        charts.append(("Reward over steps", svg(chart)))
+        charts.append(Plot("Reward over steps", chart.to_dict()))
     return charts
 
 
-def trend_svg(evals: list[EvalSummary]) -> str | None:
+def trend_plot(evals: list[EvalSummary]) -> Plot | None:
     """Each eval's primary metric (first arm) with its interval, in version order."""
     alt = require_plotting()
     rows = []
@@ -80,4 +81,5 @@ def trend_svg(evals: list[EvalSummary]) -> str | None:
     )
     rules = base.mark_rule().encode(y=alt.Y("low:Q", title=metric), y2="high:Q")
     points = base.mark_point(filled=True, size=40).encode(y="value:Q", shape="policy:N")
-    return svg((rules + points).properties(width=max(300, 18 * len(rows)), height=220))
+    chart = (rules + points).properties(width=max(300, 18 * len(rows)), height=220)
+    return Plot(f"{metric} per eval, 95% interval, in version order", chart.to_dict())

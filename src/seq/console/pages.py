@@ -8,11 +8,12 @@ from pathlib import Path
 from typing import Any
 
 from seq.capture.trajectory import read_trajectory
-from seq.console.charts import trajectory_svgs, trend_svg
+from seq.console.charts import trajectory_plots, trend_plot
 from seq.console.queries import OUTCOMES, EvalSummary, RecordReader
 from seq.errors import SeqInputError
 from seq.record.episode import EpisodeResult
 from seq.record.store import Store
+from seq.report.charts import Plot
 from seq.report.compare import compare_evals
 from seq.report.html import Links, html_context, template_environment
 from seq.report.report import Report, build_report
@@ -78,7 +79,7 @@ class ConsoleData:
         if key in self._bodies:
             return self._bodies[key]
         report = self.report(eval_id)
-        return self._remember(key, (report, self._body.render(**html_context(report, links))))
+        return self._remember(key, (report, self._body.render(**html_context(report, links, draw=False))))
 
     def compare_body(self, first: str, second: str, threshold: float) -> tuple[Report, str]:
         from seq.console.app import episode_href, video_href
@@ -96,7 +97,7 @@ class ConsoleData:
         def video(e: EpisodeResult) -> str:
             return video_href(owners[e.arm])(_own(e, owners[e.arm]))
 
-        body = self._body.render(**html_context(report, Links(episode, video)))
+        body = self._body.render(**html_context(report, Links(episode, video), draw=False))
         return self._remember(key, (report, body))
 
     def video_file(self, episode: EpisodeResult) -> Path | None:
@@ -111,7 +112,7 @@ class ConsoleData:
         path = path if path.is_absolute() else self.path.parent / path
         return path if path.is_file() else None
 
-    def trajectory_charts(self, episode: EpisodeResult) -> tuple[list[tuple[str, str]], str | None]:
+    def trajectory_charts(self, episode: EpisodeResult) -> tuple[list[Plot], str | None]:
         """The plots of the episode's actions and rewards, or why there are none."""
         path = self._artifact(episode, "trajectory")
         if path is None:
@@ -120,7 +121,7 @@ class ConsoleData:
             trajectory = read_trajectory(path)
         except (OSError, ValueError, EOFError) as error:
             return [], f"its trajectory {path} cannot be read: {error}"
-        return trajectory_svgs(trajectory.actions, trajectory.rewards), None
+        return trajectory_plots(trajectory.actions, trajectory.rewards), None
 
     def filter_choices(self) -> dict[str, list[str]]:
         """The values each filter of the evals list offers (one query each)."""
@@ -136,8 +137,8 @@ class ConsoleData:
         """The evals a comparison can take (one arm each), newest first."""
         return [e for e in self.reader.evals() if len(e.arms) == 1][:200]
 
-    def trend_chart(self, evals: list[EvalSummary]) -> str | None:
-        return trend_svg(evals)
+    def trend_chart(self, evals: list[EvalSummary]) -> Plot | None:
+        return trend_plot(evals)
 
 
 def _own(episode: EpisodeResult, eval_id: str) -> EpisodeResult:

@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import functools
 import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from seq.errors import SeqInputError
@@ -39,10 +42,32 @@ def _svg(spec_json: str) -> str:
     return vl_convert.vegalite_to_svg(json.loads(spec_json))
 
 
-def svg(chart: Any) -> str:
-    """A chart (altair) as an inline `<svg>` element; the same spec is drawn once per process."""
-    text = _svg(json.dumps(chart.to_dict(), sort_keys=True))
+def svg(spec: dict[str, Any]) -> str:
+    """A Vega-Lite spec as an inline `<svg>` element; the same spec is drawn once per process."""
+    text = _svg(json.dumps(spec, sort_keys=True))
     return text[text.index("<svg") :]  # no XML prolog inside HTML
+
+
+@functools.lru_cache(maxsize=1)
+def vega_bundle() -> str:
+    """Vega, Vega-Lite and vega-embed as one script (~0.9 MB, no imports): what draws the specs
+    in a browser (the console), where the file report has its SVG drawn in Python. Bundling takes
+    seconds, so the script is kept in the user's cache folder, one file per vl-convert version."""
+    import vl_convert
+
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "seq"
+    path = cache / f"vega-bundle-{vl_convert.__version__}.js"
+    if path.is_file():
+        return path.read_text(encoding="utf-8")
+    bundle = vl_convert.javascript_bundle()
+    try:
+        cache.mkdir(parents=True, exist_ok=True)
+        partial = path.with_suffix(f".{os.getpid()}.tmp")
+        partial.write_text(bundle, encoding="utf-8")
+        partial.replace(path)  # whole or absent: another process may be reading it
+    except OSError:
+        pass  # a cache that cannot be written is only slower
+    return bundle
 
 
 def primary_metric(report: Report) -> str | None:
@@ -194,8 +219,17 @@ def across_chart(report: Report) -> Any | None:
     )
 
 
-def report_charts(report: Report) -> list[tuple[str, str]]:
-    """The report's plots as (title, inline SVG), in the order the HTML view shows them."""
+@dataclass(frozen=True)
+class Plot:
+    """A titled plot: its Vega-Lite spec, and its SVG where drawn in Python."""
+
+    title: str
+    spec: dict[str, Any]
+    svg: str | None = None
+
+
+def report_plots(report: Report, draw: bool = True) -> list[Plot]:
+    """The report's plots in the order the HTML view shows them; `draw`: with their SVG."""
     charts = [
         ("Every metric per suite, 95% intervals", metric_chart(report, "suite")),
         ("Every metric per task, 95% intervals", metric_chart(report, "task")),
@@ -203,4 +237,5 @@ def report_charts(report: Report) -> list[tuple[str, str]]:
         ("Task × arm", heatmap_chart(report) if len(report.arms) > 1 else None),
         ("Across tasks", across_chart(report)),
     ]
-    return [(title, svg(chart)) for title, chart in charts if chart is not None]
+    specs = [(title, chart.to_dict()) for title, chart in charts if chart is not None]
+    return [Plot(title, spec, svg(spec) if draw else None) for title, spec in specs]

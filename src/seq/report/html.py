@@ -15,7 +15,7 @@ from typing import Any
 
 from seq.errors import SeqInputError
 from seq.record.episode import EpisodeResult
-from seq.report.charts import report_charts
+from seq.report.charts import report_plots
 from seq.report.report import Report
 from seq.report.table_views import KIND_TITLES, across_tasks_table, comparison_table, group_tables
 from seq.report.text import (
@@ -91,8 +91,9 @@ def _problem_groups(report: Report, links: Links) -> list[dict[str, Any]]:
     return groups
 
 
-def html_context(report: Report, links: Links | None = None) -> dict[str, Any]:
-    """What the report's HTML body shows, for `templates/report_body.html`."""
+def html_context(report: Report, links: Links | None = None, draw: bool = True) -> dict[str, Any]:
+    """What the report's HTML body shows, for `templates/report_body.html`. `draw`: plots as SVG
+    drawn here; else as Vega-Lite specs for a page that draws them in the browser (the console)."""
     links = links or Links()
     tables = group_tables(report, list(KIND_TITLES))
     extra = [comparison_table(report, every_task_metric=True), across_tasks_table(report)]
@@ -102,7 +103,7 @@ def html_context(report: Report, links: Links | None = None) -> dict[str, Any]:
         "unfinished": unfinished_lines(report),
         "rerun": rerun_line(report),
         "sequential": sequential_line(report),
-        "charts": report_charts(report),
+        "charts": report_plots(report, draw),
         "tables": tables + [view for view in extra if view is not None],
         "methods": methods_lines(report),
         "problems": _problem_groups(report, links),
