@@ -29,6 +29,7 @@ class ConsoleData:
     def __init__(self, path: Path) -> None:
         self.path = path
         self._local = threading.local()
+        self._readers: list[RecordReader] = []
         self._bodies: dict[tuple[Any, ...], tuple[Report, str]] = {}
         self._body = template_environment().get_template("report_body.html")
 
@@ -38,7 +39,13 @@ class ConsoleData:
     def reader(self) -> RecordReader:
         if not hasattr(self._local, "reader"):
             self._local.reader = RecordReader(self.path)
+            self._readers.append(self._local.reader)
         return self._local.reader
+
+    @property
+    def queries(self) -> int:
+        """SQL statements the pages have run so far, in every thread."""
+        return sum(reader.queries for reader in self._readers)
 
     @property
     def store(self) -> Store:

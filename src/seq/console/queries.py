@@ -18,15 +18,17 @@ from typing import Any
 
 from seq.record.episode import ERROR, INFRASTRUCTURE, EpisodeResult
 from seq.record.lease import LeaseRow, this_process
-from seq.record.manifest import Manifest
 from seq.record.schema import columns, select
 from seq.record.store import INTERRUPTED, LAST_ATTEMPT, RUNNING
-from seq.record.typed import from_plain
 from seq.report.analysis import BUILT_IN_METRICS
 from seq.stats import metric_interval, wilson_interval
 
 # An episode row (aliased `e`) that is its item's result, as `Store.episodes` counts them.
-RESULT = f"e.failure IS NOT '{INFRASTRUCTURE}' AND {LAST_ATTEMPT}"
+# (Only an eval with a retried item needs the per-row test of the last attempt.)
+RESULT = (
+    f"e.failure IS NOT '{INFRASTRUCTURE}' AND (e.eval_id NOT IN "
+    f"(SELECT eval_id FROM episodes WHERE attempt > 1) OR {LAST_ATTEMPT})"
+)
 OUTCOMES = {  # the episode filters of an eval's page: SQL over its result rows
     "all": "1",
     "success": "e.status != 'error' AND json_extract(e.metrics, '$.success') >= 0.5",
@@ -78,6 +80,7 @@ class RecordReader:
         self.db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
         self.db.row_factory = sqlite3.Row
         self.queries = 0  # statements run: what bench/ui.py reads to show there is no N+1
+        self._tallies: tuple[tuple[Any, ...], Any] | None = None
 
     def execute(self, sql: str, args: Iterable[Any] = ()) -> list[sqlite3.Row]:
         self.queries += 1
@@ -106,8 +109,7 @@ class RecordReader:
             if status and summary.status != status:
                 continue
             found.append(summary)
-        self._add_counts(found)
-        self._add_figures(found)
+        self._add_tallies(found)
         return found
 
     def benchmarks(self) -> list[sqlite3.Row]:
@@ -117,82 +119,109 @@ class RecordReader:
             "MAX(created_at) AS last FROM evals GROUP BY benchmark ORDER BY benchmark"
         )
 
+    def trend(self, benchmark: str) -> list[EvalSummary]:
+        """A benchmark's evals, oldest version first, each with its primary metric's interval
+        (for a mean, the BCa bootstrap of its values, read for these evals only)."""
+        rows = self.execute(
+            select("evals") + " WHERE benchmark = ? ORDER BY benchmark_version, created_at", [benchmark]
+        )
+        live = self._live_evals()
+        found = [_summary(row, live) for row in rows]
+        self._add_tallies(found)
+        means = [e for e in found if any(f.value is not None and f.low is None for f in e.figures)]
+        if means:
+            self._mean_intervals(means)
+        return found
+
     def _live_evals(self) -> set[str]:
         """The evals a live runner holds (every lease read in one query)."""
         here = this_process()
         leases = [LeaseRow(*row) for row in self.execute(select("leases"))]
         return {lease.eval_id for lease in leases if lease.alive(here)}
 
-    def _add_counts(self, evals: list[EvalSummary]) -> None:
-        by_id = {e.id: e for e in evals}
-        for row in self.execute(
-            f"SELECT e.eval_id, COUNT(*), SUM(e.status = '{ERROR}') FROM episodes e WHERE {RESULT} "
-            "GROUP BY e.eval_id"
-        ):
-            if row[0] in by_id:
-                by_id[row[0]].done, by_id[row[0]].errors = row[1], row[2]
-        for row in self.execute("SELECT eval_id, COUNT(*) FROM items GROUP BY eval_id"):
-            if row[0] in by_id:
-                by_id[row[0]].total = row[1]
+    def _add_tallies(self, evals: list[EvalSummary]) -> None:
+        """Totals, results, errors and each arm's primary metric of every eval listed, from the
+        record's tallies (three queries over all evals, run again only when episodes changed)."""
+        metrics, tallies, totals = self.tallies()
+        for summary in evals:
+            summary.total = totals.get(summary.id, 0)
+            summary.metric = metrics.get(summary.id)
+            order = {arm: index for index, arm in enumerate(summary.arms)}
+            for arm, (done, errors, n, total, non_binary, _) in sorted(
+                tallies.get(summary.id, {}).items(), key=lambda item: order.get(item[0], len(order))
+            ):
+                summary.done += done
+                summary.errors += errors
+                if not n:
+                    continue
+                figure = ArmFigure(arm, n=n)
+                kind = summary.declared.get(summary.metric or "") or ("rate" if non_binary == 0 else "mean")
+                if kind == "rate" and non_binary == 0:
+                    interval = wilson_interval(int(total), n)
+                    figure.value, figure.low, figure.high = interval.mean, interval.low, interval.high
+                else:
+                    figure.value = total / n
+                summary.figures.append(figure)
 
-    def _add_figures(self, evals: list[EvalSummary], values: bool = False) -> None:
-        """Each eval's primary metric (its episodes' first own metric) per arm: one query for the
-        metric names, one per distinct name for the figures."""
-        by_id = {e.id: e for e in evals}
+    def tallies(self) -> tuple[dict[str, str], dict[str, dict[str, tuple]], dict[str, int]]:
+        """Each eval's primary metric (its first own metric), per eval and arm (results, errors,
+        values, their sum, values other than 0 or 1), and each eval's work items. Kept while the
+        record's episodes and items are unchanged (rows are only ever added or removed)."""
+        key = tuple(
+            self.execute(
+                "SELECT (SELECT MAX(rowid) || ':' || COUNT(*) FROM episodes), "
+                "(SELECT MAX(rowid) || ':' || COUNT(*) FROM items)"
+            )[0]
+        )
+        if self._tallies is not None and self._tallies[0] == key:
+            return self._tallies[1]
+        metrics = {}
         for row in self.execute(
             f"SELECT eval_id, metrics, MIN(rowid) FROM episodes WHERE status != '{ERROR}' GROUP BY eval_id"
         ):
-            if row[0] in by_id:
-                names = [name for name in json.loads(row[1]) if name not in BUILT_IN_METRICS]
-                by_id[row[0]].metric = names[0] if names else "return"
-        by_metric: dict[str, list[EvalSummary]] = defaultdict(list)
-        for summary in evals:
-            if summary.metric:
-                by_metric[summary.metric].append(summary)
-        for metric, members in by_metric.items():
-            self._figures(metric, members, values)
+            names = [name for name in json.loads(row[1]) if name not in BUILT_IN_METRICS]
+            metrics[row[0]] = names[0] if names else "return"
+        tallies: dict[str, dict[str, tuple]] = defaultdict(dict)
+        if metrics:
+            pairs = ", ".join("(?, ?)" for _ in metrics)
+            paths = [
+                value for eval_id, name in metrics.items() for value in (eval_id, "$." + json.dumps(name))
+            ]
+            for row in self.execute(
+                f"WITH m(eval_id, path) AS (VALUES {pairs}) "
+                f"SELECT e.eval_id, i.arm, COUNT(*), SUM(e.status = '{ERROR}'), COUNT(v), SUM(v), "
+                f"SUM(v NOT IN (0, 1)), 0 FROM (SELECT e.eval_id, e.item_id, e.status, "
+                f"CASE WHEN e.status != '{ERROR}' THEN json_extract(e.metrics, m.path) END AS v "
+                f"FROM episodes e JOIN m ON m.eval_id = e.eval_id WHERE {RESULT}) e "
+                "JOIN items i ON i.eval_id = e.eval_id AND i.item_id = e.item_id GROUP BY e.eval_id, i.arm",
+                paths,
+            ):
+                tallies[row[0]][row[1] or ""] = tuple(row[2:])
+        totals = {
+            row[0]: row[1] for row in self.execute("SELECT eval_id, COUNT(*) FROM items GROUP BY eval_id")
+        }
+        self._tallies = (key, (metrics, dict(tallies), totals))
+        return self._tallies[1]
 
-    def _figures(self, metric: str, members: list[EvalSummary], values: bool) -> None:
-        marks = ",".join("?" for _ in members)
-        path = "$." + json.dumps(metric)
-        value = "json_extract(e.metrics, ?)"
-        rows = self.execute(
-            f"SELECT e.eval_id, i.arm, {'group_concat(v)' if values else 'NULL'}, COUNT(v), SUM(v), "
-            f"SUM(v NOT IN (0, 1)) FROM (SELECT e.eval_id, e.item_id, {value} AS v FROM episodes e "
-            f"WHERE e.eval_id IN ({marks}) AND e.status != '{ERROR}' AND {RESULT}) e "
+    def _mean_intervals(self, evals: list[EvalSummary]) -> None:
+        """The BCa bootstrap interval of each arm's mean (the values of these evals only)."""
+        by_id = {e.id: e for e in evals}
+        pairs = ", ".join("(?, ?)" for _ in evals)
+        paths = [value for e in evals for value in (e.id, "$." + json.dumps(e.metric))]
+        values: dict[tuple[str, str], list[float]] = defaultdict(list)
+        for row in self.execute(
+            f"WITH m(eval_id, path) AS (VALUES {pairs}) SELECT e.eval_id, i.arm, "
+            "json_extract(e.metrics, m.path) AS v FROM episodes e JOIN m ON m.eval_id = e.eval_id "
             "JOIN items i ON i.eval_id = e.eval_id AND i.item_id = e.item_id "
-            "WHERE v IS NOT NULL GROUP BY e.eval_id, i.arm",
-            [path, *(m.id for m in members)],
-        )
-        by_id = {m.id: m for m in members}
-        for row in rows:
-            summary = by_id[row[0]]
-            kind = summary.declared.get(metric) or ("rate" if row[5] == 0 else "mean")
-            figure = ArmFigure(row[1] or "", n=row[3])
-            if kind == "rate" and row[5] == 0:
-                interval = wilson_interval(int(row[4]), row[3])
-                figure.value, figure.low, figure.high = interval.mean, interval.low, interval.high
-            elif values and row[2] is not None:
-                interval = metric_interval([float(v) for v in str(row[2]).split(",")], kind="mean")
-                figure.value, figure.low, figure.high = interval.mean, interval.low, interval.high
-            else:
-                figure.value = row[4] / row[3]
-            summary.figures.append(figure)
-        for summary in members:  # in the eval's arm order
-            order = {arm: index for index, arm in enumerate(summary.arms)}
-            summary.figures.sort(key=lambda f: order.get(f.arm, len(order)))
-
-    def trend(self, benchmark: str) -> list[EvalSummary]:
-        """A benchmark's evals, oldest version first, each with its primary metric's interval
-        (BCa bootstrap for a mean: the values are read for these evals only)."""
-        rows = self.execute(
-            select("evals") + " WHERE benchmark = ? ORDER BY benchmark_version, created_at", [benchmark]
-        )
-        live = self._live_evals()
-        found = [_summary(row, live) for row in rows]
-        self._add_counts(found)
-        self._add_figures(found, values=True)
-        return found
+            f"WHERE e.status != '{ERROR}' AND {RESULT} AND v IS NOT NULL",
+            paths,
+        ):
+            values[(row[0], row[1] or "")].append(float(row[2]))
+        for (eval_id, arm), seen in values.items():
+            for figure in by_id[eval_id].figures:
+                if figure.arm == arm and figure.low is None:
+                    interval = metric_interval(seen, kind="mean")
+                    figure.value, figure.low, figure.high = interval.mean, interval.low, interval.high
 
     # -- episodes -----------------------------------------------------------------------------
     def outcome_counts(self, eval_id: str) -> dict[str, int]:
@@ -226,11 +255,12 @@ class RecordReader:
 
 
 def _summary(row: sqlite3.Row, live: set[str]) -> EvalSummary:
-    manifest = from_plain(Manifest, json.loads(row["manifest"]), f"eval {row['id']}: manifest")
+    """An eval's row as the lists show it; of its manifest (JSON, as `seq.record.manifest`
+    writes it) only the arms and the declared metric kinds are read."""
+    manifest = json.loads(row["manifest"])
     status = INTERRUPTED if row["status"] == RUNNING and row["id"] not in live else row["status"]
-    arms = manifest.arm_names or [""]
-    policies = [arm.policy_name for arm in manifest.arms] or [row["policy"]]
-    declared = manifest.declared.get("metrics")
+    arms = manifest.get("arms") or []
+    declared = (manifest.get("declared") or {}).get("metrics")
     error = (row["error"] or "").strip().splitlines()
     return EvalSummary(
         id=row["id"],
@@ -239,8 +269,8 @@ def _summary(row: sqlite3.Row, live: set[str]) -> EvalSummary:
         policy=f"{row['policy']}@v{row['policy_version']}",
         benchmark=row["benchmark"],
         benchmark_version=row["benchmark_version"],
-        arms=arms,
-        policies=list(dict.fromkeys([row["policy"], *policies])),
+        arms=[arm["name"] for arm in arms] or [""],
+        policies=list(dict.fromkeys([row["policy"], *(arm["policy_name"] for arm in arms)])),
         wall_s=row["wall_s"],
         error=error[-1] if error else None,
         declared={str(k): str(v) for k, v in declared.items()} if isinstance(declared, dict) else {},
