@@ -24,7 +24,7 @@ from starlette.routing import Route
 from seq.console.pages import ConsoleData
 from seq.errors import SeqInputError
 from seq.record.store import Store, seq_home
-from seq.report.charts import vega_bundle
+from seq.report.charts import require_plotting, vega_bundle
 from seq.report.html import Links, template_environment
 
 PAGE_SIZE = 50
@@ -171,10 +171,16 @@ def create_app(record: str | Path | None = None) -> Starlette:
         Route("/benchmarks", benchmarks_page),
         Route("/benchmarks/{name}", benchmark_page),
     ]
-    threading.Thread(target=vega_bundle, name="seq-console-vega", daemon=True).start()
+    threading.Thread(target=_warm, name="seq-console-warm", daemon=True).start()
     app = Starlette(routes=routes)
     app.state.data = data
     return app
+
+
+def _warm() -> None:
+    """What the first page with plots would wait for: altair imported, the vega script bundled."""
+    require_plotting()
+    vega_bundle()
 
 
 def _int(text: str | None, default: int) -> int:

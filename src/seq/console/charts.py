@@ -43,7 +43,7 @@ def trajectory_plots(actions: list[Any], rewards: list[Any]) -> list[Plot]:
             .encode(x="step:Q", y=alt.Y("value:Q", title="action"), color=alt.Color("dimension:N", sort=None))
             .properties(width=640, height=200)
         )
-        charts.append(Plot("Actions over steps", chart.to_dict()))
+        charts.append(Plot("Actions over steps", chart.to_dict(validate=False)))
     if reward_rows:
         chart = (
             alt.Chart(alt.Data(values=reward_rows))
@@ -51,7 +51,7 @@ def trajectory_plots(actions: list[Any], rewards: list[Any]) -> list[Plot]:
             .encode(x="step:Q", y="reward:Q")
             .properties(width=640, height=160)
         )
-        charts.append(Plot("Reward over steps", chart.to_dict()))
+        charts.append(Plot("Reward over steps", chart.to_dict(validate=False)))
     return charts
 
 
@@ -82,4 +82,4 @@ def trend_plot(evals: list[EvalSummary]) -> Plot | None:
     rules = base.mark_rule().encode(y=alt.Y("low:Q", title=metric), y2="high:Q")
     points = base.mark_point(filled=True, size=40).encode(y="value:Q", shape="policy:N")
     chart = (rules + points).properties(width=max(300, 18 * len(rows)), height=220)
-    return Plot(f"{metric} per eval, 95% interval, in version order", chart.to_dict())
+    return Plot(f"{metric} per eval, 95% interval, in version order", chart.to_dict(validate=False))

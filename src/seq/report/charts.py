@@ -237,5 +237,6 @@ def report_plots(report: Report, draw: bool = True) -> list[Plot]:
         ("Task × arm", heatmap_chart(report) if len(report.arms) > 1 else None),
         ("Across tasks", across_chart(report)),
     ]
-    specs = [(title, chart.to_dict()) for title, chart in charts if chart is not None]
+    # altair's schema check costs more than building the chart; vl-convert or vega draws them
+    specs = [(title, chart.to_dict(validate=False)) for title, chart in charts if chart is not None]
     return [Plot(title, spec, svg(spec) if draw else None) for title, spec in specs]
