@@ -116,11 +116,19 @@ def build(evals: int, episodes: int, big: int) -> list[str]:
     return ids
 
 
-def timed(client, url: str) -> tuple[float, int]:
-    started = time.perf_counter()
+class Took(tuple):
+    """(wall seconds, CPU seconds of this process): on a machine other processes keep busy, the
+    CPU time is what the page cost."""
+
+    def __str__(self) -> str:
+        return f"{self[0] * 1000:.0f} ms ({self[1] * 1000:.0f} ms CPU)"
+
+
+def timed(client, url: str) -> tuple[Took, int]:
+    started, cpu = time.perf_counter(), time.process_time()
     response = client.get(url)
     assert response.status_code == 200, (url, response.status_code, response.text[:300])
-    return time.perf_counter() - started, len(response.content)
+    return Took((time.perf_counter() - started, time.process_time() - cpu)), len(response.content)
 
 
 def main() -> None:
@@ -140,13 +148,12 @@ def main() -> None:
     import seq
 
     started = time.perf_counter()
-    if (home / "seq.db").is_file():  # a record this script wrote before: timed again as it is
-        ids = sorted(seq.Store().eval_ids())
-    else:
-        ids = build(options.evals, options.episodes, options.big)
+    reused = (home / "seq.db").is_file()  # a record this script wrote before: timed again as it is
+    ids = sorted(seq.Store().eval_ids()) if reused else build(options.evals, options.episodes, options.big)
     store = seq.Store()
     written = store._db.execute("SELECT COUNT(*) FROM episodes").fetchone()[0]
-    print(f"record: {len(ids)} evals, {written:,} episodes written in {time.perf_counter() - started:.1f} s")
+    how = "reused" if reused else f"written in {time.perf_counter() - started:.1f} s"
+    print(f"record: {len(ids)} evals, {written:,} episodes {how}")
 
     app = seq.console.create_app(store.path)
     data = app.state.data
@@ -157,25 +164,26 @@ def main() -> None:
         queries = data.queries - before
         warm, _ = min(timed(client, "/") for _ in range(3))
         print(
-            f"evals list (/): cold {cold * 1000:.0f} ms ({queries} SQL statements), "
-            f"warm {warm * 1000:.0f} ms "
+            f"evals list (/): cold {cold}, {queries} SQL statements; "
+            f"warm {warm} "
             f"(no episode changed: tallies kept), {size / 1024:.0f} KiB"
         )
-        print(f"  (filtered by a benchmark: {timed(client, '/?benchmark=bench-1')[0] * 1000:.0f} ms)")
+        print(f"  (filtered by a benchmark: {timed(client, '/?benchmark=bench-1')[0]})")
         timed(client, f"/evals/{ids[2]}")  # the process warmed up: imports, templates
         for label, eval_id in (("typical eval", ids[1]), (f"{options.big:,}-episode eval", ids[0])):
             cold, size = timed(client, f"/evals/{eval_id}")
             warm, _ = min(timed(client, f"/evals/{eval_id}") for _ in range(3))
             print(
-                f"eval page, {label} (/evals/{eval_id}): cold {cold * 1000:.0f} ms (report computed), "
-                f"warm {warm * 1000:.0f} ms, {size / 1024:.0f} KiB"
+                f"eval page, {label} (/evals/{eval_id}): cold {cold}: report computed; "
+                f"warm {warm}; {size / 1024:.0f} KiB"
             )
         page, _ = timed(client, f"/evals/{ids[1]}?outcome=fail&page=2")
-        print(f"  episodes filtered and paged: {page * 1000:.0f} ms")
+        print(f"  episodes filtered and paged: {page}")
         trend, _ = timed(client, "/benchmarks/bench-1")
         count = len(data.reader.trend("bench-1"))
-        print(f"benchmark page (/benchmarks/bench-1, {count} evals over 3 versions): {trend * 1000:.0f} ms")
+        print(f"benchmark page (/benchmarks/bench-1, {count} evals over 3 versions): {trend}")
 
+    print(f"load average while timed: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
     started = time.perf_counter()
     report = seq.eval.report(ids[0], store)
     built = time.perf_counter() - started

@@ -13,7 +13,6 @@ import threading
 import time
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote, urlencode
 
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
@@ -21,7 +20,7 @@ from starlette.requests import Request
 from starlette.responses import FileResponse, HTMLResponse, Response
 from starlette.routing import Route
 
-from seq.console.pages import ConsoleData
+from seq.console.pages import ConsoleData, episode_href, video_href
 from seq.errors import SeqInputError
 from seq.record.store import Store, seq_home
 from seq.report.charts import require_plotting, vega_bundle
@@ -29,20 +28,6 @@ from seq.report.html import Links, template_environment
 
 PAGE_SIZE = 50
 REFRESH_S = 5  # a page showing a running eval reloads itself this often
-
-
-def episode_href(eval_id: str) -> Any:
-    def href(episode: Any) -> str:
-        return f"/evals/{quote(eval_id)}/episode?" + urlencode({"item": episode.item_id})
-
-    return href
-
-
-def video_href(eval_id: str) -> Any:
-    def href(episode: Any) -> str:
-        return f"/evals/{quote(eval_id)}/video?" + urlencode({"item": episode.item_id})
-
-    return href
 
 
 def create_app(record: str | Path | None = None) -> Starlette:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote, urlencode
 
 from seq.capture.trajectory import read_trajectory
 from seq.console.charts import trajectory_plots, trend_plot
@@ -19,6 +20,24 @@ from seq.report.html import Links, html_context, template_environment
 from seq.report.report import Report, build_report
 
 CACHED_REPORTS = 32
+
+
+def episode_href(eval_id: str) -> Any:
+    """The link to an episode's page in the console."""
+
+    def href(episode: Any) -> str:
+        return f"/evals/{quote(eval_id)}/episode?" + urlencode({"item": episode.item_id})
+
+    return href
+
+
+def video_href(eval_id: str) -> Any:
+    """The link to an episode's recording, served from the record."""
+
+    def href(episode: Any) -> str:
+        return f"/evals/{quote(eval_id)}/video?" + urlencode({"item": episode.item_id})
+
+    return href
 
 
 class ConsoleData:
@@ -89,8 +108,6 @@ class ConsoleData:
         return self._remember(key, (report, self._body.render(**html_context(report, links, draw=False))))
 
     def compare_body(self, first: str, second: str, threshold: float) -> tuple[Report, str]:
-        from seq.console.app import episode_href, video_href
-
         a, b = self.eval_id(first), self.eval_id(second)
         key = ("compare", a, b, threshold, *self._version(a), *self._version(b))
         if key in self._bodies:
@@ -99,10 +116,10 @@ class ConsoleData:
         owners = {f"A {a}": a, f"B {b}": b}  # a compared episode's arm names its eval
 
         def episode(e: EpisodeResult) -> str:
-            return episode_href(owners[e.arm])(_own(e, owners[e.arm]))
+            return episode_href(owners[e.arm])(e)
 
         def video(e: EpisodeResult) -> str:
-            return video_href(owners[e.arm])(_own(e, owners[e.arm]))
+            return video_href(owners[e.arm])(e)
 
         body = self._body.render(**html_context(report, Links(episode, video), draw=False))
         return self._remember(key, (report, body))
@@ -146,10 +163,3 @@ class ConsoleData:
 
     def trend_chart(self, evals: list[EvalSummary]) -> Plot | None:
         return trend_plot(evals)
-
-
-def _own(episode: EpisodeResult, eval_id: str) -> EpisodeResult:
-    """A compared episode as its own eval names it (a comparison renames its arm)."""
-    from dataclasses import replace
-
-    return replace(episode, arm="")

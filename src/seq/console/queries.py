@@ -175,25 +175,33 @@ class RecordReader:
         )
         if self._tallies is not None and self._tallies[0] == key:
             return self._tallies[1]
-        metrics = {}
+        metrics, several = {}, set()
         for row in self.execute(
-            f"SELECT eval_id, metrics, MIN(rowid) FROM episodes WHERE status != '{ERROR}' GROUP BY eval_id"
+            "SELECT id, json_array_length(manifest, '$.arms') > 1, (SELECT metrics FROM episodes "
+            f"WHERE eval_id = evals.id AND status != '{ERROR}' LIMIT 1) FROM evals"
         ):
-            names = [name for name in json.loads(row[1]) if name not in BUILT_IN_METRICS]
-            metrics[row[0]] = names[0] if names else "return"
+            if row[2] is not None:
+                names = [name for name in json.loads(row[2]) if name not in BUILT_IN_METRICS]
+                metrics[row[0]] = names[0] if names else "return"
+                if row[1]:
+                    several.add(row[0])
         tallies: dict[str, dict[str, tuple]] = defaultdict(dict)
-        if metrics:
-            pairs = ", ".join("(?, ?)" for _ in metrics)
-            paths = [
-                value for eval_id, name in metrics.items() for value in (eval_id, "$." + json.dumps(name))
-            ]
+        # an eval of several arms reads each episode's arm from its item; one of one arm needs not
+        for members, arm, join in (
+            ([e for e in metrics if e in several], "i.arm", " JOIN items i USING (eval_id, item_id)"),
+            ([e for e in metrics if e not in several], "''", ""),
+        ):
+            if not members:
+                continue
+            pairs = ", ".join("(?, ?)" for _ in members)
+            paths = [value for e in members for value in (e, "$." + json.dumps(metrics[e]))]
             for row in self.execute(
                 f"WITH m(eval_id, path) AS (VALUES {pairs}) "
-                f"SELECT e.eval_id, i.arm, COUNT(*), SUM(e.status = '{ERROR}'), COUNT(v), SUM(v), "
+                f"SELECT e.eval_id, {arm}, COUNT(*), SUM(e.status = '{ERROR}'), COUNT(v), SUM(v), "
                 f"SUM(v NOT IN (0, 1)), 0 FROM (SELECT e.eval_id, e.item_id, e.status, "
                 f"CASE WHEN e.status != '{ERROR}' THEN json_extract(e.metrics, m.path) END AS v "
-                f"FROM episodes e JOIN m ON m.eval_id = e.eval_id WHERE {RESULT}) e "
-                "JOIN items i ON i.eval_id = e.eval_id AND i.item_id = e.item_id GROUP BY e.eval_id, i.arm",
+                f"FROM episodes e JOIN m ON m.eval_id = e.eval_id WHERE {RESULT}) e{join} "
+                f"GROUP BY e.eval_id, {arm}",
                 paths,
             ):
                 tallies[row[0]][row[1] or ""] = tuple(row[2:])
