@@ -59,7 +59,8 @@ def create_app(record: str | Path | None = None) -> Starlette:
     async def eval_page(request: Request) -> Response:
         try:
             eval_id = data.eval_id(request.path_params["eval_id"])
-            report, body = data.report_body(eval_id, Links(episode_href(eval_id), video_href(eval_id)))
+            # a recording links to its episode's page, which plays it beside its row
+            report, body = data.report_body(eval_id, Links(episode_href(eval_id), episode_href(eval_id)))
         except SeqInputError as error:
             return not_found(str(error))
         outcome = request.query_params.get("outcome", "all")

@@ -118,10 +118,7 @@ class ConsoleData:
         def episode(e: EpisodeResult) -> str:
             return episode_href(owners[e.arm])(e)
 
-        def video(e: EpisodeResult) -> str:
-            return video_href(owners[e.arm])(e)
-
-        body = self._body.render(**html_context(report, Links(episode, video), draw=False))
+        body = self._body.render(**html_context(report, Links(episode, episode), draw=False))
         return self._remember(key, (report, body))
 
     def video_file(self, episode: EpisodeResult) -> Path | None:

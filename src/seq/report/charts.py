@@ -128,9 +128,10 @@ def metric_chart(report: Report, kind: str) -> Any | None:
         return None
     layers = _interval_layers(alt, rows, "group", kind, _arms(report))
     groups = len({row["group"] for row in rows})
+    metrics = list(dict.fromkeys(row["metric"] for row in rows))  # the tables' order
     return (
         layers.properties(width=220, height=max(40, ROW_STEP * groups))
-        .facet(facet=alt.Facet("metric:N", title=None, sort=None), columns=3)
+        .facet(facet=alt.Facet("metric:N", title=None, sort=metrics), columns=3)
         .resolve_scale(x="independent")
     )
 
