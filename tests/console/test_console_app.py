@@ -87,3 +87,20 @@ def test_seq_ui_refuses_a_missing_record_and_a_taken_port(tmp_path, toy_file):
         taken.bind(("127.0.0.1", 0))
         port = taken.getsockname()[1]
         refused_in_one_line(run_cli("ui", "--port", str(port)), f"--port {port}", "is taken")
+
+
+def test_a_benchmark_page_orders_its_evals_by_version(client, toy_file):
+    changed = toy_file.with_name("line_bench_v2.py")
+    changed.write_text(toy_file.read_text() + "\n# the same benchmarks, a new version\n")
+    seq.deploy(changed)
+    newer = seq.eval.run("line-controller", benchmark="line", envs=2)
+    page = client.get("/benchmarks/line").text
+    rows = page[page.index('<table id="trend">') :]
+    versions = [
+        cell.split("</td>")[0]
+        for cell in rows.split('<tr data-eval="')[1:]
+        for cell in [cell.split("<td>")[1]]
+    ]
+    assert versions == ["v1", "v1", "v2"] and rows.index(newer.eval_id) > rows.index(RUNNING_ID)
+    success = newer.metric("success")
+    assert f"{success.value:.2f} [{success.low:.2f}, {success.high:.2f}]" in rows
