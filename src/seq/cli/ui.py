@@ -10,9 +10,7 @@ from rich.console import Console
 
 def ui_command(
     port: int = typer.Option(8765, "--port", help="The port on 127.0.0.1 to serve on."),
-    record: Path = typer.Option(
-        None, "--record", help="The record to read [default: $SEQ_HOME/seq.db].", show_default=False
-    ),
+    record: Path = typer.Option(None, "--record", help="The record to read (default: $SEQ_HOME/seq.db)."),
 ) -> None:
     """Browse evals, episodes, comparisons and benchmarks in a web page (read-only, local)."""
     from seq.console.serve import serve
