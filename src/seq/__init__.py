@@ -62,9 +62,10 @@ _EXPORTS = {
     "Chat": "seq.isolation.models",
 }
 _SUBMODULES = ("eval", "image", "secret", "stats", "tf", "volume")
+_SUBMODULES += ("console",)  # seq.console.serve: the web console (the `console` extra)
 
 if TYPE_CHECKING:
-    from seq import eval, image, secret, stats, tf, volume
+    from seq import console, eval, image, secret, stats, tf, volume
     from seq._version import __version__
     from seq.authoring.adapter import Adapter, adapter
     from seq.authoring.benchmark import Benchmark, Step, benchmark
@@ -141,6 +142,7 @@ __all__ = [
     "benchmark_evals",
     "benchmarks",
     "compare_benchmarks",
+    "console",
     "check",
     "check_adapter",
     "check_record",

@@ -14,6 +14,7 @@ from seq.cli.image import app as image_app
 from seq.cli.policy import app as policy_app
 from seq.cli.record import app as record_app
 from seq.cli.secret import app as secret_app
+from seq.cli.ui import ui_command
 from seq.cli.volume import app as volume_app
 
 app = typer.Typer(
@@ -52,4 +53,5 @@ app.add_typer(volume_app, name="volume")
 app.add_typer(secret_app, name="secret")
 app.add_typer(record_app, name="record")
 app.add_typer(grid_app, name="grid")
+app.command("ui")(ui_command)
 plain_help(app)

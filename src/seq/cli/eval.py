@@ -30,7 +30,12 @@ app = typer.Typer(help="Run evals and read their reports.", no_args_is_help=True
 
 
 def _emit(
-    report: Report, console: Console, as_json: bool, markdown: Path | None, csv_path: Path | None
+    report: Report,
+    console: Console,
+    as_json: bool,
+    markdown: Path | None,
+    csv_path: Path | None,
+    html: Path | None = None,
 ) -> None:
     if as_json:
         print(report.to_json())
@@ -43,6 +48,9 @@ def _emit(
     if csv_path is not None:
         report.to_csv(csv_path)
         console.print(f"wrote {csv_path} and {summary_csv_path(csv_path)}", highlight=False)
+    if html is not None:
+        report.to_html(html)
+        console.print(f"wrote {html}", highlight=False)
 
 
 def _run(
@@ -134,6 +142,7 @@ def report_command(
     as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
     markdown: Path = typer.Option(None, "--markdown", help="Also write the report as Markdown."),
     csv_path: Path = typer.Option(None, "--csv", help="Also write one row per episode."),
+    html: Path = typer.Option(None, "--html", help="Also write it as one HTML file with plots."),
     videos: Path = typer.Option(None, "--videos", help="Save the eval's recordings into this folder."),
     trajectories: Path = typer.Option(
         None, "--trajectories", help="Save every episode's steps (gzip JSONL)."
@@ -142,7 +151,7 @@ def report_command(
     """Every metric overall, per suite and per task, with n and a 95% interval."""
     report = api.report(eval_id)
     console = Console()
-    _emit(report, console, as_json, markdown, csv_path)
+    _emit(report, console, as_json, markdown, csv_path, html)
     if videos is not None or trajectories is not None:
         from seq.record.artifacts import export_trajectories, export_videos
 
@@ -221,9 +230,10 @@ def compare_command(
     threshold: float = typer.Option(0.05, "--threshold", help="Equivalence margin."),
     as_json: bool = typer.Option(False, "--json", help="Print the comparison as JSON."),
     markdown: Path = typer.Option(None, "--markdown", help="Also write it as Markdown."),
+    html: Path = typer.Option(None, "--html", help="Also write it as one HTML file with plots."),
 ) -> None:
     """Pair two evals' episodes and compare them: rates, B − A with its interval, McNemar, verdict."""
-    _emit(api.compare(first, second, threshold), Console(), as_json, markdown, None)
+    _emit(api.compare(first, second, threshold), Console(), as_json, markdown, None, html)
 
 
 @app.command("export")

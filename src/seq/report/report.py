@@ -174,6 +174,17 @@ class Report:
 
         return render_markdown(self)
 
+    def to_html(self, path: str | Path | None = None) -> str:
+        """The report as one self-contained HTML document (plots as inline SVG, no script, no
+        network; needs the `console` extra); written to `path` where given."""
+        from seq.report.html import render_html
+
+        text = render_html(self)
+        if path is not None:
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
+            Path(path).write_text(text, encoding="utf-8")
+        return text
+
     def to_csv(self, path: str | Path) -> Path:
         """One row per episode at `path`; the report's rows (groups, paired comparisons, across
         tasks, each with its method) beside it, at `summary_csv_path(path)`."""

@@ -1,0 +1,55 @@
+"""`seq ui` / `seq.console.serve`: the console on 127.0.0.1, served by uvicorn until stopped."""
+
+from __future__ import annotations
+
+import socket
+from pathlib import Path
+from typing import Any
+
+from seq.errors import SeqInputError
+
+HOST = "127.0.0.1"  # the console is local: never bound to another interface
+DEFAULT_PORT = 8765
+
+
+def _require() -> None:
+    try:
+        import jinja2  # noqa: F401
+        import starlette  # noqa: F401
+        import uvicorn  # noqa: F401
+    except ImportError as missing:
+        raise SeqInputError(
+            f"seq ui needs the console extra ({missing.name} is not installed): pip install 'seq[console]'."
+        ) from None
+
+
+def create_app(record: str | Path | None = None) -> Any:
+    """The console's ASGI app over the record at `record` (default: `$SEQ_HOME/seq.db`)."""
+    _require()
+    from seq.console.app import create_app as build
+
+    return build(record)
+
+
+def _check_port(port: int) -> None:
+    if not 0 < port < 65536:
+        raise SeqInputError(f"--port {port}: expected a port number from 1 to 65535.")
+    with socket.socket() as probe:
+        try:
+            probe.bind((HOST, port))
+        except OSError as error:
+            raise SeqInputError(f"--port {port}: {HOST}:{port} is taken ({error.strerror}).") from None
+
+
+def serve(port: int = DEFAULT_PORT, record: str | Path | None = None, on_ready: Any = None) -> None:
+    """Serve the console at http://127.0.0.1:PORT until interrupted; `on_ready(url)` is called
+    just before it starts listening (the port was free a moment before)."""
+    app = create_app(record)
+    _check_port(port)
+    import uvicorn
+
+    url = f"http://{HOST}:{port}/"
+    config = uvicorn.Config(app, host=HOST, port=port, log_level="warning", access_log=False)
+    if on_ready is not None:
+        on_ready(url)
+    uvicorn.Server(config).run()

@@ -1,0 +1,106 @@
+"""The console's pages served in process (Starlette's test client): what they show, what they
+refuse, and that a list costs the same few queries however many evals the record holds."""
+
+from __future__ import annotations
+
+import socket
+
+import pytest
+from conftest import refused_in_one_line, run_cli
+from console_records import RUNNING_ID, running_eval
+
+import seq
+from seq.record.store import Store
+
+pytest.importorskip("starlette")
+pytest.importorskip("vl_convert")
+from starlette.testclient import TestClient  # noqa: E402
+
+
+@pytest.fixture
+def client(toy_file):
+    seq.deploy(toy_file)
+    seq.eval.run("line-controller", benchmark="line", envs=2)
+    store = Store()
+    lease = running_eval(store, done=3, total=8)
+    app = seq.console.create_app(store.path)
+    with TestClient(app) as client:
+        yield client
+    lease.release()
+    store.close()
+
+
+def test_an_eval_page_filters_and_pages_its_episodes(client):
+    page = client.get(f"/evals/{RUNNING_ID}")
+    assert page.status_code == 200
+    assert ">success (2)</a>" in page.text and ">fail (1)</a>" in page.text and ">error (0)</a>" in page.text
+    assert page.text.count('class="episode-link"') == 3
+    failed = client.get(f"/evals/{RUNNING_ID}?outcome=fail")
+    assert failed.text.count('class="episode-link"') == 1
+    assert "page 1 of 1" in client.get(f"/evals/{RUNNING_ID}?outcome=error&page=9").text
+    assert client.get(f"/evals/{RUNNING_ID}/report.json").json()["done"] == 3
+    assert client.get(f"/evals/{RUNNING_ID[:10]}").status_code == 200  # a unique prefix names it
+
+
+def test_what_is_not_in_the_record_is_a_404_in_words(client):
+    missing = client.get("/evals/ev-nothing")
+    assert missing.status_code == 404 and "no eval has id &#39;ev-nothing&#39;" in missing.text
+    episode = client.get(f"/evals/{RUNNING_ID}/episode", params={"item": "near|seed=99"})
+    assert episode.status_code == 404 and "has no episode of item" in episode.text
+    unrecorded = client.get(f"/evals/{RUNNING_ID}/video", params={"item": "far|seed=3"})
+    assert unrecorded.status_code == 404
+    assert client.get("/benchmarks/nothing").status_code == 404
+    compared = client.get("/compare", params={"a": RUNNING_ID, "b": "ev-nothing"})
+    assert "no eval has id" in compared.text
+
+
+def test_a_recording_is_served_from_the_record(client):
+    video = client.get(f"/evals/{RUNNING_ID}/video", params={"item": "near|seed=0"})
+    assert video.status_code == 200 and video.headers["content-type"] == "video/mp4"
+    assert video.content[4:8] == b"ftyp"  # an mp4
+    part = client.get(
+        f"/evals/{RUNNING_ID}/video", params={"item": "near|seed=0"}, headers={"Range": "bytes=0-99"}
+    )
+    assert part.status_code == 206 and len(part.content) == 100  # a browser can seek
+
+
+def test_the_evals_list_costs_the_same_queries_for_more_evals(client, toy_file):
+    data = client.app.state.data
+    before = data.queries
+    client.get("/")
+    few = data.queries - before  # the record's tallies computed
+    for noise in ("0.1", "0.2", "0.4"):
+        seq.eval.run("line-controller", benchmark="line", envs=2, params={"noise": noise})
+    before = data.queries
+    page = client.get("/")  # new episodes: computed again
+    assert 0 < few <= 8 and data.queries - before == few  # not one more per eval: no N+1
+    assert page.text.count("<tr data-eval=") == 5
+    before = data.queries
+    client.get("/")
+    assert data.queries - before < few  # nothing changed: the tallies are kept
+
+
+def test_seq_ui_refuses_a_missing_record_and_a_taken_port(tmp_path, toy_file):
+    refused_in_one_line(run_cli("ui", "--record", str(tmp_path / "none.db")), "there is no record at")
+    seq.deploy(toy_file)
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        port = taken.getsockname()[1]
+        refused_in_one_line(run_cli("ui", "--port", str(port)), f"--port {port}", "is taken")
+
+
+def test_a_benchmark_page_orders_its_evals_by_version(client, toy_file):
+    changed = toy_file.with_name("line_bench_v2.py")
+    changed.write_text(toy_file.read_text() + "\n# the same benchmarks, a new version\n")
+    seq.deploy(changed)
+    newer = seq.eval.run("line-controller", benchmark="line", envs=2)
+    page = client.get("/benchmarks/line").text
+    rows = page[page.index('<table id="trend">') :]
+    versions = [
+        cell.split("</td>")[0]
+        for cell in rows.split('<tr data-eval="')[1:]
+        for cell in [cell.split("<td>")[1]]
+    ]
+    assert versions == ["v1", "v1", "v2"] and rows.index(newer.eval_id) > rows.index(RUNNING_ID)
+    success = newer.metric("success")
+    assert f"{success.value:.2f} [{success.low:.2f}, {success.high:.2f}]" in rows
