@@ -171,3 +171,17 @@ def test_status_and_ls(toy_file):
     assert status.returncode == 0 and "3/3 episodes" in status.stdout and "success" in status.stdout
     listing = json.loads(run_cli("eval", "ls", "--json").stdout)
     assert listing[0]["id"] == report.eval_id and listing[0]["done"] == 3
+
+
+def test_a_report_prints_itself_as_the_terminal_shows_it(toy_file):
+    import io
+
+    from rich.console import Console
+
+    seq.deploy(toy_file)
+    report = seq.eval.run("line-controller", benchmark="line", envs=1, seeds=[0])
+    shown = io.StringIO()
+    report.print(Console(file=shown, width=80))
+    text = shown.getvalue()
+    assert f"eval {report.eval_id}" in text and "Per task" in text
+    assert max(len(line) for line in text.splitlines()) <= 80

@@ -193,6 +193,12 @@ class Report:
         write_summary_csv(self, summary_csv_path(Path(path)))
         return write_csv(self, Path(path))
 
+    def print(self, console: Any = None) -> None:
+        """The report on the terminal, as `seq eval report` shows it."""
+        from seq.report.terminal import print_report
+
+        print_report(self, console)
+
 
 def summary_csv_path(path: Path) -> Path:
     """`runs.csv` → `runs.summary.csv`: where `Report.to_csv` writes the report's own rows."""
@@ -208,11 +214,6 @@ def finite(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return [finite(item) for item in value]
     return value
-
-    def print(self, console: Any = None) -> None:
-        from seq.report.views import print_report
-
-        print_report(self, console)
 
 
 def build_report(eval_id: str, store: Store | None = None) -> Report:
