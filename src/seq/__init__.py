@@ -57,6 +57,13 @@ _EXPORTS = {
     "deploy": "seq.registry.deploy",
     "policies": "seq.registry.policies",
     "Report": "seq.report.report",
+    # scheduled evals and trends (seq.schedule)
+    "install_scheduler": "seq.schedule",
+    "run_due": "seq.schedule",
+    "run_scheduler": "seq.schedule",
+    "schedule": "seq.schedule",
+    "schedules": "seq.schedule",
+    "trend": "seq.schedule",
 }
 _SUBMODULES = ("eval", "image", "secret", "stats", "tf", "volume")
 
@@ -81,6 +88,7 @@ if TYPE_CHECKING:
     from seq.registry.deploy import deploy
     from seq.registry.policies import policies
     from seq.report.report import Report
+    from seq.schedule import install_scheduler, run_due, run_scheduler, schedule, schedules, trend
 
 
 def __getattr__(name: str) -> Any:
@@ -145,12 +153,17 @@ __all__ = [
     "evaluate",
     "image",
     "infer",
+    "install_scheduler",
     "load",
     "policies",
     "policy",
     "remove_adapter",
     "remove_benchmark",
     "reset",
+    "run_due",
+    "run_scheduler",
+    "schedule",
+    "schedules",
     "score",
     "secret",
     "serve",
@@ -158,5 +171,6 @@ __all__ = [
     "show_adapter",
     "stats",
     "tf",
+    "trend",
     "volume",
 ]
