@@ -124,8 +124,9 @@ def trend_command(
     ),
     as_json: bool = typer.Option(False, "--json", help="Print as JSON."),
 ) -> None:
-    """Every eval of POLICY on a benchmark by version and date, the metric with its 95% interval,
-    and each version paired against the previous one on their shared episodes."""
+    """Every eval of POLICY on a benchmark by version and date, the metric with its interval.
+
+    Then each version paired against the previous one on their shared episodes."""
     from seq.schedule import trend
 
     found = trend(policy, benchmark, metric, threshold)
@@ -135,13 +136,19 @@ def trend_command(
     console = Console(highlight=False)
     console.print(f"{found.policy} on {found.benchmark}: {found.metric} (95% interval)")
     console.print(f"  {'date':16}  {'ver':>4}  {'eval':13}  {found.metric[:17]:17}  {'n':>4}  source")
+    partial = False
     for p in found.points:
-        arm = f" arm {p.arm}" if p.arm else ""
-        source = p.source.replace("schedule ", "").replace(" (", " ").rstrip(")")
-        value = _interval(p.value, p.low, p.high)
         version = f"v{p.policy_version}"
-        line = f"  {_when(p.created_at):16}  {version:>4}  {p.eval_id:13}  {value:17}  {p.n:>4}  {source}"
-        console.print(line + arm + ("" if p.status == "completed" else f" ({p.status})"))
+        value = _interval(p.value, p.low, p.high) if p.value is not None else p.status
+        if p.value is not None and p.status != "completed":
+            value, partial = value + " !", True
+        source = p.source.replace("schedule ", "").replace(" (", " ").rstrip(")")
+        source += f" arm {p.arm}" if p.arm else ""
+        console.print(
+            f"  {_when(p.created_at):16}  {version:>4}  {p.eval_id:13}  {value:17}  {p.n:>4}  {source}"
+        )
+    if partial:
+        console.print("  ! the eval did not complete: its interval is over the episodes that ran")
     for step in found.steps:
         head = f"v{step.baseline_version} -> v{step.version} ({step.baseline_eval} vs {step.eval_id})"
         if step.comparison is None:
@@ -162,7 +169,8 @@ def run_command(
     once: bool = typer.Option(False, "--once", help="Run what is due now, then exit (for a timer or cron)."),
     poll: float = typer.Option(30.0, "--poll", metavar="S", help="Look for new deploys at least this often."),
 ) -> None:
-    """Run scheduled evals when they are due, in the foreground (for a service manager);
+    """Run scheduled evals when they are due, in the foreground (for a service manager).
+
     Ctrl-C or SIGTERM stops it, canceling an eval it is running with what ran kept."""
     from seq.schedule import run_scheduler
 

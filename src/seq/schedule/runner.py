@@ -148,11 +148,7 @@ def _run(row: ScheduleRow, fire: _Fire, book: Schedules, store: Store, say: Say)
         note=note,
     )
     book.finish_run(run)
-    say(
-        f"{row.label}: {status}"
-        + (f", eval {eval_id}" if eval_id else "")
-        + (f": {note}" if note else "")
-    )
+    say(f"{row.label}: {status}" + (f", eval {eval_id}" if eval_id else "") + (f": {note}" if note else ""))
     if stop is not None:
         raise stop
     return run

@@ -151,7 +151,8 @@ def _steps(
             if e.ok and metric in e.metrics and e.pair_key in theirs
         ]
         if not pairs:
-            steps.append(TrendStep(**{**asdict(step), "note": f"no shared episode has {metric!r}"}))
+            note = f"no episode (task, seed, trial) that both ran has {metric!r}"
+            steps.append(TrendStep(**{**asdict(step), "note": note}))
             continue
         kinds = reports[b.eval_id].kinds
         kind = kinds[metric].kind if metric in kinds else None
