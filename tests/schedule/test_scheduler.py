@@ -101,6 +101,8 @@ def test_the_budget_stops_a_run_and_then_skips_the_schedule(toy_file):
     report = seq.eval.report(stopped.eval_id)
     assert report.status == "canceled" and report.partial and 1 <= report.done < report.total == 6
     assert "budget of 1e-09 core-hours was spent" in report.error
+    shown = run_cli("eval", "report", stopped.eval_id).stdout
+    assert "the eval is canceled: schedule #1 stopped when its budget of 1e-09" in shown.replace("\n", " ")
     (skipped,) = seq.run_due(now=time.time() + 2 * HOUR)
     assert (skipped.status, skipped.eval_id) == ("skipped", None)
     assert len(_scheduled_evals()) == 1

@@ -107,7 +107,7 @@ def schedules_command(as_json: bool = typer.Option(False, "--json", help="Print 
             else ""
         )
         version = f" v{last['policy_version']}" if last["policy_version"] else ""
-        ran = f"{_when(last['started_at'])} {last['status']}{version} {last['eval_id'] or ''}"
+        ran = f"{_when(last['started_at'])} {last['status']}{version} {last['eval_id'] or ''}".rstrip()
         console.print(f"    last: {ran}{shown}")
         if last["note"]:
             console.print(f"          {last['note']}")

@@ -126,7 +126,7 @@ def _run(row: ScheduleRow, fire: _Fire, book: Schedules, store: Store, say: Say)
         if budget.tripped:
             status = RUN_BUDGET
             note = f"stopped when its budget of {row.max_core_hours:g} core-hours was spent"
-            store.set_eval_status(eval_id, CANCELED, error=f"seq scheduler: schedule #{row.id} {note}.")
+            store.set_eval_status(eval_id, CANCELED, error=f"schedule #{row.id} {note} (seq scheduler)")
         else:
             status, stop = CANCELED, KeyboardInterrupt()  # Ctrl-C or SIGTERM: the scheduler stops too
     except SeqInputError as error:
