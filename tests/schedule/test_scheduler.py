@@ -153,6 +153,8 @@ def test_a_schedule_switched_off_runs_nothing_and_is_listed_off(toy_file):
         (("--every", "deploy", "--max-core-hours", "0"), ("--max-core-hours 0.0", "above 0")),
         (("--every", "daily", "--trials", "0"), ("--trials 0",)),
         (("--off",), ("no schedule evaluates line-controller on line",)),
+        (("--every", "daily", "--tasks", "nowhere"), ("--tasks nowhere", "no such task")),
+        (("--every", "daily", "--param", "nois=1"), ("--param nois", "policy.noise")),
         ((), ("needs --every",)),
     ],
 )

@@ -97,15 +97,19 @@ def schedule(
             f"--every deploy follows a policy's new versions; name the policy without a version "
             f"({name.partition('@')[0]}), not {name}."
         )
-    resolve("policy", name, store)  # refused now, not at the first run: unknown names
+    options = _check_options(options)
+    resolve("policy", name, store)  # refused now, not at the first run: unknown names, bad options
     resolve("benchmark", str(benchmark), store)
+    from seq.eval import dry_run
+
+    dry_run(name, benchmark=str(benchmark), trials=trials, store=store, **options)
     row = book.put(
         name,
         str(benchmark),
         every,
         trials,
         max_core_hours,
-        _check_options(options),
+        options,
         time.time(),
         _latest_version(store, name.partition("@")[0]),
     )
