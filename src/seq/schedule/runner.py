@@ -129,6 +129,8 @@ def _run(row: ScheduleRow, fire: _Fire, book: Schedules, store: Store, say: Say)
             store.set_eval_status(eval_id, CANCELED, error=f"schedule #{row.id} {note} (seq scheduler)")
         else:
             status, stop = CANCELED, KeyboardInterrupt()  # Ctrl-C or SIGTERM: the scheduler stops too
+    except KeyboardInterrupt:  # Ctrl-C or SIGTERM before the eval started (or after it ended)
+        status, stop, eval_id = CANCELED, KeyboardInterrupt(), budget.eval_id
     except SeqInputError as error:
         status, note, eval_id = RUN_REFUSED, str(error), budget.eval_id
     except Exception as error:  # one eval failing never stops the scheduler
