@@ -36,9 +36,9 @@ ALLOWED: dict[str, set[str]] = {
     "secret": {"isolation", "record"},
     "shelf": {"seq", "authoring", "capture"},  # built-in benchmarks, written as a user writes them
     "cli": {"seq", "authoring", "tf", "record", "capture", "isolation", "registry", "serving", "engine",
-            "report", "eval", "image", "volume", "secret", "schedule"},
+            "report", "eval", "image", "volume", "secret", "scheduling"},
     "seqbench": {"report", "cli"},  # its own CLI reuses seq's seed-range parsing
-    "schedule": {"record", "registry", "engine", "report", "eval"},  # scheduled evals drive seq.eval
+    "scheduling": {"record", "registry", "engine", "report", "eval"},  # scheduled evals drive seq.eval
 }  # fmt: skip
 
 

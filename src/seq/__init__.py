@@ -57,13 +57,13 @@ _EXPORTS = {
     "deploy": "seq.registry.deploy",
     "policies": "seq.registry.policies",
     "Report": "seq.report.report",
-    # scheduled evals and trends (seq.schedule)
-    "install_scheduler": "seq.schedule",
-    "run_due": "seq.schedule",
-    "run_scheduler": "seq.schedule",
-    "schedule": "seq.schedule",
-    "schedules": "seq.schedule",
-    "trend": "seq.schedule",
+    # scheduled evals and trends (seq.scheduling)
+    "install_scheduler": "seq.scheduling",
+    "run_due": "seq.scheduling",
+    "run_scheduler": "seq.scheduling",
+    "schedule": "seq.scheduling",
+    "schedules": "seq.scheduling",
+    "trend": "seq.scheduling",
 }
 _SUBMODULES = ("eval", "image", "secret", "stats", "tf", "volume")
 
@@ -88,7 +88,7 @@ if TYPE_CHECKING:
     from seq.registry.deploy import deploy
     from seq.registry.policies import policies
     from seq.report.report import Report
-    from seq.schedule import install_scheduler, run_due, run_scheduler, schedule, schedules, trend
+    from seq.scheduling import install_scheduler, run_due, run_scheduler, schedule, schedules, trend
 
 
 def __getattr__(name: str) -> Any:

@@ -53,7 +53,7 @@ def schedule_command(
     params: list[str] = typer.Option(None, "--param", metavar="NAME=VALUE", help="A declared parameter."),
 ) -> None:
     """Evaluate POLICY on a benchmark daily, weekly, on a cron expression or after each deploy."""
-    from seq.schedule import schedule
+    from seq.scheduling import schedule
 
     options: dict[str, Any] = {
         "tasks": split_list(tasks),
@@ -76,7 +76,7 @@ def schedule_command(
 
 def schedules_command(as_json: bool = typer.Option(False, "--json", help="Print as JSON.")) -> None:
     """Every schedule with its next run, its budget and its last result."""
-    from seq.schedule import schedules
+    from seq.scheduling import schedules
 
     rows = schedules()
     if as_json:
@@ -127,7 +127,7 @@ def trend_command(
     """Every eval of POLICY on a benchmark by version and date, the metric with its interval.
 
     Then each version paired against the previous one on their shared episodes."""
-    from seq.schedule import trend
+    from seq.scheduling import trend
 
     found = trend(policy, benchmark, metric, threshold)
     if as_json:
@@ -172,7 +172,7 @@ def run_command(
     """Run scheduled evals when they are due, in the foreground (for a service manager).
 
     Ctrl-C or SIGTERM stops it, canceling an eval it is running with what ran kept."""
-    from seq.schedule import run_scheduler
+    from seq.scheduling import run_scheduler
 
     console = Console(highlight=False)
 
@@ -191,7 +191,7 @@ def install_command(
     enable: bool = typer.Option(True, "--enable/--no-enable", help="systemd: enable and start the timer."),
 ) -> None:
     """Run due schedules every minute from a systemd user timer (or cron): they survive reboots."""
-    from seq.schedule import install_scheduler
+    from seq.scheduling import install_scheduler
 
     result = install_scheduler("cron" if cron else "systemd", write=not show, enable=enable)
     console = Console(highlight=False, soft_wrap=True)

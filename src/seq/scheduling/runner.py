@@ -30,7 +30,7 @@ from seq.record.schedules import (
     Schedules,
 )
 from seq.record.store import CANCELED, FAILED, EvalRow, Store
-from seq.schedule.every import DEPLOY, due_fire, next_fire
+from seq.scheduling.every import DEPLOY, due_fire, next_fire
 
 Say = Callable[[str], None]
 

@@ -174,3 +174,13 @@ def test_unknown_names_and_a_pinned_deploy_schedule_are_refused(toy_file):
     )
     with pytest.raises(seq.SeqInputError, match="schedule option 'resume'"):
         seq.schedule("line-controller", benchmark="line", every="daily", resume="ev-1")
+
+
+def test_the_flat_names_stay_the_functions_once_the_package_is_imported():
+    import seq.scheduling.runner  # what the CLI and the scheduler import
+
+    assert seq.schedule is seq.scheduling.schedule and seq.schedules is seq.scheduling.schedules
+    assert seq.trend is seq.scheduling.trend and seq.run_due is seq.scheduling.run_due
+    assert {"schedule", "schedules", "trend", "run_due", "run_scheduler", "install_scheduler"} <= set(
+        seq.__all__
+    )

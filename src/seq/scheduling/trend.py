@@ -17,7 +17,7 @@ from seq.record.episode import EpisodeResult
 from seq.record.schedules import Schedules
 from seq.record.store import Store
 from seq.report.report import Report, build_report, finite
-from seq.schedule.metric import primary_metric
+from seq.scheduling.metric import primary_metric
 from seq.stats import check_threshold, compare_paired
 
 

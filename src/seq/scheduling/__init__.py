@@ -7,9 +7,9 @@
 - `seq.trend(policy, benchmark, metric=)`: `seq eval trend`
 """
 
-from seq.schedule.book import schedule, schedules
-from seq.schedule.install import install_scheduler
-from seq.schedule.runner import run_due, run_scheduler
-from seq.schedule.trend import Trend, trend
+from seq.scheduling.book import schedule, schedules
+from seq.scheduling.install import install_scheduler
+from seq.scheduling.runner import run_due, run_scheduler
+from seq.scheduling.trend import Trend, trend
 
 __all__ = ["Trend", "install_scheduler", "run_due", "run_scheduler", "schedule", "schedules", "trend"]

@@ -18,8 +18,8 @@ from seq.errors import SeqInputError
 from seq.record.schedules import ScheduleRow, ScheduleRun, Schedules
 from seq.record.store import Store
 from seq.registry.deploy import resolve
-from seq.schedule.every import DEPLOY, check_every, due_fire, next_fire
-from seq.schedule.metric import primary_metric
+from seq.scheduling.every import DEPLOY, check_every, due_fire, next_fire
+from seq.scheduling.metric import primary_metric
 
 # Options of `seq.eval.run` a schedule may not carry: the schedule decides them, or they name one
 # eval (a resume, a shard) rather than a fresh one each time.
