@@ -60,6 +60,13 @@ _EXPORTS = {
     # composite policies and policy resources (issue 27)
     "plan": "seq.authoring.hooks",
     "Chat": "seq.isolation.models",
+    # scheduled evals and trends (seq.scheduling)
+    "install_scheduler": "seq.scheduling",
+    "run_due": "seq.scheduling",
+    "run_scheduler": "seq.scheduling",
+    "schedule": "seq.scheduling",
+    "schedules": "seq.scheduling",
+    "trend": "seq.scheduling",
 }
 _SUBMODULES = ("eval", "image", "secret", "stats", "tf", "volume")
 _SUBMODULES += ("console",)  # seq.console.serve: the web console (the `console` extra)
@@ -86,6 +93,7 @@ if TYPE_CHECKING:
     from seq.registry.deploy import deploy
     from seq.registry.policies import policies
     from seq.report.report import Report
+    from seq.scheduling import install_scheduler, run_due, run_scheduler, schedule, schedules, trend
 
 
 def __getattr__(name: str) -> Any:
@@ -152,6 +160,7 @@ __all__ = [
     "evaluate",
     "image",
     "infer",
+    "install_scheduler",
     "load",
     "plan",
     "policies",
@@ -159,6 +168,10 @@ __all__ = [
     "remove_adapter",
     "remove_benchmark",
     "reset",
+    "run_due",
+    "run_scheduler",
+    "schedule",
+    "schedules",
     "score",
     "secret",
     "serve",
@@ -166,6 +179,7 @@ __all__ = [
     "show_adapter",
     "stats",
     "tf",
+    "trend",
     "volume",
 ]
 

@@ -293,3 +293,22 @@ def test_a_record_of_version_2_numbers_attempts_and_reopens_evals_its_server_fai
     assert (resumed.status, resumed.done) == ("completed", 6)
     assert [(e.item_id, e.attempt) for e in resumed.episodes if e.attempt > 1] == [(item, 2)]
     assert len(store.attempts(eval_id)) == 7
+
+
+def test_a_record_of_version_4_gains_empty_schedules_and_keeps_its_evals(seq_home):
+    """Version 5 (`_to_5_schedules`): the schedules tables, empty; `v4_record.db` was written by
+    seq at e6c45c2 (fixtures/make_v4_record.py)."""
+    seq_home.mkdir(parents=True)
+    shutil.copyfile(FIXTURES / "v4_record.db", seq_home / "seq.db")
+    old = sqlite3.connect(seq_home / "seq.db")
+    assert old.execute("PRAGMA user_version").fetchone()[0] == 4
+    (eval_id,) = [row[0] for row in old.execute("SELECT id FROM evals")]
+    old.close()
+    store = seq.Store()
+    assert store.migrated_from == 4
+    assert seq.schedules(store) == []
+    report = seq.eval.report(eval_id, store)
+    assert (report.status, report.done, report.total) == ("completed", 4, 4)
+    assert report.metric("success").value == 1.0
+    found = seq.trend("line-controller", "line", store=store)
+    assert [point.eval_id for point in found.points] == [eval_id]

@@ -13,6 +13,7 @@ from seq.cli.help import plain_help
 from seq.cli.image import app as image_app
 from seq.cli.policy import app as policy_app
 from seq.cli.record import app as record_app
+from seq.cli.schedule import schedule_command, scheduler_app, schedules_command, trend_command
 from seq.cli.secret import app as secret_app
 from seq.cli.ui import ui_command
 from seq.cli.volume import app as volume_app
@@ -54,4 +55,8 @@ app.add_typer(secret_app, name="secret")
 app.add_typer(record_app, name="record")
 app.add_typer(grid_app, name="grid")
 app.command("ui")(ui_command)
+eval_app.command("schedule")(schedule_command)
+eval_app.command("schedules")(schedules_command)
+eval_app.command("trend")(trend_command)
+app.add_typer(scheduler_app, name="scheduler")
 plain_help(app)

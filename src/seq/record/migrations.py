@@ -246,8 +246,37 @@ def _to_4(db: sqlite3.Connection) -> None:
             )
 
 
+# Version 5: scheduled evals (`seq eval schedule`) and each time one fired.
+V5_SCHEDULES = """
+CREATE TABLE IF NOT EXISTS schedules (
+    id INTEGER PRIMARY KEY, policy TEXT NOT NULL, benchmark TEXT NOT NULL, every TEXT NOT NULL,
+    trials INTEGER NOT NULL, max_core_hours REAL, options TEXT NOT NULL, enabled INTEGER NOT NULL,
+    created_at REAL NOT NULL, anchor_at REAL NOT NULL, seen_version INTEGER,
+    UNIQUE (policy, benchmark, every)
+);
+CREATE TABLE IF NOT EXISTS schedule_runs (
+    schedule_id INTEGER NOT NULL, started_at REAL NOT NULL, due_at REAL NOT NULL,
+    missed INTEGER NOT NULL, cause TEXT NOT NULL, policy_version INTEGER, eval_id TEXT,
+    status TEXT NOT NULL, core_s REAL NOT NULL, finished_at REAL, note TEXT,
+    PRIMARY KEY (schedule_id, started_at)
+)
+"""
+
+
+def _to_5_schedules(db: sqlite3.Connection) -> None:
+    """Add `schedules` and `schedule_runs`, empty: no eval of an older record was scheduled."""
+    for statement in _statements(V5_SCHEDULES):
+        db.execute(statement)
+
+
 # Each step is keyed by the version it starts from. Renumbering a step is moving its key.
-MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {0: _to_1, 1: _to_2, 2: _to_3, 3: _to_4}
+MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {
+    0: _to_1,
+    1: _to_2,
+    2: _to_3,
+    3: _to_4,
+    4: _to_5_schedules,
+}
 
 
 def user_version(db: sqlite3.Connection, schema: str = "main") -> int:

@@ -6,11 +6,13 @@ its columns (`COLUMNS`), so nothing depends on the order in which a migration ad
 
 `evals.runner` is the process that last ran the eval (`host:pid`), `evals.error` the exception
 that failed it; whether a runner holds the eval now is the `leases` table's (`seq.record.lease`).
+`schedules` and `schedule_runs` are the scheduled evals and each time one fired
+(`seq.record.schedules`).
 """
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS versions (
@@ -50,6 +52,18 @@ CREATE TABLE IF NOT EXISTS leases (
     eval_id TEXT NOT NULL, holder TEXT NOT NULL, host TEXT NOT NULL, pid INTEGER NOT NULL,
     pid_scope TEXT, process_start TEXT, acquired_at REAL NOT NULL, heartbeat_at REAL NOT NULL,
     PRIMARY KEY (eval_id, holder)
+);
+CREATE TABLE IF NOT EXISTS schedules (
+    id INTEGER PRIMARY KEY, policy TEXT NOT NULL, benchmark TEXT NOT NULL, every TEXT NOT NULL,
+    trials INTEGER NOT NULL, max_core_hours REAL, options TEXT NOT NULL, enabled INTEGER NOT NULL,
+    created_at REAL NOT NULL, anchor_at REAL NOT NULL, seen_version INTEGER,
+    UNIQUE (policy, benchmark, every)
+);
+CREATE TABLE IF NOT EXISTS schedule_runs (
+    schedule_id INTEGER NOT NULL, started_at REAL NOT NULL, due_at REAL NOT NULL,
+    missed INTEGER NOT NULL, cause TEXT NOT NULL, policy_version INTEGER, eval_id TEXT,
+    status TEXT NOT NULL, core_s REAL NOT NULL, finished_at REAL, note TEXT,
+    PRIMARY KEY (schedule_id, started_at)
 );
 """
 
@@ -99,6 +113,32 @@ COLUMNS: dict[str, tuple[str, ...]] = {
         "process_start",
         "acquired_at",
         "heartbeat_at",
+    ),
+    "schedules": (
+        "id",
+        "policy",
+        "benchmark",
+        "every",
+        "trials",
+        "max_core_hours",
+        "options",
+        "enabled",
+        "created_at",
+        "anchor_at",
+        "seen_version",
+    ),
+    "schedule_runs": (
+        "schedule_id",
+        "started_at",
+        "due_at",
+        "missed",
+        "cause",
+        "policy_version",
+        "eval_id",
+        "status",
+        "core_s",
+        "finished_at",
+        "note",
     ),
 }
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from seq.record.manifest import Manifest
-from seq.record.store import FAILED, error_line
+from seq.record.store import CANCELED, FAILED, error_line
 from seq.report.report import Report
 from seq.report.table_views import method_name
 from seq.stats import SMALL_N
@@ -45,6 +45,8 @@ def partial_line(report: Report) -> str | None:
     resume = f"; seq eval run --resume {report.eval_id} runs the rest" if report.status != "running" else ""
     failure = error_line(report.error)
     state = f"failed: {failure}" if report.status == FAILED and failure else f"is {report.status}"
+    if report.status == CANCELED and failure:  # stopped by a caller that said why (a budget)
+        state += f": {failure.rstrip('.')}"
     return (
         f"PARTIAL: these results cover {report.done} of {report.total} episodes (the eval {state}{resume})."
     )
