@@ -53,7 +53,11 @@ def names(mujoco: Any, model: Any, kind: str) -> list[str]:
     count = {"body": model.nbody, "geom": model.ngeom, "joint": model.njnt, "actuator": model.nu,
              "equality": model.neq, "site": model.nsite}[kind]
     object_type = getattr(mujoco.mjtObj, _OBJECT_TYPES[kind])
-    return [mujoco.mj_id2name(model, object_type, i) or f"{kind}#{i}" for i in range(count)]
+    found = [mujoco.mj_id2name(model, object_type, i) for i in range(count)]
+    if kind == "geom":  # an unnamed geom is known by its body
+        bodies = names(mujoco, model, "body")
+        return [name or f"geom#{i} of {bodies[model.geom_bodyid[i]]}" for i, name in enumerate(found)]
+    return [name or f"{kind}#{i}" for i, name in enumerate(found)]
 
 
 def model_fields(model: Any) -> dict[str, np.ndarray]:
@@ -99,3 +103,15 @@ def apply_fields(model: Any, fields: dict[str, np.ndarray]) -> None:
     for field, value in fields.items():
         if hasattr(model, field):
             getattr(model, field)[...] = np.asarray(value).reshape(np.shape(getattr(model, field)))
+
+
+def pin_options(model: Any, options: dict[str, list[float]]) -> None:
+    """Set a model's options to exported values (the benchmark's MuJoCo compiled them so)."""
+    for field, value in options.items():
+        if not hasattr(model.opt, field):
+            continue
+        current = getattr(model.opt, field)
+        if np.ndim(current) == 0:
+            setattr(model.opt, field, type(current)(value[0]))
+        else:
+            getattr(model.opt, field)[...] = value

@@ -1,0 +1,115 @@
+"""`seq benchmark compare --replay SCENE [PORT]`: the same seeded controls, step by step, on
+classic MuJoCo and on MuJoCo Warp, from each exported start.
+
+Runs in the port environment. Three runs of each start are held side by side:
+- the reference: the export's run on the benchmark's own MuJoCo (`ref_*` in the start's file);
+- classic: the exported scene on this environment's classic MuJoCo;
+- warp: the port's scene (the exported one unless another is named) on MuJoCo Warp.
+Both scenes take the options the benchmark's MuJoCo compiled (a default changed between versions
+is pinned back, as a scaffold pins it). A warp run apart from classic is the port's difference;
+a classic run apart from the reference is the MuJoCo version's, and a warp run that differs from
+the reference only as classic does is named the version's, not the port's.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from seq.errors import SeqInputError
+from seq.port import scene as layout
+from seq.port.mujoco_state import apply_fields, names, pin_options, set_state
+from seq.port.warp_engine import run_warp
+
+
+def replay_here(
+    scene: str, port: str | None = None, conditions: int | None = None, atol: float = 1e-3,
+    steps: int | None = None,
+) -> dict[str, Any]:
+    """Replay each start (the first `conditions` of them) for `steps` steps; plain data."""
+    import mujoco
+
+    directory, port_directory = Path(scene), Path(port or scene)
+    manifest = layout.read_manifest(directory)
+    port_manifest = layout.read_manifest(port_directory)
+    exported_steps = int(manifest["steps"])
+    steps = exported_steps if steps is None else steps
+    if not 1 <= steps <= exported_steps:
+        raise SeqInputError(f"--steps must be between 1 and {exported_steps} (the export's run), got {steps}.")
+    if conditions is not None and conditions < 1:
+        raise SeqInputError(f"--conditions must be 1 or more, got {conditions}.")
+    port_ids = {entry["id"] for entry in port_manifest["scenes"]}
+    results = []
+    for entry in manifest["starts"][:conditions]:
+        if entry["scene"] not in port_ids:
+            raise SeqInputError(f"{port_directory}: has no scene {entry['scene']} for {entry['task']}.")
+        start = layout.read_start(directory, entry)
+        options = json.loads((directory / layout.SCENES / start.scene / layout.OPTIONS).read_text())["scene"]
+        classic_model = _model(mujoco, layout.scene_xml(directory, start.scene), start, options)
+        warp_model = _model(mujoco, layout.scene_xml(port_directory, start.scene), start, options)
+        controls = type(start.controls)(start.controls.ctrl[:steps], start.controls.mocap_offset[:steps])
+        classic_data = mujoco.MjData(classic_model)
+        set_state(mujoco, classic_model, classic_data, start.state)
+        classic = layout.run_classic(mujoco, classic_model, classic_data, controls)
+        warp_data = mujoco.MjData(warp_model)
+        set_state(mujoco, warp_model, warp_data, start.state)
+        warp = run_warp(warp_model, warp_data, controls, start.contacts)
+        reference = (start.ref_qpos[:steps], start.ref_xpos[:steps])
+        labels = (names(mujoco, classic_model, "body"), _qpos_joints(mujoco, classic_model))
+        port_gap = first_gap(warp, classic, atol, labels)
+        version_gap = first_gap(classic, reference, atol, labels)
+        results.append({
+            "task": start.task, "seed": start.seed, "scene": start.scene,
+            "port": port_gap, "version": version_gap,
+            "warp_vs_reference": first_gap(warp, reference, atol, labels),
+            "max_port": _largest(warp, classic), "max_version": _largest(classic, reference),
+        })
+    return {
+        "scene": str(directory), "port_scene": str(port_directory), "atol": atol, "steps": steps,
+        "exported_with": manifest["mujoco"], "mujoco": mujoco.__version__, "starts": results,
+        "port_differs": any(r["port"] is not None for r in results),
+    }
+
+
+def _model(mujoco: Any, xml: Path, start: layout.Start, options: dict[str, list[float]]) -> Any:
+    model = mujoco.MjModel.from_xml_path(str(xml))
+    pin_options(model, options)
+    apply_fields(model, start.model_changes)
+    return model
+
+
+def _qpos_joints(mujoco: Any, model: Any) -> list[str]:
+    """The joint each qpos entry belongs to."""
+    joints = names(mujoco, model, "joint")
+    owner = [""] * model.nq
+    for j, address in enumerate(model.jnt_qposadr):
+        width = {0: 7, 1: 4}.get(int(model.jnt_type[j]), 1)
+        for k in range(address, address + width):
+            owner[k] = joints[j]
+    return owner
+
+
+def first_gap(
+    a: tuple[np.ndarray, np.ndarray], b: tuple[np.ndarray, np.ndarray], atol: float,
+    labels: tuple[list[str], list[str]],
+) -> dict[str, Any] | None:
+    """The first step where two runs are more than `atol` apart (qpos or body position), naming the
+    joint and the body furthest apart then; None when they never are."""
+    (qa, xa), (qb, xb) = a, b
+    joint_gap = np.abs(qa - qb)
+    body_gap = np.linalg.norm(xa - xb, axis=2)
+    over = np.flatnonzero((joint_gap.max(axis=1) > atol) | (body_gap.max(axis=1) > atol))
+    if over.size == 0:
+        return None
+    step = int(over[0])
+    joint, body = int(np.argmax(joint_gap[step])), int(np.argmax(body_gap[step]))
+    bodies, joints = labels
+    return {"step": step + 1, "joint": joints[joint], "joint_gap": float(joint_gap[step, joint]),
+            "body": bodies[body], "body_gap": float(body_gap[step, body])}
+
+
+def _largest(a: tuple[np.ndarray, np.ndarray], b: tuple[np.ndarray, np.ndarray]) -> float:
+    return float(max(np.abs(a[0] - b[0]).max(initial=0.0), np.linalg.norm(a[1] - b[1], axis=2).max(initial=0.0)))
