@@ -75,7 +75,8 @@ def _field_differences(mujoco: Any, model: Any, exported: dict[str, np.ndarray])
             if ours.ndim == 2 and ours.shape[1] != theirs.shape[1]:  # a version added parameters
                 width = min(ours.shape[1], theirs.shape[1])
                 ours, theirs = ours[:, :width], theirs[:, :width]
-            for row, (a, b) in enumerate(zip(theirs.reshape(len(theirs), -1), ours.reshape(len(ours), -1))):
+            rows = zip(theirs.reshape(len(theirs), -1), ours.reshape(len(ours), -1), strict=True)
+            for row, (a, b) in enumerate(rows):
                 if not np.allclose(a, b, rtol=RTOL, atol=ATOL):
                     found.append({"field": field, "kind": kind, "name": labels[row],
                                   "exported": a.tolist(), "port": b.tolist()})

@@ -46,18 +46,26 @@ def port_python(log: Callable[[str], None] | None = None) -> Path:
 
 def run_in_port(command: str, arguments: dict[str, Any], log: Callable[[str], None] | None = None) -> Any:
     """Run `seq.port.worker COMMAND` in the port environment; its JSON result."""
-    python = port_python(log)
+    return run_worker(port_python(log), command, arguments)
+
+
+def run_worker(
+    python: Path, command: str, arguments: dict[str, Any], extra_env: dict[str, str] | None = None
+) -> Any:
+    """Run `seq.port.worker COMMAND` with `python` (the port's, or a benchmark image's); its JSON
+    result. The worker's own lines (progress, warnings) go to this process's stderr."""
     with tempfile.TemporaryDirectory(prefix="seq-port-") as scratch:
         result = Path(scratch) / "result.json"
         process = subprocess.run(
             [str(python), "-m", "seq.port.worker", command, json.dumps(arguments), str(result)],
-            capture_output=True,
+            stdout=sys.stderr,
+            stderr=subprocess.PIPE,
             text=True,
-            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+            env={**os.environ, "PYTHONUNBUFFERED": "1", **(extra_env or {})},
         )
         if process.returncode == 2:  # the worker refused its input, in one line
             raise SeqInputError(process.stderr.strip().splitlines()[-1])
         if process.returncode != 0 or not result.is_file():
-            tail = (process.stderr or process.stdout)[-3000:]
+            tail = process.stderr[-3000:]
             raise PortRunError(f"seq.port.worker {command} failed in {python}:\n{tail}")
         return json.loads(result.read_text())

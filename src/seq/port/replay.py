@@ -38,7 +38,9 @@ def replay_here(
     exported_steps = int(manifest["steps"])
     steps = exported_steps if steps is None else steps
     if not 1 <= steps <= exported_steps:
-        raise SeqInputError(f"--steps must be between 1 and {exported_steps} (the export's run), got {steps}.")
+        raise SeqInputError(
+            f"--steps must be between 1 and {exported_steps} (the export's run), got {steps}."
+        )
     if conditions is not None and conditions < 1:
         raise SeqInputError(f"--conditions must be 1 or more, got {conditions}.")
     port_ids = {entry["id"] for entry in port_manifest["scenes"]}
@@ -112,4 +114,5 @@ def first_gap(
 
 
 def _largest(a: tuple[np.ndarray, np.ndarray], b: tuple[np.ndarray, np.ndarray]) -> float:
-    return float(max(np.abs(a[0] - b[0]).max(initial=0.0), np.linalg.norm(a[1] - b[1], axis=2).max(initial=0.0)))
+    joints = np.abs(a[0] - b[0]).max(initial=0.0)
+    return float(max(joints, np.linalg.norm(a[1] - b[1], axis=2).max(initial=0.0)))

@@ -5,7 +5,8 @@ asset paths are relative to the original file (and its compiler's meshdir/textur
 assets are copied under `assets/` and the paths rewritten, so the scene loads from anywhere, on
 any MuJoCo version that reads the MJCF. The saved XML drops compiler settings such as
 `inertiagrouprange` (MetaWorld's arm takes its inertia from some geoms only), so every body gets
-the inertia it compiled to, written out, and inertia from geoms is turned off. The MJB is exact, but only the same MuJoCo version reads it.
+the inertia it compiled to, written out, and inertia from geoms is turned off.
+The MJB is exact, but only the same MuJoCo version reads it.
 """
 
 from __future__ import annotations

@@ -44,7 +44,9 @@ def buffer_sizes(mujoco_model: Any, contacts: int) -> tuple[int, int]:
     return nconmax, njmax
 
 
-def run_warp(mujoco_model: Any, mujoco_data: Any, controls: Controls, contacts: int) -> tuple[np.ndarray, np.ndarray]:
+def run_warp(
+    mujoco_model: Any, mujoco_data: Any, controls: Controls, contacts: int
+) -> tuple[np.ndarray, np.ndarray]:
     """Step the start in `mujoco_data` on MuJoCo Warp (one world): qpos and xpos after each step."""
     _, mjw = warp_modules()
     nconmax, njmax = buffer_sizes(mujoco_model, contacts)

@@ -1,7 +1,8 @@
-"""`python -m seq.port.worker COMMAND ARGS_JSON RESULT_PATH`: what runs in the port environment.
+"""`python -m seq.port.worker COMMAND ARGS_JSON RESULT_PATH`: what runs in another environment.
 
-Commands: `check-model` (`seq.port.check_model`) and `replay` (`seq.port.replay`). The result is
-written as JSON to RESULT_PATH; bad input exits 2 with one line on stderr.
+Commands: `export` (in a benchmark's image), `check-model` (`seq.port.check_model`) and
+`replay` (`seq.port.replay`), in the port environment. The result is written as JSON to
+RESULT_PATH; bad input exits 2 with one line on stderr.
 """
 
 from __future__ import annotations
@@ -16,7 +17,12 @@ from seq.errors import SeqInputError
 def main(argv: list[str]) -> int:
     command, arguments, result_path = argv[0], json.loads(argv[1]), Path(argv[2])
     try:
-        if command == "check-model":
+        if command == "export":
+            from seq.port.export import export_here
+
+            arguments["out"] = Path(arguments["out"])
+            result = export_here(**arguments, log=lambda line: print(line, file=sys.stderr))
+        elif command == "check-model":
             from seq.port.check_model import check_model_here
 
             result = check_model_here(**arguments)

@@ -1,0 +1,113 @@
+"""`seq benchmark export / check-model` and the lines of `seq benchmark compare --replay`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import typer
+from rich.console import Console
+
+
+def register(app: typer.Typer) -> None:
+    """Add the port commands to the `seq benchmark` group."""
+    app.command("export")(export_command)
+    app.command("check-model")(check_model_command)
+
+
+def export_command(
+    target: str = typer.Argument(..., help="FILE[:Class], or a benchmark's name."),
+    out: Path = typer.Option(Path("scene"), "--out", help="The folder to write the scene into."),
+    seeds: int = typer.Option(None, "--seeds", help="The first N seeds of each task (default: all)."),
+    tasks: list[str] = typer.Option(None, "--task", help="Only these tasks (repeat the flag)."),
+    suite: str = typer.Option(None, "--suite", help="The suite (default: the benchmark's first)."),
+    steps: int = typer.Option(200, "--steps", help="Steps of the reference run of each start."),
+    as_json: bool = typer.Option(False, "--json", help="Print the manifest as JSON."),
+) -> None:
+    """Each task's scene and starts, through the benchmark's own reset (where it runs)."""
+    from seq.port import export_benchmark
+
+    manifest = export_benchmark(target, out, seeds=seeds, tasks=tasks or None, suite=suite, steps=steps)
+    if as_json:
+        print(json.dumps(manifest, indent=2))
+        return
+    console = Console(highlight=False, soft_wrap=True)
+    console.print(
+        f"exported {len(manifest['starts'])} start(s) of {manifest['benchmark']} on MuJoCo "
+        f"{manifest['mujoco']} into {out}: {len(manifest['scenes'])} scene(s)"
+    )
+    for scene in manifest["scenes"]:
+        console.print(f"  {scene['id']}: {', '.join(scene['tasks'])}")
+    for task, varies in manifest["varies"].items():
+        changed = varies["joints"] + varies["mocap"] + varies["model_fields"]
+        console.print(f"  {task}: seeds change {', '.join(changed) or 'nothing'}")
+    busiest = max((start["contacts"] for start in manifest["starts"]), default=0)
+    console.print(f"  contacts at a start: at most {busiest}")
+
+
+def check_model_command(
+    scene: Path = typer.Argument(..., help="A folder written by `seq benchmark export`."),
+    as_json: bool = typer.Option(False, "--json", help="Print the check as JSON."),
+) -> None:
+    """What MuJoCo Warp's MuJoCo would compile differently; exit 1 when the physics would change."""
+    from seq.port import check_model
+
+    result = check_model(scene)
+    if as_json:
+        print(json.dumps(result, indent=2))
+    else:
+        print_check(result, Console(highlight=False, soft_wrap=True))
+    raise typer.Exit(1 if result["physics_changes"] else 0)
+
+
+def print_check(result: dict[str, Any], console: Console) -> None:
+    console.print(f"{result['scene']}: exported on MuJoCo {result['exported_with']}, "
+                  f"checked on MuJoCo {result['mujoco']} (MuJoCo Warp's)")
+    for scene in result["scenes"]:
+        console.print(f"scene {scene['id']} ({', '.join(scene['tasks'])}):")
+        for field in scene["fields"]:
+            console.print(f"  {field['kind']} {field['name']}: {field['field']} "
+                          f"{_short(field['exported'])} -> {_short(field['port'])}")
+        for option in scene["options"]:
+            console.print(f"  option {option['option']}: compiles to {_short(option['port'])}, "
+                          f"was {_short(option['exported'])} (pin it)")
+        for default in scene["defaults"]:
+            console.print(f"  default {default['option']} changed: {_short(default['exported'])} "
+                          f"-> {_short(default['port'])}")
+        if scene["unsupported"]:
+            console.print(f"  MuJoCo Warp does not support: {scene['unsupported']}")
+        verdict = "changes the physics" if scene["physics_changes"] else "clean"
+        console.print(f"  {verdict}")
+
+
+def print_replay(result: dict[str, Any], console: Console) -> None:
+    atol, steps = result["atol"], result["steps"]
+    console.print(f"replay of {result['scene']} over {steps} steps, atol {atol}: classic MuJoCo "
+                  f"{result['mujoco']} against MuJoCo Warp"
+                  + ("" if result["port_scene"] == result["scene"] else f" on {result['port_scene']}"))
+    for start in result["starts"]:
+        head = f"{start['task']} seed {start['seed']}:"
+        if start["port"] is None:
+            console.print(f"{head} agrees (largest gap {start['max_port']:.2g})")
+        else:
+            console.print(f"{head} the port differs {_gap(start['port'])}")
+        if start["version"] is not None:
+            shared = start["warp_vs_reference"] is not None and start["port"] is None
+            whose = "shared by MuJoCo Warp: the MuJoCo version's, not the port's" if shared else ""
+            console.print(f"  MuJoCo {result['exported_with']} (the export) and {result['mujoco']} "
+                          f"differ {_gap(start['version'])}" + (f"; {whose}" if whose else ""))
+    verdict = "the port changes the motion" if result["port_differs"] else "the port agrees"
+    console.print(verdict)
+
+
+def _gap(gap: dict[str, Any]) -> str:
+    return (f"from step {gap['step']}: joint {gap['joint']} by {gap['joint_gap']:.2g}, "
+            f"body {gap['body']} by {gap['body_gap']:.2g} m")
+
+
+def _short(value: Any) -> str:
+    if isinstance(value, list):
+        flat = value if len(value) <= 4 else value[:4] + ["..."]
+        return "[" + " ".join(f"{v:.6g}" if isinstance(v, float) else str(v) for v in flat) + "]"
+    return str(value)
