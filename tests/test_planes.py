@@ -36,8 +36,9 @@ ALLOWED: dict[str, set[str]] = {
     "secret": {"isolation", "record"},
     "shelf": {"seq", "authoring", "capture"},  # built-in benchmarks, written as a user writes them
     "cli": {"seq", "authoring", "tf", "record", "capture", "isolation", "registry", "serving", "engine",
-            "report", "eval", "image", "volume", "secret"},
+            "report", "eval", "image", "volume", "secret", "port"},
     "seqbench": {"report", "cli"},  # its own CLI reuses seq's seed-range parsing
+    "port": {"authoring", "isolation", "record", "registry"},  # loads benchmarks as a user's file would
 }  # fmt: skip
 
 

@@ -10,6 +10,7 @@ from typing import Any
 
 from seq.port.controls import DEFAULT_STEPS
 from seq.port.environment import run_in_port, run_worker
+from seq.port.scene import read_manifest
 
 IN_IMAGE = "SEQ_PORT_IN_IMAGE"  # set in a benchmark image's export worker: export there
 
@@ -43,6 +44,7 @@ def export_benchmark(
 
 def check_model(scene: str | Path, log: Callable[[str], None] | None = None) -> dict[str, Any]:
     """What MuJoCo Warp's MuJoCo compiles differently in an exported scene (`seq.port.check_model`)."""
+    read_manifest(Path(scene))  # a folder that is not a scene is refused before the port starts
     return run_in_port("check-model", {"scene": str(Path(scene).resolve())}, log)
 
 
@@ -56,6 +58,9 @@ def compare_replay(
     log: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
     """Replay each exported start on classic MuJoCo and MuJoCo Warp (`seq.port.replay`)."""
+    for folder in (scene, port):
+        if folder is not None:
+            read_manifest(Path(folder))
     port_path = None if port is None else str(Path(port).resolve())
     arguments = {"scene": str(Path(scene).resolve()), "port": port_path,
                  "conditions": conditions, "atol": atol, "steps": steps}
