@@ -95,10 +95,10 @@ def compare_command(
 
 def _replay(scene: Path, port: str | None, conditions: int | None, atol: float, steps: int | None,
             as_json: bool) -> None:
-    from seq.cli.port import print_replay
+    from seq.cli.port import port_step, print_replay
     from seq.port import compare_replay
 
-    result = compare_replay(scene, port, conditions=conditions, atol=atol, steps=steps)
+    result = port_step(lambda: compare_replay(scene, port, conditions=conditions, atol=atol, steps=steps))
     if as_json:
         print(json.dumps(result, indent=2))
     else:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +29,9 @@ def export_command(
     """Each task's scene and starts, through the benchmark's own reset (where it runs)."""
     from seq.port import export_benchmark
 
-    manifest = export_benchmark(target, out, seeds=seeds, tasks=tasks or None, suite=suite, steps=steps)
+    manifest = port_step(
+        lambda: export_benchmark(target, out, seeds=seeds, tasks=tasks or None, suite=suite, steps=steps)
+    )
     if as_json:
         print(json.dumps(manifest, indent=2))
         return
@@ -40,7 +43,7 @@ def export_command(
     for scene in manifest["scenes"]:
         console.print(f"  {scene['id']}: {', '.join(scene['tasks'])}")
     for task, varies in manifest["varies"].items():
-        changed = varies["joints"] + varies["mocap"] + varies["model_fields"]
+        changed = varies["joints"] + varies["mocap"] + varies["objects"]
         console.print(f"  {task}: seeds change {', '.join(changed) or 'nothing'}")
     busiest = max((start["contacts"] for start in manifest["starts"]), default=0)
     console.print(f"  contacts at a start: at most {busiest}")
@@ -53,7 +56,7 @@ def check_model_command(
     """What MuJoCo Warp's MuJoCo would compile differently; exit 1 when the physics would change."""
     from seq.port import check_model
 
-    result = check_model(scene)
+    result = port_step(lambda: check_model(scene))
     if as_json:
         print(json.dumps(result, indent=2))
     else:
@@ -61,14 +64,29 @@ def check_model_command(
     raise typer.Exit(1 if result["physics_changes"] else 0)
 
 
+def port_step(run: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+    """Run a port command; a worker that crashed (its traceback already printed) exits 1."""
+    from seq.port.environment import PortRunError
+
+    try:
+        return run()
+    except PortRunError as error:
+        Console(stderr=True, highlight=False, soft_wrap=True).print(str(error))
+        raise typer.Exit(1) from None
+
+
 def print_check(result: dict[str, Any], console: Console) -> None:
     console.print(f"{result['scene']}: exported on MuJoCo {result['exported_with']}, "
                   f"checked on MuJoCo {result['mujoco']} (MuJoCo Warp's)")
     for scene in result["scenes"]:
         console.print(f"scene {scene['id']} ({', '.join(scene['tasks'])}):")
-        for field in scene["fields"]:
+        for field in (f for f in scene["fields"] if f["physics"]):
             console.print(f"  {field['kind']} {field['name']}: {field['field']} "
                           f"{_short(field['exported'])} -> {_short(field['port'])}")
+        cosmetic = sorted({f"{f['kind']} {f['name']}" for f in scene["fields"] if not f["physics"]})
+        if cosmetic:
+            shown = ", ".join(cosmetic[:3]) + (f" and {len(cosmetic) - 3} more" if len(cosmetic) > 3 else "")
+            console.print(f"  cosmetic only (no collision, no mass; --json lists them): {shown}")
         for option in scene["options"]:
             console.print(f"  option {option['option']}: compiles to {_short(option['port'])}, "
                           f"was {_short(option['exported'])} (pin it)")
@@ -90,6 +108,9 @@ def print_replay(result: dict[str, Any], console: Console) -> None:
         head = f"{start['task']} seed {start['seed']}:"
         if start["port"] is None:
             console.print(f"{head} agrees (largest gap {start['max_port']:.2g})")
+        elif start["sensitive"]:
+            console.print(f"{head} Warp parts {_gap(start['port'])}, where the two MuJoCo versions "
+                          "part too: sensitive there, not the port's")
         else:
             console.print(f"{head} the port differs {_gap(start['port'])}")
         if start["version"] is not None:
@@ -97,13 +118,16 @@ def print_replay(result: dict[str, Any], console: Console) -> None:
             whose = "shared by MuJoCo Warp: the MuJoCo version's, not the port's" if shared else ""
             console.print(f"  MuJoCo {result['exported_with']} (the export) and {result['mujoco']} "
                           f"differ {_gap(start['version'])}" + (f"; {whose}" if whose else ""))
+    for scene_id, changes in result.get("port_scene_changes", {}).items():
+        for change in changes:
+            console.print(f"  the port's scene {scene_id} differs: {change}")
     verdict = "the port changes the motion" if result["port_differs"] else "the port agrees"
     console.print(verdict)
 
 
 def _gap(gap: dict[str, Any]) -> str:
-    return (f"from step {gap['step']}: joint {gap['joint']} by {gap['joint_gap']:.2g}, "
-            f"body {gap['body']} by {gap['body_gap']:.2g} m")
+    return (f"from step {gap['step']}: joint {gap['joint']} (of {gap['joint_body']}) by "
+            f"{gap['joint_gap']:.2g}, body {gap['body']} by {gap['body_gap']:.2g} m")
 
 
 def _short(value: Any) -> str:

@@ -4,7 +4,8 @@ Runs in the port environment. For each exported scene it compiles `scene.xml` wi
 and lists, by body/geom/joint name, every compiled field that differs from what the benchmark's
 MuJoCo compiled (masses, inertias, geometry, ...); every option of the scene that compiled to
 another value, and every default that changed between the two versions; and what MuJoCo Warp
-refuses. `physics_changes` is True when any of these would change the motion.
+refuses. `physics_changes` is True when any of these would change the motion (a difference in
+a site's size, or in the shape of a geom that collides with nothing, is listed as cosmetic).
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ def check_model_here(scene: str) -> dict[str, Any]:
             exported = {key: arrays[key] for key in arrays.files}
         options = json.loads((scene_dir / layout.OPTIONS).read_text())
         empty = mujoco.MjModel.from_xml_string("<mujoco/>")
-        fields = _field_differences(mujoco, model, exported)
+        fields = field_differences(mujoco, model, exported)
         changed_options = _differences(options["scene"], option_values(model))
         changed_defaults = _differences(options["defaults"], option_values(empty))
         refused = unsupported(model)
@@ -48,7 +49,7 @@ def check_model_here(scene: str) -> dict[str, Any]:
             "options": changed_options,
             "defaults": changed_defaults,
             "unsupported": refused,
-            "physics_changes": bool(fields or changed_options or refused),
+            "physics_changes": bool(any(f["physics"] for f in fields) or changed_options or refused),
         })
     return {
         "scene": str(directory),
@@ -59,7 +60,8 @@ def check_model_here(scene: str) -> dict[str, Any]:
     }
 
 
-def _field_differences(mujoco: Any, model: Any, exported: dict[str, np.ndarray]) -> list[dict[str, Any]]:
+def field_differences(mujoco: Any, model: Any, exported: dict[str, np.ndarray]) -> list[dict[str, Any]]:
+    """Every compiled field of `model` that differs from `exported` (another compile), by object."""
     here = model_fields(model)
     found = []
     for kind, fields in MODEL_FIELDS.items():
@@ -68,6 +70,8 @@ def _field_differences(mujoco: Any, model: Any, exported: dict[str, np.ndarray])
             if field not in here or field not in exported:
                 continue
             ours, theirs = here[field], exported[field]
+            if ours.size == 0 and theirs.size == 0:
+                continue
             if ours.shape[:1] != theirs.shape[:1]:
                 found.append({"field": field, "kind": kind, "name": "(all)",
                               "exported": list(theirs.shape), "port": list(ours.shape)})
@@ -79,8 +83,17 @@ def _field_differences(mujoco: Any, model: Any, exported: dict[str, np.ndarray])
             for row, (a, b) in enumerate(rows):
                 if not np.allclose(a, b, rtol=RTOL, atol=ATOL):
                     found.append({"field": field, "kind": kind, "name": labels[row],
-                                  "exported": a.tolist(), "port": b.tolist()})
+                                  "exported": a.tolist(), "port": b.tolist(),
+                                  "physics": not _cosmetic(model, kind, field, row)})
     return found
+
+
+def _cosmetic(model: Any, kind: str, field: str, row: int) -> bool:
+    """A difference that cannot change the motion: a site's size, or the shape of a geom that
+    collides with nothing (its mass is already in its body's, compared on its own)."""
+    if field == "site_size":
+        return True
+    return kind == "geom" and model.geom_contype[row] == 0 and model.geom_conaffinity[row] == 0
 
 
 def _differences(before: dict[str, list[float]], after: dict[str, list[float]]) -> list[dict[str, Any]]:

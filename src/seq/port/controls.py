@@ -2,9 +2,11 @@
 
 Controls are smooth (piecewise linear between knots every `KNOT_STEPS` steps), so that a
 difference in the motion is a difference in the physics, not float rounding amplified by jerks.
-Actuators get values inside half their control range around its middle (an unlimited one inside
-[-1, 1]); each mocap body (MetaWorld drives its arm by one) wanders around where it started by a
-few centimetres. numpy only: the benchmark's environment and the port's compute them alike.
+Actuators get values in the middle half of their control range (an unlimited one's is [-1, 1]):
+far enough to move a link, not so far that an arm is flung into its limits (where float32 and
+float64 part ways sooner); each
+mocap body (MetaWorld drives its arm by one) wanders around where it started by a few centimetres.
+numpy only: the benchmark's environment and the port's compute them alike.
 """
 
 from __future__ import annotations

@@ -59,13 +59,15 @@ def run_worker(
         process = subprocess.run(
             [str(python), "-m", "seq.port.worker", command, json.dumps(arguments), str(result)],
             stdout=sys.stderr,
-            stderr=subprocess.PIPE,
             text=True,
             env={**os.environ, "PYTHONUNBUFFERED": "1", **(extra_env or {})},
         )
-        if process.returncode == 2:  # the worker refused its input, in one line
-            raise SeqInputError(process.stderr.strip().splitlines()[-1])
-        if process.returncode != 0 or not result.is_file():
-            tail = process.stderr[-3000:]
-            raise PortRunError(f"seq.port.worker {command} failed in {python}:\n{tail}")
-        return json.loads(result.read_text())
+        answer = json.loads(result.read_text()) if result.is_file() else None
+        if process.returncode == 2 and isinstance(answer, dict) and "refused" in answer:
+            raise SeqInputError(answer["refused"])
+        if process.returncode != 0 or answer is None:
+            raise PortRunError(
+                f"seq.port.worker {command} failed in {python} (exit {process.returncode}); "
+                "its traceback is above."
+            )
+        return answer

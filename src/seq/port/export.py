@@ -33,6 +33,8 @@ from seq.port.mujoco_state import (
 from seq.port.scene_files import write_scene
 from seq.port.target import load_benchmark
 
+DERIVED = ("geom_aabb", "geom_rbound")  # follow from a geom's size: not named as what a seed changes
+
 
 def export_here(
     target: str,
@@ -110,11 +112,7 @@ def _write_start(
     mujoco: Any, model: Any, data: Any, out: Path, scene: dict, condition: Any, steps: int
 ) -> dict[str, Any]:
     state = get_state(data)
-    changed = {
-        field: np.array(getattr(model, field))
-        for field in PER_SEED_FIELDS
-        if field in scene["fields"] and not np.array_equal(getattr(model, field), scene["fields"][field])
-    }
+    changed = changed_rows(model, scene["fields"])
     probe = mujoco.MjData(model)
     set_state(mujoco, model, probe, state)
     contacts = int(probe.ncon)
@@ -122,7 +120,8 @@ def _write_start(
     qpos, xpos = layout.run_classic(mujoco, model, probe, controls)
     name = f"{condition.task}__{condition.seed}"
     arrays = {f"state.{k}": v for k, v in state.items()}
-    arrays.update({f"model.{k}": v for k, v in changed.items()})
+    for field, (rows, values) in changed.items():
+        arrays[f"rows.{field}"], arrays[f"model.{field}"] = rows, values
     (out / layout.STARTS).mkdir(parents=True, exist_ok=True)
     np.savez_compressed(
         out / layout.STARTS / f"{name}.npz",
@@ -130,6 +129,21 @@ def _write_start(
     )
     return {"task": condition.task, "seed": condition.seed, "scene": scene["id"],
             "file": f"{layout.STARTS}/{name}.npz", "contacts": contacts, "model_changes": sorted(changed)}
+
+
+def changed_rows(model: Any, scene_fields: dict[str, np.ndarray]) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """Per field, the rows (objects) where `model` differs from its scene, and their values."""
+    changed = {}
+    for field in PER_SEED_FIELDS:
+        if field not in scene_fields:
+            continue
+        ours, theirs = np.asarray(getattr(model, field)), scene_fields[field]
+        if ours.size == 0:
+            continue
+        rows = np.flatnonzero((ours != theirs).reshape(len(ours), -1).any(axis=1))
+        if rows.size:
+            changed[field] = (rows, ours[rows].copy())
+    return changed
 
 
 def _what_varies(mujoco: Any, starts: list[dict], scenes: list[dict], out: Path) -> dict[str, Any]:
@@ -148,8 +162,24 @@ def _what_varies(mujoco: Any, starts: list[dict], scenes: list[dict], out: Path)
             mocap = [bodies[b] for b in range(model.nbody) if model.body_mocapid[b] >= 0
                      and _differs([f["state.mocap_pos"][model.body_mocapid[b]] for f in files])]
             fields = sorted({k[len("model."):] for f in files for k in f.files if k.startswith("model.")})
-            varies[task] = {"joints": sorted(moved), "mocap": mocap, "model_fields": fields}
+            objects = sorted({f"{_kind(field)} {label}" for f in files for field in fields
+                              if f"rows.{field}" in f.files and field not in DERIVED
+                              for label in _labels(mujoco, model, field, f[f"rows.{field}"])})
+            varies[task] = {"joints": sorted(moved), "mocap": mocap, "model_fields": fields,
+                            "objects": objects}
     return varies
+
+
+def _kind(field: str) -> str:
+    return {"jnt": "joint", "eq": "equality"}.get(field.split("_")[0], field.split("_")[0])
+
+
+def _labels(mujoco: Any, model: Any, field: str, rows: np.ndarray) -> list[str]:
+    kind = _kind(field)
+    if kind not in ("body", "geom", "joint", "site", "actuator", "dof"):
+        return [str(int(row)) for row in rows]
+    labels = names(mujoco, model, kind)
+    return [labels[int(row)] for row in rows]
 
 
 def _differs(values: list[np.ndarray]) -> bool:

@@ -2,9 +2,9 @@
 
 gymnasium envs keep them on `env.unwrapped.model/data`, robosuite on `env.sim.model._model`,
 dm_control on `physics.model.ptr`; rather than know every wrapper, walk the objects' attributes
-(breadth first, a bounded number) until a `mujoco.MjModel` and `mujoco.MjData` turn up. Strings
-naming an existing `.xml` file seen on the way are kept: the model may have been parsed from
-one, and its relative asset paths start from there.
+(breadth first, a bounded number) until a `mujoco.MjModel` and `mujoco.MjData` turn up. The walk
+starts from the innermost wrapped env. Strings naming an existing `.xml` file seen on the way are
+kept: the model may have been parsed from one, and its relative asset paths start from there.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ def find_mujoco(env: Any, mujoco: Any) -> Found:
     """The first MjModel and MjData reachable from `env`; ValueError when there is none."""
     model = data = None
     xml_files: list[Path] = []
-    queue: deque[tuple[Any, int]] = deque([(env, 0)])
+    queue: deque[tuple[Any, int]] = deque((layer, 0) for layer in reversed(_wrapper_chain(env)))
     seen: set[int] = set()
     while queue and len(seen) < MAX_OBJECTS and (model is None or data is None):
         obj, depth = queue.popleft()
@@ -58,6 +58,26 @@ def find_mujoco(env: Any, mujoco: Any) -> Found:
             "returned; export ports MuJoCo benchmarks only."
         )
     return Found(model, data, list(dict.fromkeys(xml_files)))
+
+
+def _wrapper_chain(env: Any) -> list[Any]:
+    """`env` and what it wraps (`.env`, `.unwrapped`), outermost first. The walk starts from the
+    innermost: a wrapper may hold a stale reference (robosuite builds a new sim on hard reset)."""
+    chain = [env]
+    while len(chain) < 20:
+        inner = None
+        for name in ("env", "unwrapped"):
+            try:
+                candidate = getattr(chain[-1], name, None)
+            except Exception:  # a property that refuses to be read here
+                candidate = None
+            if candidate is not None and all(candidate is not seen for seen in chain):
+                inner = candidate
+                break
+        if inner is None:
+            return chain
+        chain.append(inner)
+    return chain
 
 
 def _children(obj: Any) -> list[Any]:

@@ -98,11 +98,13 @@ def set_state(mujoco: Any, model: Any, data: Any, state: dict[str, np.ndarray]) 
     mujoco.mj_forward(model, data)
 
 
-def apply_fields(model: Any, fields: dict[str, np.ndarray]) -> None:
-    """Set per-seed model values (as exported) on a compiled model of the same structure."""
-    for field, value in fields.items():
+def apply_fields(model: Any, changes: dict[str, tuple[np.ndarray, np.ndarray]]) -> None:
+    """Set a start's own model values (rows of fields, as exported) on a compiled model of the
+    same structure; the rows it did not change keep this model's values."""
+    for field, (rows, values) in changes.items():
         if hasattr(model, field):
-            getattr(model, field)[...] = np.asarray(value).reshape(np.shape(getattr(model, field)))
+            target = getattr(model, field)
+            target[rows] = np.asarray(values).reshape((len(rows), *np.shape(target)[1:]))
 
 
 def pin_options(model: Any, options: dict[str, list[float]]) -> None:

@@ -5,7 +5,8 @@
     scenes/s0/scene.mjb    the same, exact, for the benchmark's own MuJoCo version only
     scenes/s0/compiled.npz the compiled fields (masses, inertias, geometry) on the benchmark's MuJoCo
     scenes/s0/options.json the scene's options, and that MuJoCo's defaults
-    starts/TASK__SEED.npz  a start: `state.*` (full state), `model.*` (numbers this seed changed),
+    starts/TASK__SEED.npz  a start: `state.*` (full state), `model.*` at `rows.*` (the objects'
+                           numbers this seed changed from its scene's),
                            the seeded controls (`ctrl`, `mocap_offset`) and the reference run on
                            the benchmark's MuJoCo (`ref_qpos`, `ref_xpos`: one row per step)
 """
@@ -40,7 +41,7 @@ class Start:
     seed: int
     scene: str  # the scene's id
     state: dict[str, np.ndarray]
-    model_changes: dict[str, np.ndarray]
+    model_changes: dict[str, tuple[np.ndarray, np.ndarray]]  # field: (rows, their values)
     controls: Controls
     ref_qpos: np.ndarray
     ref_xpos: np.ndarray
@@ -103,7 +104,8 @@ def read_start(directory: Path, entry: dict[str, Any]) -> Start:
         seed=int(entry["seed"]),
         scene=entry["scene"],
         state={k[len("state."):]: v for k, v in values.items() if k.startswith("state.")},
-        model_changes={k[len("model."):]: v for k, v in values.items() if k.startswith("model.")},
+        model_changes={k[len("model."):]: (values[f"rows.{k[len('model.'):]}"], v)
+                       for k, v in values.items() if k.startswith("model.")},
         controls=Controls(values["ctrl"], values["mocap_offset"]),
         ref_qpos=values["ref_qpos"],
         ref_xpos=values["ref_xpos"],

@@ -2,7 +2,7 @@
 
 Commands: `export` (in a benchmark's image), `check-model` (`seq.port.check_model`) and
 `replay` (`seq.port.replay`), in the port environment. The result is written as JSON to
-RESULT_PATH; bad input exits 2 with one line on stderr.
+RESULT_PATH; bad input exits 2 with `{"refused": sentence}` there.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ def main(argv: list[str]) -> int:
         else:
             raise SeqInputError(f"seq.port.worker: unknown command {command!r}.")
     except SeqInputError as error:
-        print(str(error), file=sys.stderr)
+        result_path.write_text(json.dumps({"refused": str(error)}))
         return 2
     result_path.write_text(json.dumps(result))
     return 0
