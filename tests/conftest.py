@@ -182,7 +182,7 @@ SLOW = (
     "tests/serving/test_serving_metaworld.py",
     "tests/serving/test_serving_fuzz.py::test_a_server_survives",
     "tests/test_image.py",
-    "tests/port/test_port_metaworld.py",  # builds the port image; a fresh machine compiles Warp's kernels
+    "tests/port/",  # builds the port image (and robosuite's); a fresh machine compiles Warp's kernels
 )
 
 

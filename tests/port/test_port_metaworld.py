@@ -7,13 +7,12 @@ own cache, so only the first run on a machine pays the ~2 minute kernel compile.
 from __future__ import annotations
 
 import json
-import shutil
-import xml.etree.ElementTree as ElementTree
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import refused_in_one_line, run_cli
+from tests.port.scenes import heavier
 
 pytest.importorskip("metaworld")
 
@@ -34,19 +33,6 @@ def scene(tmp_path_factory: pytest.TempPathFactory, workspace: dict[str, str]) -
     assert result.returncode == 0, result.stderr
     assert "exported 3 start(s) of metaworld on MuJoCo 3.3.0" in result.stdout
     return out
-
-
-def heavier(scene: Path, destination: Path, body: str, factor: float) -> Path:
-    """A copy of `scene` whose `body` is `factor` times as heavy (mass and inertia)."""
-    shutil.copytree(scene, destination)
-    path = destination / "scenes" / "s0" / "scene.xml"
-    root = ElementTree.parse(path).getroot()
-    inertial = next(e for e in root.iter("body") if e.get("name") == body).find("inertial")
-    inertial.set("mass", repr(float(inertial.get("mass")) * factor))
-    inertia = [float(v) * factor for v in inertial.get("diaginertia").split()]
-    inertial.set("diaginertia", " ".join(map(repr, inertia)))
-    path.write_text(ElementTree.tostring(root, encoding="unicode"))
-    return destination
 
 
 def test_export_writes_every_start_and_what_seeds_change(scene: Path) -> None:
@@ -101,6 +87,9 @@ def test_a_link_half_again_as_heavy_is_caught_within_50_steps_naming_it(
     for start in json.loads(result.stdout)["starts"]:
         assert start["port"] is not None and start["port"]["step"] <= 50
         assert start["port"]["body"] == HEAVY_LINK
+    assert json.loads(result.stdout)["port_scene_changes"] == {
+        "s0": [f"body {HEAVY_LINK}: body_mass, body_inertia"]
+    }
 
 
 def test_bad_input_is_refused_in_one_line(tmp_path: Path, workspace: dict[str, str]) -> None:
