@@ -15,6 +15,8 @@ def register(app: typer.Typer) -> None:
     """Add the port commands to the `seq benchmark` group."""
     app.command("export")(export_command)
     app.command("check-model")(check_model_command)
+    app.command("scaffold")(scaffold_command)
+    app.command("convert")(convert_command)
 
 
 def export_command(
@@ -62,6 +64,51 @@ def check_model_command(
     else:
         print_check(result, Console(highlight=False, soft_wrap=True))
     raise typer.Exit(1 if result["physics_changes"] else 0)
+
+
+def scaffold_command(
+    scene: Path = typer.Argument(..., help="A folder written by `seq benchmark export`."),
+    envs: int = typer.Option(64, "--envs", help="Warp worlds stepped at once."),
+    out: Path = typer.Option(None, "--out", help="The folder to write (default: NAME/)."),
+    name: str = typer.Option(None, "--name", help="The new benchmark's name (default: BENCHMARK-warp)."),
+) -> None:
+    """A batched MuJoCo Warp benchmark from an export, with TODOs for the controller, the
+    observation and the success check."""
+    from seq.port.scaffold import scaffold
+
+    print_scaffold(scaffold(scene, envs, out, name), Console(highlight=False, soft_wrap=True))
+
+
+def convert_command(
+    target: str = typer.Argument(..., help="FILE[:Class], or a benchmark's name."),
+    envs: int = typer.Option(64, "--envs", help="Warp worlds stepped at once."),
+    seeds: int = typer.Option(None, "--seeds", help="The first N seeds of each task (default: all)."),
+    tasks: list[str] = typer.Option(None, "--task", help="Only these tasks (repeat the flag)."),
+    out: Path = typer.Option(None, "--out", help="The folder to write (default: NAME/)."),
+    name: str = typer.Option(None, "--name", help="The new benchmark's name (default: BENCHMARK-warp)."),
+) -> None:
+    """export, check-model and scaffold in one go."""
+    import tempfile
+
+    from seq.port import check_model, export_benchmark
+    from seq.port.scaffold import scaffold
+
+    console = Console(highlight=False, soft_wrap=True)
+    with tempfile.TemporaryDirectory(prefix="seq-convert-") as scratch:
+        scene = Path(scratch) / "scene"
+        manifest = port_step(lambda: export_benchmark(target, scene, seeds=seeds, tasks=tasks or None))
+        console.print(f"exported {len(manifest['starts'])} start(s) of {manifest['benchmark']}")
+        result = port_step(lambda: check_model(scene))
+        print_check(result, console)
+        print_scaffold(scaffold(scene, envs, out, name, check=result), console)
+
+
+def print_scaffold(written: dict[str, Any], console: Console) -> None:
+    console.print(f"wrote {written['out']}/benchmark.py ({written['name']}, {written['envs']} worlds) "
+                  "and its README; TODO: the controller, the observation, the success check")
+    if written["volume"]:
+        console.print(f"the scene ({written['scene_bytes'] / 1e6:.1f} MB) goes in volume "
+                      f"{written['volume']}: see {written['out']}/README.md")
 
 
 def port_step(run: Callable[[], dict[str, Any]]) -> dict[str, Any]:

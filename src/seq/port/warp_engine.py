@@ -19,10 +19,13 @@ ROWS_PER_CONTACT = 6  # constraint rows of one elliptic contact with condim 4 (a
 
 def warp_modules() -> tuple[Any, Any]:
     """`warp` and `mujoco_warp`, Warp initialised quietly."""
-    import mujoco_warp
     import warp
 
-    warp.config.quiet = True
+    warp.config.quiet = True  # no banner; and no line per kernel module loaded (Warp 1.19)
+    if hasattr(warp, "LOG_WARNING"):
+        warp.config.log_level = warp.LOG_WARNING
+    import mujoco_warp
+
     warp.init()
     return warp, mujoco_warp
 

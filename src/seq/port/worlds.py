@@ -53,6 +53,7 @@ class WarpWorlds:
         mujoco.mj_forward(self.host_model, host_data)
         self.data = self.mjw.put_data(self.host_model, host_data, nworld=nworld, nconmax=self.nconmax,
                                       njmax=self.njmax)
+        self.ctrl = np.zeros((nworld, self.host_model.nu))  # each world's actuator inputs, held
         self._mocap_start = np.repeat(np.array(host_data.mocap_pos)[None], nworld, axis=0)
 
     def set_start(self, world: int, start: layout.Start) -> None:
