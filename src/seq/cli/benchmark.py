@@ -61,6 +61,9 @@ def compare_command(
         None, "--evals", help="Two finished evals to compare instead of running."
     ),
     envs: int = typer.Option(None, "--envs", help="Worker processes."),
+    adapter: str = typer.Option(None, "--adapter", help="The adapter both versions run with the policy."),
+    tasks: list[str] = typer.Option(None, "--tasks", help="Only these tasks (comma-separated or repeated)."),
+    seeds: list[str] = typer.Option(None, "--seeds", help="Seeds, such as 0,1,2 or 0-9."),
     as_json: bool = typer.Option(False, "--json", help="Print the comparison as JSON."),
     replay: Path = typer.Option(
         None, "--replay", help="An exported scene: compare the motion on MuJoCo and MuJoCo Warp instead."
@@ -72,6 +75,7 @@ def compare_command(
     """Run two benchmark versions with one policy on the same episodes, and compare them pair by pair;
     with --replay, drive an exported scene with the same controls on MuJoCo and MuJoCo Warp."""
     from seq.cli.eval import _emit
+    from seq.cli.options import parse_seeds, split_list
     from seq.errors import SeqInputError
 
     if replay is not None:
@@ -89,6 +93,9 @@ def compare_command(
         threshold=threshold,
         evals=(evals[0], evals[1]) if evals else None,
         envs=envs,
+        adapter=adapter,
+        tasks=split_list(tasks),
+        seeds=parse_seeds(seeds),
     )
     _emit(report, Console(), as_json, None, None)
 
