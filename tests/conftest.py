@@ -182,7 +182,10 @@ SLOW = (
     "tests/serving/test_serving_metaworld.py",
     "tests/serving/test_serving_fuzz.py::test_a_server_survives",
     "tests/test_image.py",
-    "tests/port/",  # builds the port image (and robosuite's); a fresh machine compiles Warp's kernels
+    # the port tools build their image (and robosuite's); a fresh machine compiles Warp's kernels
+    "tests/port/test_port_metaworld.py",
+    "tests/port/test_port_robosuite.py",
+    "tests/port/test_port_scaffold.py",
 )
 
 

@@ -59,9 +59,10 @@ _EXPORTS = {
     "Report": "seq.report.report",
 }
 _SUBMODULES = ("eval", "image", "secret", "stats", "tf", "volume")
+_SUBMODULES += ("port",)  # the port tools: seq.port.export_benchmark / check_model / compare_replay
 
 if TYPE_CHECKING:
-    from seq import eval, image, secret, stats, tf, volume
+    from seq import eval, image, port, secret, stats, tf, volume
     from seq._version import __version__
     from seq.authoring.adapter import Adapter, adapter
     from seq.authoring.benchmark import Benchmark, Step, benchmark
@@ -148,6 +149,7 @@ __all__ = [
     "load",
     "policies",
     "policy",
+    "port",
     "remove_adapter",
     "remove_benchmark",
     "reset",

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import refused_in_one_line, run_cli
+from tests.conftest import run_cli
 from tests.port.scenes import heavier
 
 pytest.importorskip("metaworld")
@@ -90,13 +90,3 @@ def test_a_link_half_again_as_heavy_is_caught_within_50_steps_naming_it(
     assert json.loads(result.stdout)["port_scene_changes"] == {
         "s0": [f"body {HEAVY_LINK}: body_mass, body_inertia"]
     }
-
-
-def test_bad_input_is_refused_in_one_line(tmp_path: Path, workspace: dict[str, str]) -> None:
-    refused_in_one_line(run_cli("benchmark", "check-model", str(tmp_path), env=workspace),
-                        str(tmp_path), "not an exported scene")
-    refused_in_one_line(
-        run_cli("benchmark", "export", "metaworld", "--task", "no-such-v3", "--out", str(tmp_path / "x"),
-                env=workspace),
-        "--task 'no-such-v3'",
-    )

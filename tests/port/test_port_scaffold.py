@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import refused_in_one_line, run_cli
+from tests.conftest import run_cli
 
 pytest.importorskip("metaworld")
 
@@ -40,8 +40,3 @@ def test_convert_writes_a_skeleton_that_runs_an_eval(tmp_path: Path, workspace: 
     assert ran.returncode == 0, ran.stderr[-3000:]
     report = json.loads(ran.stdout)
     assert (report["status"], report["done"], report["total"], report["problems"]) == ("completed", 2, 2, [])
-
-
-def test_scaffold_refuses_bad_input_in_one_line(tmp_path: Path, workspace: dict[str, str]) -> None:
-    refused_in_one_line(run_cli("benchmark", "scaffold", str(tmp_path), env=workspace),
-                        "not an exported scene")
