@@ -5,7 +5,8 @@ Runs in the port environment. Three runs of each start are held side by side:
 - the reference: the export's run on the benchmark's own MuJoCo (`ref_*` in the start's file);
 - classic: the exported scene on this environment's classic MuJoCo;
 - warp: the port's scene (the exported one unless another is named) on MuJoCo Warp.
-Both scenes take the options the benchmark's MuJoCo compiled (a default changed between versions
+The starts of a scene run on Warp as the worlds of one batch. Both scenes take the options the
+benchmark's MuJoCo compiled (a default changed between versions
 is pinned back, as a scaffold pins it). A warp run apart from classic is the port's difference;
 a classic run apart from the reference is the MuJoCo version's, and a warp run that differs from
 the reference only as classic does is named the version's, not the port's. Where Warp parts from
@@ -25,7 +26,7 @@ from seq.errors import SeqInputError
 from seq.port import scene as layout
 from seq.port.check_model import field_differences
 from seq.port.mujoco_state import apply_fields, model_fields, names, pin_options, set_state
-from seq.port.warp_engine import run_warp
+from seq.port.worlds import WarpWorlds
 
 SAME_PLACE_STEPS = 5
 
@@ -50,21 +51,21 @@ def replay_here(
         raise SeqInputError(f"--conditions must be 1 or more, got {conditions}.")
     port_ids = {entry["id"] for entry in port_manifest["scenes"]}
     scene_changes = {} if port_directory == directory else _scene_changes(mujoco, directory, port_directory)
-    results = []
-    for entry in manifest["starts"][:conditions]:
+    entries = manifest["starts"][:conditions]
+    for entry in entries:
         if entry["scene"] not in port_ids:
             raise SeqInputError(f"{port_directory}: has no scene {entry['scene']} for {entry['task']}.")
-        start = layout.read_start(directory, entry)
+    starts = [layout.read_start(directory, entry) for entry in entries]
+    warp_runs = _run_on_warp(port_directory, starts, steps)
+    results = []
+    for index, start in enumerate(starts):
         options = json.loads((directory / layout.SCENES / start.scene / layout.OPTIONS).read_text())["scene"]
         classic_model = _model(mujoco, layout.scene_xml(directory, start.scene), start, options)
-        warp_model = _model(mujoco, layout.scene_xml(port_directory, start.scene), start, options)
         controls = type(start.controls)(start.controls.ctrl[:steps], start.controls.mocap_offset[:steps])
         classic_data = mujoco.MjData(classic_model)
         set_state(mujoco, classic_model, classic_data, start.state)
         classic = layout.run_classic(mujoco, classic_model, classic_data, controls)
-        warp_data = mujoco.MjData(warp_model)
-        set_state(mujoco, warp_model, warp_data, start.state)
-        warp = run_warp(warp_model, warp_data, controls, start.contacts)
+        warp = warp_runs[index]
         reference = (start.ref_qpos[:steps], start.ref_xpos[:steps])
         labels = (names(mujoco, classic_model, "body"), _qpos_joints(mujoco, classic_model, "joint"),
                   _qpos_joints(mujoco, classic_model, "body"))
@@ -82,6 +83,28 @@ def replay_here(
         "port_differs": any(r["port"] is not None and not r["sensitive"] for r in results),
         "port_scene_changes": scene_changes,
     }
+
+
+def _run_on_warp(
+    port_directory: Path, starts: list[layout.Start], steps: int
+) -> dict[int, tuple[np.ndarray, np.ndarray]]:
+    """Every start on MuJoCo Warp, the starts of one scene as the worlds of one batch (stepped
+    together: a world's motion is the same as when it is stepped alone). qpos and xpos per step."""
+    runs = {}
+    for scene_id in dict.fromkeys(start.scene for start in starts):
+        indices = [i for i, start in enumerate(starts) if start.scene == scene_id]
+        batch = [starts[i] for i in indices]
+        worlds = WarpWorlds(port_directory, len(batch), scene_id, starts=batch)
+        worlds.set_starts(list(range(len(batch))), batch)
+        qpos = np.zeros((steps, len(batch), worlds.host_model.nq))
+        xpos = np.zeros((steps, len(batch), worlds.host_model.nbody, 3))
+        for t in range(steps):
+            worlds.step(np.stack([s.controls.ctrl[t] for s in batch]),
+                        np.stack([s.controls.mocap_offset[t] for s in batch]))
+            qpos[t], xpos[t] = worlds.qpos, worlds.xpos
+        for k, i in enumerate(indices):
+            runs[i] = (qpos[:, k], xpos[:, k])
+    return runs
 
 
 def _scene_changes(mujoco: Any, directory: Path, port_directory: Path) -> dict[str, list[str]]:

@@ -28,7 +28,12 @@ from seq.port.warp_engine import buffer_sizes, warp_modules
 class WarpWorlds:
     """`nworld` worlds of one exported scene on MuJoCo Warp."""
 
-    def __init__(self, scene: str | Path, nworld: int, scene_id: str | None = None) -> None:
+    def __init__(
+        self, scene: str | Path, nworld: int, scene_id: str | None = None,
+        starts: list[layout.Start] | None = None,
+    ) -> None:
+        """`starts`: the starts the worlds will be put at (default: the scene's own exported ones);
+        their model fields and contacts decide which fields are per world and the buffer sizes."""
         import mujoco
 
         self.directory = Path(scene)
@@ -37,8 +42,10 @@ class WarpWorlds:
         self.scene_id = scene_id or ids[0]
         if self.scene_id not in ids:
             raise SeqInputError(f"{scene}: no scene {self.scene_id!r}; it has {ids}.")
-        self.starts = [layout.read_start(self.directory, entry) for entry in manifest["starts"]
-                       if entry["scene"] == self.scene_id]
+        self.starts = starts if starts is not None else [
+            layout.read_start(self.directory, entry) for entry in manifest["starts"]
+            if entry["scene"] == self.scene_id
+        ]
         self.mujoco = mujoco
         self.host_model = mujoco.MjModel.from_xml_path(str(layout.scene_xml(self.directory, self.scene_id)))
         options = json.loads((self.directory / layout.SCENES / self.scene_id / layout.OPTIONS).read_text())
