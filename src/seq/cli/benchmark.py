@@ -72,8 +72,7 @@ def compare_command(
     atol: float = typer.Option(0.001, "--atol", help="With --replay: the largest gap allowed."),
     steps: int = typer.Option(None, "--steps", help="With --replay: steps (default: the export's, 200)."),
 ) -> None:
-    """Run two benchmark versions with one policy on the same episodes, and compare them pair by pair;
-    with --replay, drive an exported scene with the same controls on MuJoCo and MuJoCo Warp."""
+    """Two benchmark versions, one policy, the same episodes, paired (--replay: MuJoCo vs Warp)."""
     from seq.cli.eval import _emit
     from seq.cli.options import parse_seeds, split_list
     from seq.errors import SeqInputError

@@ -72,8 +72,7 @@ def scaffold_command(
     out: Path = typer.Option(None, "--out", help="The folder to write (default: NAME/)."),
     name: str = typer.Option(None, "--name", help="The new benchmark's name (default: BENCHMARK-warp)."),
 ) -> None:
-    """A batched MuJoCo Warp benchmark from an export, with TODOs for the controller, the
-    observation and the success check."""
+    """A batched MuJoCo Warp benchmark from an export, with TODOs (controller, observation, success)."""
     from seq.port.scaffold import scaffold
 
     print_scaffold(scaffold(scene, envs, out, name), Console(highlight=False, soft_wrap=True))
