@@ -21,6 +21,13 @@ def test_a_benchmark_without_mujoco_is_refused_naming_its_task(toy_file: Path, t
     refused_in_one_line(result, "no MuJoCo model and data were found", "task near")
 
 
+def test_export_will_not_write_over_other_files(toy_file: Path, tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("mine")
+    refused_in_one_line(run_cli("benchmark", "export", f"{toy_file}:Line", "--out", str(tmp_path)),
+                        f"--out {tmp_path}: exists and holds other files")
+    assert (tmp_path / "notes.txt").read_text() == "mine"
+
+
 def test_unknown_tasks_and_files_are_refused(toy_file: Path, tmp_path: Path) -> None:
     refused_in_one_line(run_cli("benchmark", "export", f"{toy_file}:Line", "--task", "nowhere"), "'nowhere'")
     refused_in_one_line(run_cli("benchmark", "export", str(tmp_path / "none.py")), "no such file")

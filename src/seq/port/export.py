@@ -12,12 +12,14 @@ reference a replay holds other engines to.
 from __future__ import annotations
 
 import json
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from seq.errors import SeqInputError
 from seq.port import scene as layout
 from seq.port.controls import DEFAULT_STEPS, controls_for
 from seq.port.find import find_mujoco
@@ -55,7 +57,7 @@ def export_here(
     if "setup" in spec.hooks:
         getattr(benchmark, spec.hooks["setup"])()
     reset = getattr(benchmark, spec.hooks["reset"])
-    out.mkdir(parents=True, exist_ok=True)
+    _clear(out)
     scenes: list[dict[str, Any]] = []
     starts: list[dict[str, Any]] = []
     for condition in conditions:
@@ -88,6 +90,20 @@ def export_here(
     }
     (out / layout.MANIFEST).write_text(json.dumps(manifest, indent=2))
     return manifest
+
+
+def _clear(out: Path) -> None:
+    """An empty folder to export into: a previous export there is replaced, anything else refused."""
+    if out.exists() and any(out.iterdir()):
+        if not (out / layout.MANIFEST).is_file():
+            raise SeqInputError(f"--out {out}: exists and holds other files; name an empty or new folder.")
+        for part in (layout.SCENES, layout.STARTS, layout.MANIFEST):
+            target = out / part
+            if target.is_dir():
+                shutil.rmtree(target)
+            elif target.exists():
+                target.unlink()
+    out.mkdir(parents=True, exist_ok=True)
 
 
 def _new_scene(
