@@ -186,6 +186,7 @@ SLOW = (
     "tests/port/test_port_metaworld.py",
     "tests/port/test_port_robosuite.py",
     "tests/port/test_port_scaffold.py",
+    "tests/port/test_port_own_model.py",
 )
 
 

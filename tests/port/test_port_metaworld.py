@@ -52,9 +52,10 @@ def test_check_model_names_a_heavier_body_and_the_changed_default(
     clean = run_cli("benchmark", "check-model", str(scene), "--json", env=workspace)
     checked = json.loads(clean.stdout)["scenes"][0]
     assert checked["fields"] == [] and checked["unsupported"] is None
-    # MuJoCo 3.3.0 -> 4.0.0 changed ccd_iterations' default from 50 to 35: the scene did not pin it
+    # MuJoCo 3.3.0 -> 4.0.0 changed ccd_iterations' default from 50 to 35; MetaWorld does not set
+    # it, and the exported scene writes every option out, so it compiles as it did
     assert [o["option"] for o in checked["defaults"]] == ["ccd_iterations"]
-    assert clean.returncode == 1
+    assert checked["options"] == [] and clean.returncode == 0
     heavy = heavier(scene, tmp_path / "heavy", HEAVY_LINK, 1.5)
     result = run_cli("benchmark", "check-model", str(heavy), env=workspace)
     assert result.returncode == 1

@@ -25,7 +25,7 @@ def test_convert_writes_a_skeleton_that_runs_an_eval(tmp_path: Path, workspace: 
                      "--name", "reach-warp", "--out", str(out), env=workspace, timeout=900)
     assert result.returncode == 0, result.stderr[-3000:]
     assert "exported 2 start(s) of metaworld" in result.stdout
-    assert "option ccd_iterations: compiles to [35], was [50]" in result.stdout  # check-model ran
+    assert "default ccd_iterations changed: [50] -> [35]; the scene sets its own" in result.stdout
     assert "TODO: the controller, the observation, the success check" in result.stdout
     source = (out / "benchmark.py").read_text()
     ast.parse(source)

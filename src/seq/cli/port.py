@@ -136,9 +136,11 @@ def print_check(result: dict[str, Any], console: Console) -> None:
         for option in scene["options"]:
             console.print(f"  option {option['option']}: compiles to {_short(option['port'])}, "
                           f"was {_short(option['exported'])} (pin it)")
+        changed_options = {option["option"] for option in scene["options"]}
         for default in scene["defaults"]:
+            pinned = "" if default["option"] in changed_options else "; the scene sets its own"
             console.print(f"  default {default['option']} changed: {_short(default['exported'])} "
-                          f"-> {_short(default['port'])}")
+                          f"-> {_short(default['port'])}{pinned}")
         if scene["unsupported"]:
             console.print(f"  MuJoCo Warp does not support: {scene['unsupported']}")
         verdict = "changes the physics" if scene["physics_changes"] else "clean"

@@ -64,7 +64,7 @@ def _values(
     for start in manifest["starts"]:
         conditions.setdefault(start["task"], []).append(int(start["seed"]))
     scenes = (check or {}).get("scenes", [])
-    pinned = sorted({option["option"] for scene in scenes for option in scene["options"]})
+    pinned = sorted({option["option"] for scene in scenes for option in scene["options"] + scene["defaults"]})
     class_name = "".join(part.capitalize() for part in re.split(r"[-_]", name) if part)
     scene_line = (
         'seq.assets_path() / "scene"  # the volume, read-only (README: seq volume put)'

@@ -5,7 +5,9 @@ asset paths are relative to the original file (and its compiler's meshdir/textur
 assets are copied under `assets/` and the paths rewritten, so the scene loads from anywhere, on
 any MuJoCo version that reads the MJCF. The saved XML drops compiler settings such as
 `inertiagrouprange` (MetaWorld's arm takes its inertia from some geoms only), so every body gets
-the inertia it compiled to, written out, and inertia from geoms is turned off.
+the inertia it compiled to, written out, and inertia from geoms is turned off. It also leaves
+out every option equal to its MuJoCo's default, so a default another version changed would change
+the scene: every option is written out too.
 The MJB is exact, but only the same MuJoCo version reads it.
 """
 
@@ -57,6 +59,7 @@ def _try_last_xml(mujoco: Any, model: Any, directory: Path, xml_dirs: list[Path]
     try:
         mujoco.mj_saveLastXML(str(raw), model)
         text = _explicit_inertials(_bundle_assets(raw.read_text(), directory, xml_dirs), model)
+        text = _explicit_options(text, model)
         (directory / SCENE_XML).write_text(text)
         again = mujoco.MjModel.from_xml_path(str(directory / SCENE_XML))
     except Exception:  # the last parsed spec does not fit this model
@@ -125,3 +128,35 @@ def _explicit_inertials(text: str, model: Any) -> str:
 
 def _numbers(values: Any) -> str:
     return " ".join(repr(float(v)) for v in np.asarray(values).ravel())
+
+
+_OPTION_NAMES = {
+    "integrator": ("Euler", "RK4", "implicit", "implicitfast"),
+    "cone": ("pyramidal", "elliptic"),
+    "jacobian": ("dense", "sparse", "auto"),
+    "solver": ("PGS", "CG", "Newton"),
+}
+_OPTION_NUMBERS = (
+    "timestep", "gravity", "wind", "magnetic", "density", "viscosity", "impratio", "tolerance",
+    "ls_tolerance", "noslip_tolerance", "ccd_tolerance", "iterations", "ls_iterations",
+    "noslip_iterations", "ccd_iterations",
+)
+
+
+def _explicit_options(text: str, model: Any) -> str:
+    """Every option the model compiled to, as an attribute of `<option>`."""
+    root = ElementTree.fromstring(text)
+    option = root.find("option")
+    if option is None:
+        option = ElementTree.Element("option")
+        root.insert(1, option)
+    for field in _OPTION_NUMBERS:
+        if hasattr(model.opt, field):
+            value = np.atleast_1d(np.asarray(getattr(model.opt, field)))
+            integer = np.issubdtype(value.dtype, np.integer)
+            option.set(field, " ".join(str(int(v)) if integer else repr(float(v)) for v in value))
+    for field, labels in _OPTION_NAMES.items():
+        index = int(getattr(model.opt, field))
+        if index < len(labels):
+            option.set(field, labels[index])
+    return ElementTree.tostring(root, encoding="unicode")
