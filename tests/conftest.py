@@ -184,6 +184,11 @@ SLOW = (
     "tests/test_image.py",
     "tests/engine/test_composite_metaworld.py",
     "tests/grid/test_grid_metaworld.py",
+    # the port tools build their image (and robosuite's); a fresh machine compiles Warp's kernels
+    "tests/port/test_port_metaworld.py",
+    "tests/port/test_port_robosuite.py",
+    "tests/port/test_port_scaffold.py",
+    "tests/port/test_port_own_model.py",
 )
 
 

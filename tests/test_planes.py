@@ -36,11 +36,12 @@ ALLOWED: dict[str, set[str]] = {
     "secret": {"isolation", "record"},
     "shelf": {"seq", "authoring", "capture"},  # built-in benchmarks, written as a user writes them
     "cli": {"seq", "authoring", "tf", "record", "capture", "isolation", "registry", "serving", "engine",
-            "report", "eval", "image", "volume", "secret", "grid", "console", "scheduling"},
+            "report", "eval", "image", "volume", "secret", "grid", "console", "scheduling", "port"},
     "grid": {"seq", "record", "eval"},  # on top: drives seq.eval.run and reads its reports
     "seqbench": {"report", "cli"},  # its own CLI reuses seq's seed-range parsing
     "console": {"record", "capture", "report"},  # the web console reads the record, never the engine
     "scheduling": {"record", "registry", "engine", "report", "eval"},  # scheduled evals drive seq.eval
+    "port": {"authoring", "isolation", "record", "registry"},  # loads benchmarks as a user's file would
 }  # fmt: skip
 
 

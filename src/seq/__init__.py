@@ -70,9 +70,10 @@ _EXPORTS = {
 }
 _SUBMODULES = ("eval", "image", "secret", "stats", "tf", "volume")
 _SUBMODULES += ("console",)  # seq.console.serve: the web console (the `console` extra)
+_SUBMODULES += ("port",)  # the port tools: seq.port.export_benchmark / check_model / compare_replay
 
 if TYPE_CHECKING:
-    from seq import console, eval, image, secret, stats, tf, volume
+    from seq import console, eval, image, port, secret, stats, tf, volume
     from seq._version import __version__
     from seq.authoring.adapter import Adapter, adapter
     from seq.authoring.benchmark import Benchmark, Step, benchmark
@@ -165,6 +166,7 @@ __all__ = [
     "plan",
     "policies",
     "policy",
+    "port",
     "remove_adapter",
     "remove_benchmark",
     "reset",

@@ -350,11 +350,13 @@ def compare_benchmarks(
     seeds: list[int] | None = None,
     tasks: list[str] | None = None,
     params: dict[str, Any] | None = None,
+    adapter: Any = None,
     store: Store | None = None,
 ) -> Any:
     """Two versions of a benchmark (a CPU benchmark and its GPU port, say) with the same policy on the
     same tasks and seeds, paired episode by episode: each one's rate, B − A with its interval,
-    McNemar's exact test and the verdict. `evals=(E1, E2)` reads two finished evals instead."""
+    McNemar's exact test and the verdict. `evals=(E1, E2)` reads two finished evals instead;
+    `adapter` runs between both benchmarks and the policy."""
     from seq.stats import check_threshold
 
     check_threshold(threshold)  # before any eval runs
@@ -371,6 +373,7 @@ def compare_benchmarks(
                 seeds=seeds,
                 tasks=tasks,
                 params=params,
+                adapter=adapter,
                 store=store,
             ).eval_id
             for name in (first, second)

@@ -31,3 +31,18 @@ def test_compare_reads_two_finished_evals_on_the_command_line(toy_file):
     )
     assert success["comparison"]["n"] == 6
     assert run_cli("benchmark", "compare", "--evals", first).returncode == 2
+
+
+def test_compare_picks_tasks_and_seeds_and_names_the_adapter(toy_file):
+    seq.deploy(toy_file)
+    result = run_cli("benchmark", "compare", "line", "line", "--policy", "line-controller", "--tasks", "near",
+                     "--seeds", "0-2", "--json")
+    assert result.returncode == 0, result.stderr
+    data = json.loads(result.stdout)
+    success = next(
+        c for c in data["comparisons"] if c["kind"] == "overall" and c["comparison"]["metric"] == "success"
+    )
+    assert success["comparison"]["n"] == 3
+    missing = run_cli("benchmark", "compare", "line", "line", "--policy", "line-controller",
+                      "--adapter", "no-such-adapter")
+    assert missing.returncode == 2 and "no-such-adapter" in missing.stderr

@@ -1,12 +1,14 @@
-"""`seq benchmark ls / evals / rm`."""
+"""`seq benchmark ls / evals / rm / compare`, and the port commands (`seq.cli.port`)."""
 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import typer
 from rich.console import Console
 
+from seq.cli.port import register as register_port_commands
 from seq.cli.tables import print_benchmark_table, print_eval_table
 from seq.eval import benchmark_evals, compare_benchmarks
 from seq.registry.benchmarks import benchmarks, remove_benchmark
@@ -48,7 +50,9 @@ def rm_command(name: str = typer.Argument(..., help="The benchmark's name.")) ->
 
 @app.command("compare")
 def compare_command(
-    first: str = typer.Argument(None, help="Benchmark A (NAME or NAME@vN)."),
+    first: str = typer.Argument(
+        None, help="Benchmark A (NAME or NAME@vN); with --replay, the port's scene (default: SCENE)."
+    ),
     second: str = typer.Argument(None, help="Benchmark B."),
     policy: str = typer.Option(None, "--policy", help="The policy both run."),
     trials: int = typer.Option(1, "--trials", help="Episodes per condition."),
@@ -57,12 +61,25 @@ def compare_command(
         None, "--evals", help="Two finished evals to compare instead of running."
     ),
     envs: int = typer.Option(None, "--envs", help="Worker processes."),
+    adapter: str = typer.Option(None, "--adapter", help="The adapter both versions run with the policy."),
+    tasks: list[str] = typer.Option(None, "--tasks", help="Only these tasks (comma-separated or repeated)."),
+    seeds: list[str] = typer.Option(None, "--seeds", help="Seeds, such as 0,1,2 or 0-9."),
     as_json: bool = typer.Option(False, "--json", help="Print the comparison as JSON."),
+    replay: Path = typer.Option(
+        None, "--replay", help="An exported scene: compare the motion on MuJoCo and MuJoCo Warp instead."
+    ),
+    conditions: int = typer.Option(None, "--conditions", help="With --replay: the first K starts."),
+    atol: float = typer.Option(0.001, "--atol", help="With --replay: the largest gap allowed."),
+    steps: int = typer.Option(None, "--steps", help="With --replay: steps (default: the export's, 200)."),
 ) -> None:
-    """Run two benchmark versions with one policy on the same episodes, and compare them pair by pair."""
+    """Two benchmark versions, one policy, the same episodes, paired (--replay: MuJoCo vs Warp)."""
     from seq.cli.eval import _emit
+    from seq.cli.options import parse_seeds, split_list
     from seq.errors import SeqInputError
 
+    if replay is not None:
+        _replay(replay, first, conditions, atol, steps, as_json)
+        return
     if evals and len(evals) != 2:
         raise SeqInputError(f"--evals takes two eval ids, got {len(evals)}.")
     if not evals and (first is None or second is None):
@@ -75,5 +92,24 @@ def compare_command(
         threshold=threshold,
         evals=(evals[0], evals[1]) if evals else None,
         envs=envs,
+        adapter=adapter,
+        tasks=split_list(tasks),
+        seeds=parse_seeds(seeds),
     )
     _emit(report, Console(), as_json, None, None)
+
+
+def _replay(scene: Path, port: str | None, conditions: int | None, atol: float, steps: int | None,
+            as_json: bool) -> None:
+    from seq.cli.port import port_step, print_replay
+    from seq.port import compare_replay
+
+    result = port_step(lambda: compare_replay(scene, port, conditions=conditions, atol=atol, steps=steps))
+    if as_json:
+        print(json.dumps(result, indent=2))
+    else:
+        print_replay(result, Console(highlight=False, soft_wrap=True))
+    raise typer.Exit(1 if result["port_differs"] else 0)
+
+
+register_port_commands(app)

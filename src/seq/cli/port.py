@@ -1,0 +1,185 @@
+"""`seq benchmark export / check-model` and the lines of `seq benchmark compare --replay`."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import typer
+from rich.console import Console
+
+
+def register(app: typer.Typer) -> None:
+    """Add the port commands to the `seq benchmark` group."""
+    app.command("export")(export_command)
+    app.command("check-model")(check_model_command)
+    app.command("scaffold")(scaffold_command)
+    app.command("convert")(convert_command)
+
+
+def export_command(
+    target: str = typer.Argument(..., help="FILE[:Class], or a benchmark's name."),
+    out: Path = typer.Option(Path("scene"), "--out", help="The folder to write the scene into."),
+    seeds: int = typer.Option(None, "--seeds", help="The first N seeds of each task (default: all)."),
+    tasks: list[str] = typer.Option(None, "--task", help="Only these tasks (repeat the flag)."),
+    suite: str = typer.Option(None, "--suite", help="The suite (default: the benchmark's first)."),
+    steps: int = typer.Option(200, "--steps", help="Steps of the reference run of each start."),
+    as_json: bool = typer.Option(False, "--json", help="Print the manifest as JSON."),
+) -> None:
+    """Each task's scene and starts, through the benchmark's own reset (where it runs)."""
+    from seq.port import export_benchmark
+
+    manifest = port_step(
+        lambda: export_benchmark(target, out, seeds=seeds, tasks=tasks or None, suite=suite, steps=steps)
+    )
+    if as_json:
+        print(json.dumps(manifest, indent=2))
+        return
+    console = Console(highlight=False, soft_wrap=True)
+    console.print(
+        f"exported {len(manifest['starts'])} start(s) of {manifest['benchmark']} on MuJoCo "
+        f"{manifest['mujoco']} into {out}: {len(manifest['scenes'])} scene(s)"
+    )
+    for scene in manifest["scenes"]:
+        console.print(f"  {scene['id']}: {', '.join(scene['tasks'])}")
+    for task, varies in manifest["varies"].items():
+        changed = varies["joints"] + varies["mocap"] + varies["objects"]
+        console.print(f"  {task}: seeds change {', '.join(changed) or 'nothing'}")
+    busiest = max((start["contacts"] for start in manifest["starts"]), default=0)
+    console.print(f"  contacts at a start: at most {busiest}")
+
+
+def check_model_command(
+    scene: Path = typer.Argument(..., help="A folder written by `seq benchmark export`."),
+    as_json: bool = typer.Option(False, "--json", help="Print the check as JSON."),
+) -> None:
+    """What MuJoCo Warp's MuJoCo would compile differently; exit 1 when the physics would change."""
+    from seq.port import check_model
+
+    result = port_step(lambda: check_model(scene))
+    if as_json:
+        print(json.dumps(result, indent=2))
+    else:
+        print_check(result, Console(highlight=False, soft_wrap=True))
+    raise typer.Exit(1 if result["physics_changes"] else 0)
+
+
+def scaffold_command(
+    scene: Path = typer.Argument(..., help="A folder written by `seq benchmark export`."),
+    envs: int = typer.Option(64, "--envs", help="Warp worlds stepped at once."),
+    out: Path = typer.Option(None, "--out", help="The folder to write (default: NAME/)."),
+    name: str = typer.Option(None, "--name", help="The new benchmark's name (default: BENCHMARK-warp)."),
+) -> None:
+    """A batched MuJoCo Warp benchmark from an export, with TODOs (controller, observation, success)."""
+    from seq.port.scaffold import scaffold
+
+    print_scaffold(scaffold(scene, envs, out, name), Console(highlight=False, soft_wrap=True))
+
+
+def convert_command(
+    target: str = typer.Argument(..., help="FILE[:Class], or a benchmark's name."),
+    envs: int = typer.Option(64, "--envs", help="Warp worlds stepped at once."),
+    seeds: int = typer.Option(None, "--seeds", help="The first N seeds of each task (default: all)."),
+    tasks: list[str] = typer.Option(None, "--task", help="Only these tasks (repeat the flag)."),
+    out: Path = typer.Option(None, "--out", help="The folder to write (default: NAME/)."),
+    name: str = typer.Option(None, "--name", help="The new benchmark's name (default: BENCHMARK-warp)."),
+) -> None:
+    """export, check-model and scaffold in one go."""
+    import tempfile
+
+    from seq.port import check_model, export_benchmark
+    from seq.port.scaffold import scaffold
+
+    console = Console(highlight=False, soft_wrap=True)
+    with tempfile.TemporaryDirectory(prefix="seq-convert-") as scratch:
+        scene = Path(scratch) / "scene"
+        manifest = port_step(lambda: export_benchmark(target, scene, seeds=seeds, tasks=tasks or None))
+        console.print(f"exported {len(manifest['starts'])} start(s) of {manifest['benchmark']}")
+        result = port_step(lambda: check_model(scene))
+        print_check(result, console)
+        print_scaffold(scaffold(scene, envs, out, name, check=result), console)
+
+
+def print_scaffold(written: dict[str, Any], console: Console) -> None:
+    console.print(f"wrote {written['out']}/benchmark.py ({written['name']}, {written['envs']} worlds) "
+                  "and its README; TODO: the controller, the observation, the success check")
+    if written["volume"]:
+        console.print(f"the scene ({written['scene_bytes'] / 1e6:.1f} MB) goes in volume "
+                      f"{written['volume']}: see {written['out']}/README.md")
+
+
+def port_step(run: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+    """Run a port command; a worker that crashed (its traceback already printed) exits 1."""
+    from seq.port.environment import PortRunError
+
+    try:
+        return run()
+    except PortRunError as error:
+        Console(stderr=True, highlight=False, soft_wrap=True).print(str(error))
+        raise typer.Exit(1) from None
+
+
+def print_check(result: dict[str, Any], console: Console) -> None:
+    console.print(f"{result['scene']}: exported on MuJoCo {result['exported_with']}, "
+                  f"checked on MuJoCo {result['mujoco']} (MuJoCo Warp's)")
+    for scene in result["scenes"]:
+        console.print(f"scene {scene['id']} ({', '.join(scene['tasks'])}):")
+        for field in (f for f in scene["fields"] if f["physics"]):
+            console.print(f"  {field['kind']} {field['name']}: {field['field']} "
+                          f"{_short(field['exported'])} -> {_short(field['port'])}")
+        cosmetic = sorted({f"{f['kind']} {f['name']}" for f in scene["fields"] if not f["physics"]})
+        if cosmetic:
+            shown = ", ".join(cosmetic[:3]) + (f" and {len(cosmetic) - 3} more" if len(cosmetic) > 3 else "")
+            console.print(f"  cosmetic only (no collision, no mass; --json lists them): {shown}")
+        for option in scene["options"]:
+            console.print(f"  option {option['option']}: compiles to {_short(option['port'])}, "
+                          f"was {_short(option['exported'])} (pin it)")
+        changed_options = {option["option"] for option in scene["options"]}
+        for default in scene["defaults"]:
+            pinned = "" if default["option"] in changed_options else "; the scene sets its own"
+            console.print(f"  default {default['option']} changed: {_short(default['exported'])} "
+                          f"-> {_short(default['port'])}{pinned}")
+        if scene["unsupported"]:
+            console.print(f"  MuJoCo Warp does not support: {scene['unsupported']}")
+        verdict = "changes the physics" if scene["physics_changes"] else "clean"
+        console.print(f"  {verdict}")
+
+
+def print_replay(result: dict[str, Any], console: Console) -> None:
+    atol, steps = result["atol"], result["steps"]
+    console.print(f"replay of {result['scene']} over {steps} steps, atol {atol}: classic MuJoCo "
+                  f"{result['mujoco']} against MuJoCo Warp"
+                  + ("" if result["port_scene"] == result["scene"] else f" on {result['port_scene']}"))
+    for start in result["starts"]:
+        head = f"{start['task']} seed {start['seed']}:"
+        if start["port"] is None:
+            console.print(f"{head} agrees (largest gap {start['max_port']:.2g})")
+        elif start["sensitive"]:
+            console.print(f"{head} Warp parts {_gap(start['port'])}, where the two MuJoCo versions "
+                          "part too: sensitive there, not the port's")
+        else:
+            console.print(f"{head} the port differs {_gap(start['port'])}")
+        if start["version"] is not None:
+            shared = start["warp_vs_reference"] is not None and start["port"] is None
+            whose = "shared by MuJoCo Warp: the MuJoCo version's, not the port's" if shared else ""
+            console.print(f"  MuJoCo {result['exported_with']} (the export) and {result['mujoco']} "
+                          f"differ {_gap(start['version'])}" + (f"; {whose}" if whose else ""))
+    for scene_id, changes in result.get("port_scene_changes", {}).items():
+        for change in changes:
+            console.print(f"  the port's scene {scene_id} differs: {change}")
+    verdict = "the port changes the motion" if result["port_differs"] else "the port agrees"
+    console.print(verdict)
+
+
+def _gap(gap: dict[str, Any]) -> str:
+    return (f"from step {gap['step']}: joint {gap['joint']} (of {gap['joint_body']}) by "
+            f"{gap['joint_gap']:.2g}, body {gap['body']} by {gap['body_gap']:.2g} m")
+
+
+def _short(value: Any) -> str:
+    if isinstance(value, list):
+        flat = value if len(value) <= 4 else value[:4] + ["..."]
+        return "[" + " ".join(f"{v:.6g}" if isinstance(v, float) else str(v) for v in flat) + "]"
+    return str(value)

@@ -1,0 +1,67 @@
+"""Python twins of `seq benchmark export / check-model / compare --replay`."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from seq.port.controls import DEFAULT_STEPS
+from seq.port.environment import run_in_port, run_worker
+from seq.port.scene import read_manifest
+
+IN_IMAGE = "SEQ_PORT_IN_IMAGE"  # set in a benchmark image's export worker: export there
+
+
+def export_benchmark(
+    target: str,
+    out: str | Path = "scene",
+    *,
+    seeds: int | None = None,
+    tasks: list[str] | None = None,
+    suite: str | None = None,
+    steps: int = DEFAULT_STEPS,
+    log: Callable[[str], None] | None = None,
+) -> dict[str, Any]:
+    """Export a benchmark's scenes and starts (`FILE[:Class]` or a name) into `out`, where the
+    benchmark runs: in its image when it declares one, else in this Python. The manifest."""
+    from seq.isolation.images import ensure_image, image_of
+    from seq.port.export import export_here
+    from seq.port.target import load_benchmark
+
+    say = log or (lambda line: print(line, file=sys.stderr))
+    _, spec = load_benchmark(target)
+    image = spec.declared.get("image")
+    arguments = {"target": target, "out": str(Path(out).resolve()), "seeds": seeds, "tasks": tasks,
+                 "suite": suite, "steps": steps}
+    if image is None or os.environ.get(IN_IMAGE):
+        return export_here(**{**arguments, "out": Path(arguments["out"])}, log=say)
+    built = ensure_image(image_of(image), log=say)
+    return run_worker(built.python, "export", arguments, {**built.environment, IN_IMAGE: "1"})
+
+
+def check_model(scene: str | Path, log: Callable[[str], None] | None = None) -> dict[str, Any]:
+    """What MuJoCo Warp's MuJoCo compiles differently in an exported scene (`seq.port.check_model`)."""
+    read_manifest(Path(scene))  # a folder that is not a scene is refused before the port starts
+    return run_in_port("check-model", {"scene": str(Path(scene).resolve())}, log)
+
+
+def compare_replay(
+    scene: str | Path,
+    port: str | Path | None = None,
+    *,
+    conditions: int | None = None,
+    atol: float = 1e-3,
+    steps: int | None = None,
+    log: Callable[[str], None] | None = None,
+) -> dict[str, Any]:
+    """Replay each exported start on classic MuJoCo and MuJoCo Warp (`seq.port.replay`)."""
+    for folder in (scene, port):
+        if folder is not None:
+            read_manifest(Path(folder))
+    port_path = None if port is None else str(Path(port).resolve())
+    arguments = {"scene": str(Path(scene).resolve()), "port": port_path,
+                 "conditions": conditions, "atol": atol, "steps": steps}
+    return run_in_port("replay", arguments, log)

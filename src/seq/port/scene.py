@@ -1,0 +1,117 @@
+"""The exported scene folder, read and written the same way by every side of a port.
+
+    export.json            what was exported: benchmark, MuJoCo version, scenes, starts, what varies
+    scenes/s0/scene.xml    the compiled model as MJCF, its assets under scenes/s0/assets/
+    scenes/s0/scene.mjb    the same, exact, for the benchmark's own MuJoCo version only
+    scenes/s0/compiled.npz the compiled fields (masses, inertias, geometry) on the benchmark's MuJoCo
+    scenes/s0/options.json the scene's options, and that MuJoCo's defaults
+    starts/TASK__SEED.npz  a start: `state.*` (full state), `model.*` at `rows.*` (the objects'
+                           numbers this seed changed from its scene's),
+                           the seeded controls (`ctrl`, `mocap_offset`) and the reference run on
+                           the benchmark's MuJoCo (`ref_qpos`, `ref_xpos`: one row per step)
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from seq.errors import SeqInputError
+from seq.port.controls import Controls
+
+FORMAT = 1
+MANIFEST = "export.json"
+SCENES = "scenes"
+STARTS = "starts"
+COMPILED = "compiled.npz"
+OPTIONS = "options.json"
+
+
+class ExportError(SeqInputError):
+    """A benchmark that cannot be exported: one sentence naming the task and why."""
+
+
+@dataclass(frozen=True)
+class Start:
+    task: str
+    seed: int
+    scene: str  # the scene's id
+    state: dict[str, np.ndarray]
+    model_changes: dict[str, tuple[np.ndarray, np.ndarray]]  # field: (rows, their values)
+    controls: Controls
+    ref_qpos: np.ndarray
+    ref_xpos: np.ndarray
+    contacts: int
+
+
+def select_conditions(spec: Any, suite: str | None, tasks: list[str] | None, seeds: int | None) -> list:
+    """The suite's conditions, only `tasks` (when given), the first `seeds` seeds of each task."""
+    name = suite or spec.default_suite
+    if name not in spec.suites:
+        raise SeqInputError(f"--suite {name!r}: {spec.name} has suites {sorted(spec.suites)}.")
+    known = list(dict.fromkeys(c.task for c in spec.suites[name]))
+    for task in tasks or []:
+        if task not in known:
+            raise SeqInputError(f"--task {task!r}: suite {name} of {spec.name} has tasks {known}.")
+    if seeds is not None and seeds < 1:
+        raise SeqInputError(f"--seeds must be 1 or more, got {seeds}.")
+    chosen, per_task = [], {}
+    for condition in spec.suites[name]:
+        if tasks and condition.task not in tasks:
+            continue
+        if seeds is not None and per_task.get(condition.task, 0) >= seeds:
+            continue
+        per_task[condition.task] = per_task.get(condition.task, 0) + 1
+        chosen.append(condition)
+    return chosen
+
+
+def run_classic(mujoco: Any, model: Any, data: Any, controls: Controls) -> tuple[np.ndarray, np.ndarray]:
+    """Step `data` (at a start) under `controls` with classic MuJoCo: qpos and xpos after each step."""
+    mocap_start = np.array(data.mocap_pos)
+    steps = len(controls.ctrl)
+    qpos, xpos = np.zeros((steps, model.nq)), np.zeros((steps, model.nbody, 3))
+    for t in range(steps):
+        data.ctrl[:] = controls.ctrl[t]
+        data.mocap_pos[:] = mocap_start + controls.mocap_offset[t]
+        mujoco.mj_step(model, data)
+        qpos[t], xpos[t] = data.qpos, data.xpos
+    return qpos, xpos
+
+
+def read_manifest(directory: Path) -> dict[str, Any]:
+    """A scene folder's export.json; SeqInputError when `directory` is not one."""
+    path = Path(directory) / MANIFEST
+    if not path.is_file():
+        raise SeqInputError(
+            f"{directory}: not an exported scene (no {MANIFEST}); make one with `seq benchmark export`."
+        )
+    manifest = json.loads(path.read_text())
+    if manifest.get("format") != FORMAT:
+        raise SeqInputError(f"{path}: format {manifest.get('format')!r}; this seq reads format {FORMAT}.")
+    return manifest
+
+
+def read_start(directory: Path, entry: dict[str, Any]) -> Start:
+    with np.load(Path(directory) / entry["file"]) as arrays:
+        values = {key: arrays[key] for key in arrays.files}
+    return Start(
+        task=entry["task"],
+        seed=int(entry["seed"]),
+        scene=entry["scene"],
+        state={k[len("state."):]: v for k, v in values.items() if k.startswith("state.")},
+        model_changes={k[len("model."):]: (values[f"rows.{k[len('model.'):]}"], v)
+                       for k, v in values.items() if k.startswith("model.")},
+        controls=Controls(values["ctrl"], values["mocap_offset"]),
+        ref_qpos=values["ref_qpos"],
+        ref_xpos=values["ref_xpos"],
+        contacts=int(entry["contacts"]),
+    )
+
+
+def scene_xml(directory: Path, scene_id: str) -> Path:
+    return Path(directory) / SCENES / scene_id / "scene.xml"

@@ -1,0 +1,115 @@
+"""Many starts of an exported scene as MuJoCo Warp worlds, stepped together.
+
+What a ported benchmark runs on: one world per environment, each put at an exported start (its
+full state and the model numbers its seed changed, set world by world through MuJoCo Warp's
+per-world model fields), the options the benchmark's MuJoCo compiled pinned, and the contact and
+constraint buffers sized from the busiest start. Needs `mujoco_warp` (the port environment).
+
+>>> worlds = WarpWorlds("scene/", nworld=64)
+>>> worlds.set_start(0, worlds.starts[0])
+>>> worlds.step(ctrl)          # (nworld, nu)
+>>> worlds.qpos                # (nworld, nq)
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from seq.errors import SeqInputError
+from seq.port import scene as layout
+from seq.port.mujoco_state import STATE_FIELDS, pin_options
+from seq.port.warp_engine import buffer_sizes, warp_modules
+
+
+class WarpWorlds:
+    """`nworld` worlds of one exported scene on MuJoCo Warp."""
+
+    def __init__(
+        self, scene: str | Path, nworld: int, scene_id: str | None = None,
+        starts: list[layout.Start] | None = None,
+    ) -> None:
+        """`starts`: the starts the worlds will be put at (default: the scene's own exported ones);
+        their model fields and contacts decide which fields are per world and the buffer sizes."""
+        import mujoco
+
+        self.directory = Path(scene)
+        manifest = layout.read_manifest(self.directory)
+        ids = [entry["id"] for entry in manifest["scenes"]]
+        self.scene_id = scene_id or ids[0]
+        if self.scene_id not in ids:
+            raise SeqInputError(f"{scene}: no scene {self.scene_id!r}; it has {ids}.")
+        self.starts = starts if starts is not None else [
+            layout.read_start(self.directory, entry) for entry in manifest["starts"]
+            if entry["scene"] == self.scene_id
+        ]
+        self.mujoco = mujoco
+        self.host_model = mujoco.MjModel.from_xml_path(str(layout.scene_xml(self.directory, self.scene_id)))
+        options = json.loads((self.directory / layout.SCENES / self.scene_id / layout.OPTIONS).read_text())
+        pin_options(self.host_model, options["scene"])
+        self.nworld = nworld
+        self.per_world_fields = sorted({field for start in self.starts for field in start.model_changes})
+        busiest = max((start.contacts for start in self.starts), default=0)
+        self.nconmax, self.njmax = buffer_sizes(self.host_model, busiest)
+        _, self.mjw = warp_modules()
+        self.model = self.mjw.put_model(self.host_model, {field: nworld for field in self.per_world_fields})
+        host_data = mujoco.MjData(self.host_model)
+        mujoco.mj_forward(self.host_model, host_data)
+        self.data = self.mjw.put_data(self.host_model, host_data, nworld=nworld, nconmax=self.nconmax,
+                                      njmax=self.njmax)
+        self.ctrl = np.zeros((nworld, self.host_model.nu))  # each world's actuator inputs, held
+        self._mocap_start = np.repeat(np.array(host_data.mocap_pos)[None], nworld, axis=0)
+
+    def set_start(self, world: int, start: layout.Start) -> None:
+        """Put `world` at `start`: its state, and its seed's model numbers."""
+        self.set_starts([world], [start])
+
+    def set_starts(self, worlds: list[int], starts: list[layout.Start]) -> None:
+        """Put each of `worlds` at its start, with one copy per field, then recompute them all."""
+        for field in (*STATE_FIELDS, "time"):
+            target = getattr(self.data, field, None)
+            if target is None or not any(field in start.state for start in starts):
+                continue
+            values = target.numpy()
+            for world, start in zip(worlds, starts, strict=True):
+                if field in start.state:
+                    values[world] = np.asarray(start.state[field]).reshape(values[world].shape)
+            target.assign(values)
+        for field in self.per_world_fields:
+            target = getattr(self.model, field)
+            values = target.numpy()
+            scene_values = np.asarray(getattr(self.host_model, field))
+            for world, start in zip(worlds, starts, strict=True):
+                values[world] = scene_values.reshape(values[world].shape)
+                if field in start.model_changes:
+                    rows, changed = start.model_changes[field]
+                    values[world][rows] = np.asarray(changed).reshape((len(rows), *values.shape[2:]))
+            target.assign(values)
+        mocap = self.data.mocap_pos.numpy() if self.host_model.nmocap else None
+        if mocap is not None:
+            self._mocap_start[worlds] = mocap[worlds]
+        self.mjw.forward(self.model, self.data)
+
+    def step(self, ctrl: np.ndarray | None = None, mocap_offset: np.ndarray | None = None) -> None:
+        """One physics step of every world: `ctrl` (nworld, nu), `mocap_offset` (nworld, nmocap, 3)
+        from where each world's start put its mocap bodies."""
+        if ctrl is not None and self.host_model.nu:
+            self.data.ctrl.assign(np.asarray(ctrl, dtype=np.float32).reshape(self.nworld, -1))
+        if mocap_offset is not None and self.host_model.nmocap:
+            self.data.mocap_pos.assign((self._mocap_start + mocap_offset).astype(np.float32))
+        self.mjw.step(self.model, self.data)
+
+    @property
+    def qpos(self) -> np.ndarray:
+        return self.data.qpos.numpy()
+
+    @property
+    def xpos(self) -> np.ndarray:
+        return self.data.xpos.numpy()
+
+    def field(self, name: str) -> Any:
+        """Any of MuJoCo Warp's data arrays as numpy (`qvel`, `sensordata`, `site_xpos`, ...)."""
+        return getattr(self.data, name).numpy()
