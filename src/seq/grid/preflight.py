@@ -25,7 +25,7 @@ PROBE_TIMEOUT_S = 5.0
 def probe(url: str, timeout_s: float = PROBE_TIMEOUT_S) -> str | None:
     """None when a websocket server answers the handshake at `url`, else why not in a few words.
     A server that answers but refuses (a token missing, say) is reachable: the eval will say more."""
-    from websockets.exceptions import InvalidHandshake, InvalidStatus
+    from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidStatus
     from websockets.sync.client import connect
 
     try:
@@ -33,7 +33,7 @@ def probe(url: str, timeout_s: float = PROBE_TIMEOUT_S) -> str | None:
             return None
     except InvalidStatus:
         return None
-    except (OSError, TimeoutError, InvalidHandshake) as error:
+    except (OSError, TimeoutError, InvalidHandshake, ConnectionClosed) as error:
         return str(error) or type(error).__name__
 
 
@@ -51,17 +51,26 @@ def _healthy(url: str) -> bool:
         return False
 
 
+def _group_alive(group: int) -> bool:
+    try:
+        os.killpg(group, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
 def _stop(process: subprocess.Popen) -> None:
-    if process.poll() is not None:
-        return
+    """Stop the start_cmd's whole process group (the shell and the server it started), waiting
+    until none of it is left, so that the port is free when the grid returns."""
     with contextlib.suppress(ProcessLookupError):
         os.killpg(process.pid, signal.SIGTERM)
-    try:
-        process.wait(10)
-    except subprocess.TimeoutExpired:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(process.pid, signal.SIGKILL)
-        process.wait()
+    deadline = time.monotonic() + 10
+    while _group_alive(process.pid) and time.monotonic() < deadline:
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            process.wait(0.1)
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(process.pid, signal.SIGKILL)
+    process.wait()
 
 
 def _start(entry: PolicyEntry, source: str) -> subprocess.Popen:
