@@ -104,3 +104,10 @@ def test_a_benchmark_page_orders_its_evals_by_version(client, toy_file):
     assert versions == ["v1", "v1", "v2"] and rows.index(newer.eval_id) > rows.index(RUNNING_ID)
     success = newer.metric("success")
     assert f"{success.value:.2f} [{success.low:.2f}, {success.high:.2f}]" in rows
+
+
+def test_the_policy_filter_offers_every_arm_s_policy(client):
+    seq.eval.run("line-controller", benchmark="line", vs="random", envs=1, seeds=[0])
+    page = client.get("/").text
+    assert '<option value="random"' in page and '<option value="line-controller"' in page
+    assert client.get("/?policy=random").text.count("line-controller") >= 1  # the eval with that arm

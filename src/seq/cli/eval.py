@@ -29,6 +29,25 @@ from seq.report.views import report_renderable
 app = typer.Typer(help="Run evals and read their reports.", no_args_is_help=True)
 
 
+def check_output_files(**paths: Path | None) -> None:
+    """Each file an option names can be written (an existing folder, or a path under a file, is
+    refused in one sentence) — checked before anything runs, so that no eval's report is lost to a
+    typo in `--markdown`."""
+    for flag, path in paths.items():
+        if path is None:
+            continue
+        option = "--" + flag.replace("_path", "").replace("_", "-")
+        if path.is_dir():
+            raise SeqInputError(f"{option} {path}: that is a folder; give a file name.")
+        parent = path.parent
+        while not parent.exists():
+            parent = parent.parent
+        if not parent.is_dir():
+            raise SeqInputError(f"{option} {path}: {parent} is a file, not a folder.")
+        if not os.access(parent, os.W_OK):
+            raise SeqInputError(f"{option} {path}: {parent} is not writable.")
+
+
 def _emit(
     report: Report,
     console: Console,
@@ -61,6 +80,7 @@ def _run(
     csv_path: Path | None,
     policy_token: str | None = None,
 ) -> None:
+    check_output_files(markdown=markdown, csv_path=csv_path)
     console = Console(stderr=as_json)
     store = Store()
     policy = request.pop("policy")
@@ -149,6 +169,7 @@ def report_command(
     ),
 ) -> None:
     """Every metric overall, per suite and per task, with n and a 95% interval."""
+    check_output_files(markdown=markdown, csv_path=csv_path, html=html)
     report = api.report(eval_id)
     console = Console()
     _emit(report, console, as_json, markdown, csv_path, html)
@@ -233,6 +254,7 @@ def compare_command(
     html: Path = typer.Option(None, "--html", help="Also write it as one HTML file with plots."),
 ) -> None:
     """Pair two evals' episodes and compare them: rates, B − A with its interval, McNemar, verdict."""
+    check_output_files(markdown=markdown, html=html)
     _emit(api.compare(first, second, threshold), Console(), as_json, markdown, None, html)
 
 

@@ -147,10 +147,14 @@ class ConsoleData:
     def filter_choices(self) -> dict[str, list[str]]:
         """The values each filter of the evals list offers (one query each)."""
         rows = self.reader.execute("SELECT DISTINCT benchmark FROM evals ORDER BY benchmark")
-        policies = self.reader.execute("SELECT DISTINCT policy FROM evals ORDER BY policy")
+        policies = self.reader.execute(  # every arm's policy, not only the eval's first
+            "SELECT DISTINCT policy FROM evals UNION "
+            "SELECT DISTINCT json_extract(arm.value, '$.policy_name') "
+            "FROM evals, json_each(evals.manifest, '$.arms') AS arm ORDER BY 1"
+        )
         return {
             "benchmark": [row[0] for row in rows],
-            "policy": [row[0] for row in policies],
+            "policy": [row[0] for row in policies if row[0]],
             "status": ["running", "completed", "failed", "canceled", "incomplete", "interrupted"],
         }
 

@@ -133,8 +133,8 @@ def comparison_title(report: Report) -> str:
         equivalence = (
             f"'within threshold': Tango's interval lies inside ±{threshold} (false equivalence at the "
             f"margin at most 2.5% for 20 to 200 pairs; with every pair agreeing that takes "
-            f"{agreeing_pairs_needed('tango', threshold)} pairs). Agresti–Min [95%]: seed 000's "
-            f"interval, shown and not used: it fits inside ±{threshold} from "
+            f"{agreeing_pairs_needed('tango', threshold)} pairs). Agresti–Min [95%]: the "
+            f"interval other tools report, shown and not used: it fits inside ±{threshold} from "
             f"{agreeing_pairs_needed('agresti-min', threshold)} agreeing pairs, but at ±0.05 it calls "
             "a real difference of 0.05 equivalent up to 14% of the time"
         )
@@ -146,7 +146,7 @@ def comparison_title(report: Report) -> str:
 
 def comparison_table(report: Report, every_task_metric: bool) -> TableView | None:
     """Each arm against the first, over paired episodes: each side, the paired table, B − A with
-    its interval and method, the test, the verdict and seed 000's Agresti–Min interval. Per suite
+    its interval and method, the test, the verdict and the Agresti–Min interval (shown, not used). Per suite
     and task, only the first metric unless asked (`every_task_metric`)."""
     if not report.comparisons:
         return None

@@ -121,6 +121,8 @@ def methods_lines(report: Report) -> list[str]:
         for metric in group.metrics:
             used.setdefault(metric.name, set()).add(metric.method)
     if not used:
+        if not report.episodes:
+            return ["No episode has finished yet, so there is no metric and no interval."]
         return ["No episode finished without an error, so there is no metric and no interval."]
     parts = []
     for name, methods in used.items():
@@ -180,6 +182,19 @@ def parameter_text(parameters: dict[str, dict[str, Any]]) -> str:
     return ", ".join(shown) or "none"
 
 
+def _shared_sides(manifest: Manifest) -> dict[str, dict[str, Any]]:
+    """The values every arm ran with: with several arms, each arm's own policy values are on its
+    own line, and a side whose values differ between arms is left to those lines."""
+    if len(manifest.arms) <= 1:
+        return manifest.parameters
+    first = manifest.arms[0].parameters
+    return {
+        side: values
+        for side, values in first.items()
+        if side != "policy" and all(arm.parameters.get(side) == values for arm in manifest.arms)
+    }
+
+
 def manifest_lines(report: Report, whole_hashes: bool = False) -> list[str]:
     """The manifest, one fact a line; `whole_hashes`: every sha256 in full (Markdown, HTML), not
     its first 16 digits (the terminal)."""
@@ -187,6 +202,8 @@ def manifest_lines(report: Report, whole_hashes: bool = False) -> list[str]:
 
     def sha(digest: str) -> str:
         return digest if whole_hashes else f"{digest[:16]}…"
+
+    shared = _shared_sides(manifest)
 
     environment = manifest.environment
     bench, policy = manifest.benchmark, manifest.policy
@@ -203,12 +220,13 @@ def manifest_lines(report: Report, whole_hashes: bool = False) -> list[str]:
             else []
         ),
         *[
-            f"arm {arm.name}: {arm.policy} with {parameter_text({'policy': arm.parameters['policy']})}"
+            f"arm {arm.name}: {arm.policy} with "
+            + parameter_text({k: v for k, v in arm.parameters.items() if k not in shared})
             for arm in manifest.arms
             if len(manifest.arms) > 1
         ],
         f"seeds: {seed_text}",
-        f"parameters: {parameter_text(manifest.parameters)}",
+        ("parameters of every arm: " if len(manifest.arms) > 1 else "parameters: ") + parameter_text(shared),
         f"python {environment.python if environment else '?'} on "
         f"{environment.platform if environment else '?'}",
         f"packages: {packages or 'n/a'}",
