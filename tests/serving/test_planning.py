@@ -59,6 +59,7 @@ def _check_plans(episode) -> None:
     trajectory = read_trajectory(episode.artifacts["trajectory"])
     plans = trajectory.plans
     assert plans, "no plan reached the episode"
+    assert episode.metrics["plans"] == len([plan for plan in plans if not plan.get("superseded")])
     texts = [plan["plan"] for plan in plans]
     assert texts == (GOALS + [GOALS[-1]] * len(texts))[: len(texts)]  # this robot's own sequence
     asked = [plan["asked_s"] for plan in plans]
@@ -111,6 +112,7 @@ def test_a_planner_that_never_answers_never_stalls_a_step(tmp_path, seq_home):
     for episode in report.episodes:
         trajectory = read_trajectory(episode.artifacts["trajectory"])
         assert trajectory.plans == []  # every step ran while its planner waited
+        assert episode.metrics["plans"] == 0.0  # and the report says none arrived
         assert np.all(np.abs(np.array(trajectory.actions)) > 0.01)
     assert chat.requests  # the planner was asked
 

@@ -16,7 +16,9 @@ What the policy returns must be an action: numbers, as many per action as the en
 ends the episode as the policy's error, naming it. A `step` that returns other than 4 or 5 values
 is the env's error, naming it (`seq.engine.contract`). An action holding NaN is sent as it is, and
 counted: the episode's `nan_actions` metric is the number of steps that sent one (absent when none
-did). Whose failure an error is (`EpisodeResult.failure`) is decided by `seq.engine.failures`.
+did). A composite policy's episode counts the plans that reached its `infer` (`plans`; 0 says its
+planner never answered). Whose failure an error is (`EpisodeResult.failure`) is decided by
+`seq.engine.failures`.
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ from seq.record.store import WorkItem
 from seq.serving.inline import ActRequest, PolicyHandle
 
 NAN_ACTIONS = "nan_actions"
+PLANS = "plans"  # a composite policy's: the plans that reached infer in the episode
 
 
 def _observation(reset_output: Any) -> Any:
@@ -97,15 +100,23 @@ class EpisodeRunner:
                 watching.remove(observer)
                 errors.append(f"{type(observer).__name__}.{method}: {traceback.format_exc()}")
 
-    def _plans(self, watching: list[EpisodeObserver], errors: list[str], slot: int, step: int) -> None:
-        """Show the observers that record plans (`plan(step, plans)`) the plans the act just
-        answered was the first to use: a composite policy's (`seq.serving.planning`)."""
+    def _plans_expected(self) -> bool:
+        """The policy plans (`@seq.plan`), so an episode with no plan says so (`plans` = 0)."""
+        return bool(getattr(self.policy, "plans", False))
+
+    def _plans(self, watching: list[EpisodeObserver], errors: list[str], slot: int, step: int) -> int:
+        """The plans the act just answered was the first to use (a composite policy's:
+        `seq.serving.planning`), shown to the observers that record them (`plan(step, plans)`);
+        how many of them reached the policy (not superseded)."""
         take = getattr(self.policy, "take_plans", None)
         plans = take(slot) if take is not None else None
-        if plans:
+        if not plans:
+            return 0
+        if watching:
             recording = [observer for observer in watching if hasattr(observer, "plan")]
             self._notify(recording, errors, "plan", step, plans)
             watching[:] = [o for o in watching if o in recording or not hasattr(o, "plan")]
+        return sum(1 for plan in plans if not plan.get("superseded"))
 
     def run(self, item: WorkItem) -> EpisodeResult:
         """Run one episode to its end, asking the policy for each chunk as it is needed."""
@@ -137,7 +148,7 @@ class EpisodeRunner:
         watching, observer_errors = list(self.observers), []
         began = False
         blamed = BENCHMARK  # whose code has the turn: an exception is its failure
-        nan_steps = 0
+        nan_steps = plans = 0
         try:
             env = self._reset(condition.seed, condition)
             if self._on_env is not None:
@@ -165,8 +176,7 @@ class EpisodeRunner:
                     reply = yield ActRequest(obs, seed, instruction, slot)
                     space = getattr(env, "action_space", None)
                     chunk = checked_chunk(reply, space, self.policy)
-                    if watching:  # a composite policy's plans this act first used
-                        self._plans(watching, observer_errors, slot, result.steps)
+                    plans += self._plans(watching, observer_errors, slot, result.steps)
                     used = len(chunk) if self.steps_per_query is None else self.steps_per_query
                     if used > len(chunk):
                         raise ValueError(
@@ -207,6 +217,7 @@ class EpisodeRunner:
             result.metrics = {
                 **metrics,
                 **({NAN_ACTIONS: float(nan_steps)} if nan_steps else {}),
+                **({PLANS: float(plans)} if plans or self._plans_expected() else {}),
                 "steps": float(result.steps),
                 "return": total_reward,
                 "duration_s": result.duration_s,

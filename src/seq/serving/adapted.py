@@ -37,6 +37,10 @@ class AdaptedPolicy:
         take = getattr(self.handle, "take_plans", None)
         return take(slot) if take is not None else []
 
+    @property
+    def plans(self) -> bool:
+        return bool(getattr(self.handle, "plans", False))
+
     def act(self, obs: Any, *, seed: int, instruction: str | None) -> np.ndarray:
         chunk = self.handle.act(self.adapter.transform_obs(obs), seed=seed, instruction=instruction)
         return as_chunk(self.adapter.transform_chunk(chunk))

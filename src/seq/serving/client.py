@@ -106,6 +106,12 @@ class RemotePolicy(BaseClient):
         return parameters_of(self.metadata)
 
     @property
+    def plans(self) -> bool:
+        """The served policy is a composite one (its hello says how often it plans)."""
+        self.connect()
+        return self.metadata.get("plan_every_s") is not None
+
+    @property
     def label(self) -> str:
         self.connect()
         return str(self.metadata.get("policy", {}).get("label", self.url))

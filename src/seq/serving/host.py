@@ -128,6 +128,7 @@ class PolicyHost:
                 "sha256": self.row.sha256,
             },
             "batched": self.spec.batched,
+            "plan_every_s": self.spec.plan_every_s,  # a composite policy's planner (None: none)
             "parameters": {
                 p.name: {"type": p.type, "default": p.default, "value": self.defaults[p.name]}
                 for p in self.parameters.values()

@@ -134,6 +134,11 @@ class InlinePolicy:
         """The plans `slot`'s last act was the first to use (see `seq.serving.planning`)."""
         return self._plans.pop(slot, [])
 
+    @property
+    def plans(self) -> bool:
+        """A composite policy: its episodes count the plans that reached infer."""
+        return self.planning is not None
+
     def _instruction(self, obs: Any, instruction: str | None, slot: int) -> str | None:
         """The instruction infer gets: the slot's latest plan, for a composite policy."""
         if self.planning is None:
