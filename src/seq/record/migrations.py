@@ -246,8 +246,36 @@ def _to_4(db: sqlite3.Connection) -> None:
             )
 
 
+# Version 5: the files of what an eval's processes printed, and each benchmark version's check.
+V5_TABLES = """
+CREATE TABLE IF NOT EXISTS logs (
+    eval_id TEXT NOT NULL, stream TEXT NOT NULL, side TEXT NOT NULL, instance INTEGER NOT NULL,
+    path TEXT NOT NULL, started_at REAL NOT NULL, ended_at REAL,
+    PRIMARY KEY (eval_id, stream)
+);
+CREATE TABLE IF NOT EXISTS checks (
+    name TEXT NOT NULL, version INTEGER NOT NULL, status TEXT NOT NULL, output TEXT NOT NULL,
+    figures TEXT NOT NULL, error TEXT, checked_at REAL NOT NULL,
+    PRIMARY KEY (name, version)
+)
+"""
+
+
+def _to_5(db: sqlite3.Connection) -> None:
+    """Add `logs` and `checks`, empty: evals run before kept no logs, versions deployed before
+    were not checked."""
+    for statement in _statements(V5_TABLES):
+        db.execute(statement)
+
+
 # Each step is keyed by the version it starts from. Renumbering a step is moving its key.
-MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {0: _to_1, 1: _to_2, 2: _to_3, 3: _to_4}
+MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {
+    0: _to_1,
+    1: _to_2,
+    2: _to_3,
+    3: _to_4,
+    4: _to_5,
+}
 
 
 def user_version(db: sqlite3.Connection, schema: str = "main") -> int:

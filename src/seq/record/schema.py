@@ -6,11 +6,13 @@ its columns (`COLUMNS`), so nothing depends on the order in which a migration ad
 
 `evals.runner` is the process that last ran the eval (`host:pid`), `evals.error` the exception
 that failed it; whether a runner holds the eval now is the `leases` table's (`seq.record.lease`).
+`logs` names each file of what an eval's processes printed (`seq.record.logs`); `checks` holds
+each benchmark version's check at deploy (`seq.record.checks`).
 """
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS versions (
@@ -50,6 +52,16 @@ CREATE TABLE IF NOT EXISTS leases (
     eval_id TEXT NOT NULL, holder TEXT NOT NULL, host TEXT NOT NULL, pid INTEGER NOT NULL,
     pid_scope TEXT, process_start TEXT, acquired_at REAL NOT NULL, heartbeat_at REAL NOT NULL,
     PRIMARY KEY (eval_id, holder)
+);
+CREATE TABLE IF NOT EXISTS logs (
+    eval_id TEXT NOT NULL, stream TEXT NOT NULL, side TEXT NOT NULL, instance INTEGER NOT NULL,
+    path TEXT NOT NULL, started_at REAL NOT NULL, ended_at REAL,
+    PRIMARY KEY (eval_id, stream)
+);
+CREATE TABLE IF NOT EXISTS checks (
+    name TEXT NOT NULL, version INTEGER NOT NULL, status TEXT NOT NULL, output TEXT NOT NULL,
+    figures TEXT NOT NULL, error TEXT, checked_at REAL NOT NULL,
+    PRIMARY KEY (name, version)
 );
 """
 
@@ -100,6 +112,8 @@ COLUMNS: dict[str, tuple[str, ...]] = {
         "acquired_at",
         "heartbeat_at",
     ),
+    "logs": ("eval_id", "stream", "side", "instance", "path", "started_at", "ended_at"),
+    "checks": ("name", "version", "status", "output", "figures", "error", "checked_at"),
 }
 
 
