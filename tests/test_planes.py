@@ -34,9 +34,10 @@ ALLOWED: dict[str, set[str]] = {
     "image": {"authoring", "isolation", "record", "registry"},
     "volume": {"isolation", "record"},
     "secret": {"isolation", "record"},
+    "deployment": {"record", "registry", "engine"},  # seq.deploy: register, then check (issue 24)
     "shelf": {"seq", "authoring", "capture"},  # built-in benchmarks, written as a user writes them
     "cli": {"seq", "authoring", "tf", "record", "capture", "isolation", "registry", "serving", "engine",
-            "report", "eval", "image", "volume", "secret"},
+            "report", "eval", "image", "volume", "secret", "deployment"},
     "seqbench": {"report", "cli"},  # its own CLI reuses seq's seed-range parsing
 }  # fmt: skip
 
