@@ -182,6 +182,7 @@ SLOW = (
     "tests/serving/test_serving_metaworld.py",
     "tests/serving/test_serving_fuzz.py::test_a_server_survives",
     "tests/test_image.py",
+    "tests/cli/test_deploy_check.py::test_a_benchmark_whose_image_lacks_a_module",
 )
 
 

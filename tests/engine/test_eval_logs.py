@@ -186,7 +186,8 @@ def test_logs_past_their_retention_are_pruned(chatty, monkeypatch):
     done = run_cli("eval", "prune-logs", "--days", "0")
     assert done.returncode == 0 and "pruned 1 log stream(s)" in done.stdout
     assert _texts(again.eval_id) == []
-    refused_in_one_line(run_cli("eval", "ls", env={"SEQ_LOG_RETENTION_DAYS": "soon"}), "SEQ_LOG_RETENTION_DAYS")
+    bad = run_cli("eval", "ls", env={"SEQ_LOG_RETENTION_DAYS": "soon"})
+    refused_in_one_line(bad, "SEQ_LOG_RETENTION_DAYS=soon")
 
 
 def test_removing_an_eval_removes_its_logs(chatty):
