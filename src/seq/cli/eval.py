@@ -197,11 +197,18 @@ def logs_command(
 ) -> None:
     """What the eval's benchmark workers and policy servers printed, secrets masked."""
     lines = api.logs(eval_id, side=side, arm=arm, instance=instance, follow=follow)
+    shown = 0
     for line in lines:
+        shown += 1
         if as_json:
             print(json.dumps(line.to_dict()), flush=follow)
         else:
             print(f"[{line.source}] {line.text}", flush=follow)
+    if not shown and not as_json:
+        Console(stderr=True, highlight=False).print(
+            "no lines: nothing printed them, or the eval ran in this process or on Ray (not kept), "
+            "or its logs are past their retention (SEQ_LOG_RETENTION_DAYS, 7 by default)."
+        )
 
 
 @app.command("prune-logs")

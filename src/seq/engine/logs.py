@@ -15,7 +15,6 @@ written to stderr, as it was printed.
 
 from __future__ import annotations
 
-import io
 import json
 import sys
 import threading
@@ -40,9 +39,10 @@ def tag_line(arm: str) -> bytes:
     return (TAG_PREFIX + json.dumps(arm) + "\n").encode()
 
 
-class _Router(io.TextIOBase):
+class _Router:
     """Stands in for `sys.stdout` / `sys.stderr`: text written from a routed thread goes to its
-    route, line by line; any other thread's goes where it went before."""
+    route, line by line; any other thread's goes where it went before (and everything else —
+    `isatty`, `fileno`, `encoding` — is the original's, so a progress display is unchanged)."""
 
     def __init__(self, original: IO[str], routes: dict[int, Callable[[str], None]]) -> None:
         self.original = original
@@ -159,6 +159,6 @@ class EvalLogs:
         self._routers.clear()
         self._routes.clear()
         end_streams(self.store, self._writers)
-        for writer in self._writers:
-            if not any(thread.is_alive() for thread in self._relays):
+        if not any(thread.is_alive() for thread in self._relays):  # else a late line still lands
+            for writer in self._writers:
                 writer.close()
