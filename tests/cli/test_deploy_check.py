@@ -8,6 +8,7 @@ import json
 import textwrap
 from pathlib import Path
 
+import pytest
 from conftest import refused_in_one_line, run_cli
 
 import seq
@@ -155,3 +156,15 @@ def test_a_benchmark_whose_image_lacks_a_module_fails_deploy_naming_it(tmp_path)
     assert check.figures["image"]["key"]
     shown = run_cli("benchmark", "logs", "image-lacks")
     assert "-- image " in shown.stdout and "No module named 'gymnasium'" in shown.stdout
+
+
+def test_a_benchmark_that_ends_its_process_fails_its_check_not_the_deploy(tmp_path):
+    path = tmp_path / "exits.py"
+    path.write_text(
+        TALKATIVE.replace("import seq_no_such_module_xyz  # noqa: F401", 'print("leaving"); os._exit(3)')
+    )
+    with pytest.raises(seq.CheckFailed, match=r"its check failed at setup .*exited with code 3") as failed:
+        seq.deploy(f"{path}:MissingModule")  # this process goes on: the check ran in a fork of it
+    assert [d.version.label for d in failed.value.deployed] == ["missing-module@v1"]
+    check = seq.benchmark_logs("missing-module")
+    assert check.status == "failed check" and "leaving" in check.output

@@ -16,6 +16,7 @@ import json
 import sys
 import time
 import traceback
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -86,8 +87,12 @@ def _failure(error: BaseException, stage: str) -> dict[str, Any]:
     }
 
 
-def check_episode(ref: dict[str, Any], steps: int = CHECK_STEPS) -> dict[str, Any]:
-    """Run the check here; returns `{"figures": {...}, "failure": None | {...}}`."""
+def check_episode(
+    ref: dict[str, Any], steps: int = CHECK_STEPS, on_stage: Callable[[str], None] | None = None
+) -> dict[str, Any]:
+    """Run the check here; returns `{"figures": {...}, "failure": None | {...}}`. `on_stage` is
+    told each stage as it starts (import, setup, reset, step, render), for a caller that must say
+    where a process that died stopped."""
     from seq.authoring.benchmark import spec_of
     from seq.engine.contract import step_output
     from seq.engine.episode import _metrics, _observation
@@ -96,25 +101,32 @@ def check_episode(ref: dict[str, Any], steps: int = CHECK_STEPS) -> dict[str, An
     figures: dict[str, Any] = {"python": sys.version.split()[0]}
     stage, env = "import", None
     started = time.perf_counter()
+
+    def enter(name: str) -> str:
+        if on_stage is not None:
+            on_stage(name)
+        return name
+
     try:
+        enter(stage)
         cls = load_class(ref)
         spec = spec_of(cls)
         figures["import_s"] = round(time.perf_counter() - started, 3)
-        stage, started = "setup", time.perf_counter()
+        stage, started = enter("setup"), time.perf_counter()
         benchmark = cls()
         if "setup" in spec.hooks:
             getattr(benchmark, spec.hooks["setup"])()
         figures["setup_s"] = round(time.perf_counter() - started, 3)
         condition = spec.suites[spec.default_suite][0]
         figures["condition"] = condition.key
-        stage, started = "reset", time.perf_counter()
+        stage, started = enter("reset"), time.perf_counter()
         env = getattr(benchmark, spec.hooks["reset"])(condition.seed, condition)
         obs = _observation(env.reset(seed=condition.seed))
         figures["reset_s"] = round(time.perf_counter() - started, 3)
         figures["observation"] = describe_value(obs)
         space = getattr(env, "action_space", None)
         figures["action_space"] = _space(space)
-        stage, rng, taken = "step", np.random.default_rng(0), 0
+        stage, rng, taken = enter("step"), np.random.default_rng(0), 0
         started = time.perf_counter()
         for _ in range(steps):
             action = _random_action(space, rng)
@@ -130,7 +142,7 @@ def check_episode(ref: dict[str, Any], steps: int = CHECK_STEPS) -> dict[str, An
             figures["step_ms"] = round(1000 * (time.perf_counter() - started) / taken, 3)
         render = spec.declared.get("render")
         if render:
-            stage = "render"
+            stage = enter("render")
             _frame(env, obs, render, figures)
         failure = None
     except Exception as error:

@@ -1,22 +1,22 @@
 """Run a deployed benchmark version's check where it runs, and keep what it printed and measured.
 
-A benchmark that declares nothing about where it runs is checked in this process (one short
-episode: deploy stays fast), its output caught at the file descriptors so that even what a C
-library prints is kept. One that declares an image, a volume, secrets or a memory limit is checked
-the way its workers run: its image is built (the build's lines kept), and the episode runs in a
-process of the image's Python with the volume, the secrets and the limit, its output masked.
+A benchmark that declares nothing about where it runs is checked in a fork of this process (one
+short episode, nothing imported again: deploy stays fast; a crash costs the check, not the
+deploy), its output caught at the file descriptors so that even what a C library prints is kept.
+One that declares an image, a volume, secrets or a memory limit is checked the way its workers
+run: its image is built (the build's lines kept), and the episode runs in a process of the
+image's Python with the volume, the secrets and the limit, its output masked.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager, redirect_stderr, redirect_stdout
 from pathlib import Path
 from typing import Any
 
@@ -31,36 +31,59 @@ CHECK_TIMEOUT_S = 900.0  # one short episode in its own process: past this it is
 ISOLATING = ("image", "assets", "secrets", "memory")
 
 
-@contextmanager
-def _captured() -> Iterator[list[str]]:
-    """What this process writes to stdout and stderr meanwhile — through Python or straight to the
-    file descriptors — into the one-element list yielded (filled on exit)."""
-    found: list[str] = []
-    sys.stdout.flush()
-    sys.stderr.flush()
-    with tempfile.TemporaryFile() as sink:
-        saved = [os.dup(1), os.dup(2)]
-        text = open(os.dup(sink.fileno()), "w", buffering=1, encoding="utf-8", errors="replace")  # noqa: SIM115
-        try:
-            os.dup2(sink.fileno(), 1)
-            os.dup2(sink.fileno(), 2)
-            with redirect_stdout(text), redirect_stderr(text):
-                yield found
-        finally:
-            text.flush()
-            text.close()
-            os.dup2(saved[0], 1)
-            os.dup2(saved[1], 2)
-            for descriptor in saved:
-                os.close(descriptor)
-            sink.seek(0)
-            found.append(sink.read().decode(errors="replace"))
+def _forked(ref: dict[str, Any]) -> tuple[dict[str, Any], str]:
+    """The check in a fork of this process: nothing is imported again (deploy stays fast), what it
+    prints is caught at the file descriptors (a C library's too), and a benchmark that kills its
+    process (`os._exit`, a crash) costs the check, not the deploy."""
+    with tempfile.TemporaryDirectory(prefix="seq-check-") as folder:
+        output, result_file, stage_file = (Path(folder) / name for name in ("output", "result", "stage"))
+        sys.stdout.flush()
+        sys.stderr.flush()
+        pid = os.fork()
+        if pid == 0:  # the child: never returns into the caller's code
+            code = 1
+            try:
+                descriptor = os.open(output, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+                os.dup2(descriptor, 1)
+                os.dup2(descriptor, 2)
+                sys.stdout = open(1, "w", buffering=1, closefd=False)  # noqa: SIM115
+                sys.stderr = open(2, "w", buffering=1, closefd=False)  # noqa: SIM115
+                result = check_episode(ref, on_stage=stage_file.write_text)
+                result_file.write_text(json.dumps(result, default=str))
+                code = 0
+            finally:
+                for stream in (sys.stdout, sys.stderr):
+                    stream.flush()
+                os._exit(code)
+        status = _wait(pid, CHECK_TIMEOUT_S)
+        printed = output.read_text(errors="replace") if output.is_file() else ""
+        if result_file.is_file():
+            return json.loads(result_file.read_text()), printed
+        stage = stage_file.read_text() if stage_file.is_file() else "start"
+        return {"figures": {}, "failure": _died(stage, status)}, printed
 
 
-def _here(ref: dict[str, Any]) -> tuple[dict[str, Any], str]:
-    with _captured() as output:
-        result = check_episode(ref)
-    return result, output[0]
+def _wait(pid: int, timeout_s: float) -> int | None:
+    """The child's exit code (negative: the signal that ended it); None: killed past `timeout_s`."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            return os.waitstatus_to_exitcode(status)
+        if time.monotonic() > deadline:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            return None
+        time.sleep(0.01)
+
+
+def _died(stage: str, code: int | None) -> dict[str, Any]:
+    """The failure of a check whose process ended before it could say how it went."""
+    if code is None:
+        message = f"ran past {CHECK_TIMEOUT_S:g} s"
+        return {"stage": stage, "type": "TimeoutError", "message": message, "module": None}
+    how = f"was killed by signal {-code}" if code < 0 else f"exited with code {code}"
+    return {"stage": stage, "type": "ProcessDied", "message": f"its process {how}", "module": None}
 
 
 def _apart(process: WorkerProcess, ref: dict[str, Any]) -> tuple[dict[str, Any], str]:
@@ -77,15 +100,10 @@ def _apart(process: WorkerProcess, ref: dict[str, Any]) -> tuple[dict[str, Any],
                 timeout=CHECK_TIMEOUT_S,
             )
         except subprocess.TimeoutExpired as timed_out:
-            output = (timed_out.stdout or b"").decode(errors="replace")
-            message = f"ran past {CHECK_TIMEOUT_S:g} s"
-            failure = {"stage": "timeout", "type": "TimeoutError", "message": message, "module": None}
-            return {"figures": {}, "failure": failure}, output
+            return {"figures": {}, "failure": _died("start", None)}, (timed_out.stdout or b"").decode()
         output = done.stdout.decode(errors="replace")
         if not result_file.is_file():
-            message = f"its process exited with code {done.returncode} before it finished"
-            failure = {"stage": "start", "type": "ProcessDied", "message": message, "module": None}
-            return {"figures": {}, "failure": failure}, output
+            return {"figures": {}, "failure": _died("start", done.returncode)}, output
         return json.loads(result_file.read_text()), output
 
 
@@ -123,8 +141,10 @@ def check_version(row: VersionRow) -> CheckRow:
         if isolation.manifest.get("image"):
             figures["image"] = {**isolation.manifest["image"], "build": build}
         result, output = _apart(isolation.process, row.ref)
-    else:
-        result, output = _here(row.ref)
+    elif hasattr(os, "fork") and sys.platform.startswith("linux"):
+        result, output = _forked(row.ref)
+    else:  # no fork to rely on: a fresh process of this Python
+        result, output = _apart(WorkerProcess(), row.ref)
     if masker:
         output, result = masker.text(output) or "", masker.value(result)
     figures.update(result["figures"])
