@@ -138,8 +138,9 @@ def check_version(row: VersionRow) -> CheckRow:
             failed = FAILED_CHECK if isinstance(error, ImageBuildError) else UNCHECKED
             return CheckRow(row.name, row.version, failed, "\n".join(build), {}, str(error), time.time())
         masker = isolation.process.masker
-        if isolation.manifest.get("image"):
-            figures["image"] = {**isolation.manifest["image"], "build": build}
+        used = isolation.manifest  # what an eval's manifest would say it ran with
+        if used.get("image"):
+            figures["image"] = {**used["image"], "build": build}
         result, output = _apart(isolation.process, row.ref)
     elif hasattr(os, "fork") and sys.platform.startswith("linux"):
         result, output = _forked(row.ref)
