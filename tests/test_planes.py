@@ -34,9 +34,11 @@ ALLOWED: dict[str, set[str]] = {
     "image": {"authoring", "isolation", "record", "registry"},
     "volume": {"isolation", "record"},
     "secret": {"isolation", "record"},
+    "deployment": {"record", "registry", "engine"},  # seq.deploy: register, then check (issue 24)
     "shelf": {"seq", "authoring", "capture"},  # built-in benchmarks, written as a user writes them
     "cli": {"seq", "authoring", "tf", "record", "capture", "isolation", "registry", "serving", "engine",
-            "report", "eval", "image", "volume", "secret", "grid", "console", "scheduling", "port"},
+            "report", "eval", "image", "volume", "secret", "grid", "console", "scheduling", "port",
+            "deployment"},
     "grid": {"seq", "record", "eval"},  # on top: drives seq.eval.run and reads its reports
     "seqbench": {"report", "cli"},  # its own CLI reuses seq's seed-range parsing
     "console": {"record", "capture", "report"},  # the web console reads the record, never the engine

@@ -54,7 +54,7 @@ _EXPORTS = {
     "benchmarks": "seq.registry.benchmarks",
     "compare_benchmarks": "seq.eval",
     "remove_benchmark": "seq.registry.benchmarks",
-    "deploy": "seq.registry.deploy",
+    "deploy": "seq.deployment",  # registers (seq.registry.deploy), then checks each benchmark
     "policies": "seq.registry.policies",
     "Report": "seq.report.report",
     # composite policies and policy resources (issue 27)
@@ -81,6 +81,7 @@ if TYPE_CHECKING:
     from seq.authoring.declarations import Image, Record, Secret, Volume
     from seq.authoring.hooks import begin, check, infer, load, plan, reset, score, setup
     from seq.authoring.policy import Policy, policy
+    from seq.deployment import deploy
     from seq.engine.arms import Arm
     from seq.errors import EvalCanceled, SeqInputError
     from seq.eval import benchmark_evals, compare_benchmarks, evaluate
@@ -91,10 +92,15 @@ if TYPE_CHECKING:
     from seq.record.store import Store
     from seq.registry.adapters import adapter_source, adapters, check_adapter, remove_adapter, show_adapter
     from seq.registry.benchmarks import benchmarks, remove_benchmark
-    from seq.registry.deploy import deploy
     from seq.registry.policies import policies
     from seq.report.report import Report
     from seq.scheduling import install_scheduler, run_due, run_scheduler, schedule, schedules, trend
+
+
+# Eval logs and the check at deploy (issue 24): `seq.eval.logs` is in `seq.eval`.
+_EXPORTS.update({"benchmark_logs": "seq.deployment", "CheckFailed": "seq.deployment"})
+if TYPE_CHECKING:
+    from seq.deployment import CheckFailed, benchmark_logs
 
 
 def __getattr__(name: str) -> Any:
@@ -129,6 +135,7 @@ __all__ = [
     "Arm",
     "Benchmark",
     "Chat",
+    "CheckFailed",
     "Condition",
     "EpisodeResult",
     "EvalCanceled",
@@ -149,6 +156,7 @@ __all__ = [
     "begin",
     "benchmark",
     "benchmark_evals",
+    "benchmark_logs",
     "benchmarks",
     "compare_benchmarks",
     "console",

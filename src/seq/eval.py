@@ -1,4 +1,4 @@
-"""Python twins of `seq eval …`: run an eval, read its report and status, list evals.
+"""Python twins of `seq eval …`: run an eval, read its report, status and logs, list evals.
 
 >>> report = seq.eval.run("metaworld-expert", benchmark="metaworld", seeds=[0, 1, 2])
 >>> report.metric("success").value
@@ -9,7 +9,7 @@ from __future__ import annotations
 import difflib
 import inspect
 import tempfile
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +19,7 @@ from seq.engine.runner import execute_eval, resume_eval
 from seq.engine.shards import Shard
 from seq.errors import SeqInputError
 from seq.record.episode import EpisodeResult
+from seq.record.logs import LogLine
 from seq.record.store import EvalRow, Store
 from seq.registry.loader import importing_user_file
 from seq.report.report import Report, build_report
@@ -56,6 +57,8 @@ def run(
     - `eval_id=` with `shard_id=K, num_shards=N`: this process is shard K of N of one eval,
       claiming work items from the shared record (`seq.engine.shards`); an unhealthy shard raises
       `ShardUnhealthy`.
+    - `verbose=True`: also print what the benchmark's workers and the policy servers print; it
+      is kept in the eval's logs either way (`seq.eval.logs`).
     - `allow_cpu=True`: run a benchmark that declares a `gpu=` card this machine lacks on the CPU.
     - `resume=EVAL_ID`: run only the eval's work items that have no result (never run, or cut
       short by an infrastructure failure: a server unreachable, a worker dead, an import failing).
@@ -98,6 +101,7 @@ def run(
         "on_result": on_result,
         "engine": request.engine,
         "address": request.address,
+        "verbose": request.verbose,
     }
     shard = request.shard
     if request.save:
@@ -248,6 +252,44 @@ def rm(*eval_ids: str, store: Store | None = None) -> list[dict[str, Any]]:
         shutil.rmtree(files, ignore_errors=True)
         removed.append({"id": row.id, "status": row.status, "episodes": episodes, "files": had_files})
     return removed
+
+
+def logs(
+    eval_id: str,
+    side: str | None = None,
+    arm: str | None = None,
+    instance: int | None = None,
+    follow: bool = False,
+    store: Store | None = None,
+) -> Iterator[LogLine]:
+    """What the eval's processes printed, in order: each benchmark worker's output (`side`
+    "benchmark", `instance` its number) and each policy server's seq started ("policy"), masked,
+    narrowed by `side`, `arm` and `instance`. With `follow`, lines as they are printed, until the
+    eval ends. Kept `SEQ_LOG_RETENTION_DAYS` days (7).
+
+    >>> for line in seq.eval.logs("ev-3f2a", side="benchmark"):
+    ...     print(line.source, line.text)
+    """
+    from seq.record.logs import check_filters, read_logs
+
+    store = store or Store()
+    check_filters(side, instance)
+    row = store.find_eval(eval_id)
+    if row is None:
+        raise SeqInputError(f"no eval has id {eval_id!r} (seq eval ls lists them).")
+    if arm is not None and arm not in {a.name for a in row.manifest.arms}:
+        names = ", ".join(repr(a.name) for a in row.manifest.arms)
+        raise SeqInputError(f"--arm {arm}: eval {row.id} has no such arm (its arms: {names}).")
+    return read_logs(store, row.id, side, arm, instance, follow)
+
+
+def prune_logs(days: float | None = None, store: Store | None = None) -> int:
+    """Delete the logs of streams that ended more than `days` days ago (default:
+    `$SEQ_LOG_RETENTION_DAYS`, else 7); returns how many streams went. Opening the record
+    prunes at the default too."""
+    from seq.record.logs import prune_logs as prune
+
+    return prune(store or Store(), days)
 
 
 def compare(first: str, second: str, threshold: float = 0.05, store: Store | None = None) -> Report:

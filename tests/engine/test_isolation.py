@@ -161,11 +161,12 @@ def test_a_volume_is_read_only_and_each_eval_records_the_version_it_read(isolate
 
 def test_a_secret_reaches_the_benchmark_only_and_is_masked_everywhere(isolated_file):
     set_secret("sim-token", "SIM_TOKEN", "hunter2-very-secret")
-    result = run_cli("eval", "run", "reader", "--benchmark", "with-secret", "--envs", "2", "--json")
+    result = run_cli("eval", "run", "reader", "--benchmark", "with-secret", "--envs", "2", "--json", "-v")
     assert result.returncode == 0, result.stderr
     assert "hunter2-very-secret" not in result.stdout + result.stderr
     assert "connecting with ***" in result.stdout + result.stderr  # the worker's own output, masked
     report = json.loads(result.stdout)
+    assert "connecting with ***" in [line.text for line in seq.eval.logs(report["eval_id"])]
     rows = seq.Store().episodes(report["eval_id"])
     leaks = [r for r in rows if r.task == "leak"]
     assert leaks and all(r.status == "error" and "refused token ***" in r.error for r in leaks)
@@ -235,7 +236,7 @@ def test_an_image_that_fails_to_build_refuses_the_eval_before_it_is_stored(tmp_p
             '"seq-no-such-package-xyz==1.0"),',
         )
     )
-    seq.deploy(source)
+    seq.deploy(source, check=False)  # `seq deploy` would refuse it: its check builds the image
     result = run_cli("eval", "run", "line-controller", "--benchmark", "line-in-a-broken-image")
     assert result.returncode == 2
     assert "seq-no-such-package-xyz" in result.stderr and "failed" in result.stderr

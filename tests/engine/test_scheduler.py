@@ -88,7 +88,7 @@ def test_workers_that_die_before_they_are_ready_stop_the_eval(tmp_path):
             """
         )
     )
-    seq.deploy(path)
+    seq.deploy(path, check=False)  # its check at deploy would refuse it
     with pytest.raises(WorkersFailed, match=r"exit code 3\) before it was ready, 3 times"):
         seq.eval.run("random", benchmark="dies-at-setup", envs=2)
     (row,) = seq.eval.ls()

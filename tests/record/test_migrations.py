@@ -312,3 +312,24 @@ def test_a_record_of_version_4_gains_empty_schedules_and_keeps_its_evals(seq_hom
     assert report.metric("success").value == 1.0
     found = seq.trend("line-controller", "line", store=store)
     assert [point.eval_id for point in found.points] == [eval_id]
+
+
+def test_a_record_of_version_4_gains_eval_logs_and_benchmark_checks(seq_home):
+    """Version 6 (`_to_6_logs`): the `logs` and `checks` tables, empty (fixtures/v4_record.db, written by seq at
+    e6c45c2): its eval reports as before, with no logs; its benchmark was never checked."""
+    old = sqlite3.connect(FIXTURES / "v4_record.db")
+    assert old.execute("PRAGMA user_version").fetchone()[0] == 4
+    old.close()
+    seq_home.mkdir(parents=True)
+    shutil.copyfile(FIXTURES / "v4_record.db", seq_home / "seq.db")
+    store = seq.Store()
+    assert store.migrated_from == 4
+    (row,) = seq.eval.ls(store=store)
+    report = seq.eval.report(row["id"], store)
+    assert (report.status, report.done, report.total) == ("completed", 4, 4)
+    assert list(seq.eval.logs(row["id"], store=store)) == []
+    (line,) = [b for b in seq.benchmarks(store) if b["name"] == "line"]
+    assert line["status"] == "unchecked" and line["check"] is None
+    with pytest.raises(seq.SeqInputError, match="line@v1 was not checked"):
+        seq.benchmark_logs("line", store=store)
+    assert seq.eval.rm(row["id"], store=store)[0]["episodes"] == 4

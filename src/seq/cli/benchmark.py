@@ -1,8 +1,9 @@
-"""`seq benchmark ls / evals / rm / compare`, and the port commands (`seq.cli.port`)."""
+"""`seq benchmark ls / logs / evals / rm / compare`, and the port commands (`seq.cli.port`)."""
 
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import typer
@@ -24,6 +25,42 @@ def ls_command(as_json: bool = typer.Option(False, "--json", help="Print as JSON
         print(json.dumps(rows, indent=2))
         return
     print_benchmark_table(rows)
+
+
+@app.command("logs")
+def logs_command(
+    name: str = typer.Argument(..., help="The benchmark's name."),
+    version: int = typer.Option(None, "--version", help="This version [default: the latest]."),
+    as_json: bool = typer.Option(False, "--json", help="Print as JSON."),
+) -> None:
+    """A version's check at deploy: its image build, what the check printed, what it measured."""
+    from seq.cli.deploy import check_summary
+    from seq.deployment import benchmark_logs
+
+    check = benchmark_logs(name, version)
+    if as_json:
+        print(json.dumps(check.to_dict(), indent=2))
+        return
+    when = time.strftime("%Y-%m-%d %H:%M", time.localtime(check.checked_at))
+    print(f"{check.label}: {check.status} (checked {when})")
+    figures = dict(check.figures)
+    image = figures.pop("image", None)
+    if image:
+        cached = "cached" if image.get("cached") else f"built in {image.get('setup_s')} s"
+        print(f"\n-- image {image.get('key')} ({cached})")
+        for line in image.get("build") or []:
+            print(f"   {line}")
+    print("\n-- what the check printed")
+    print("\n".join(f"   {line}" for line in check.output.splitlines()) or "   (nothing)")
+    failure = figures.pop("failure", None)
+    print("\n-- what it measured")
+    print(f"   {check_summary(check)}")
+    for key, value in figures.items():
+        print(f"   {key}: {json.dumps(value) if isinstance(value, dict | list) else value}")
+    if check.error:
+        print(f"\n-- why it failed\n   {check.error}")
+        if failure and failure.get("traceback"):
+            print("\n".join(f"   {line}" for line in failure["traceback"].rstrip().splitlines()))
 
 
 @app.command("evals")

@@ -1,4 +1,4 @@
-"""`seq eval run / status / report / ls / rm / compare / export / merge`."""
+"""`seq eval run / status / report / logs / prune-logs / ls / rm / compare / export / merge`."""
 
 from __future__ import annotations
 
@@ -215,6 +215,42 @@ def status_command(
             time.sleep(1.0)
             report = api.status(eval_id, store)
             live.update(report_renderable(report, compact=True))
+
+
+@app.command("logs")
+def logs_command(
+    eval_id: str = typer.Argument(..., help="The eval's id, or a unique prefix of it."),
+    side: str = typer.Option(None, "--side", help="Only benchmark or policy lines."),
+    arm: str = typer.Option(None, "--arm", help="Only this arm's lines."),
+    instance: int = typer.Option(None, "--instance", help="Only this worker's (or server's) lines."),
+    follow: bool = typer.Option(False, "--follow", "-f", help="Stream lines until the eval ends."),
+    as_json: bool = typer.Option(False, "--json", help="One JSON object a line."),
+) -> None:
+    """What the eval's benchmark workers and policy servers printed, secrets masked."""
+    lines = api.logs(eval_id, side=side, arm=arm, instance=instance, follow=follow)
+    shown = 0
+    for line in lines:
+        shown += 1
+        if as_json:
+            print(json.dumps(line.to_dict()), flush=follow)
+        else:
+            print(f"[{line.source}] {line.text}", flush=follow)
+    if not shown and not as_json:
+        Console(stderr=True, highlight=False).print(
+            "no lines: nothing printed them, or the eval ran in this process or on Ray (not kept), "
+            "or its logs are past their retention (SEQ_LOG_RETENTION_DAYS, 7 by default)."
+        )
+
+
+@app.command("prune-logs")
+def prune_logs_command(
+    days: float = typer.Option(
+        None, "--days", help="Keep logs this many days.  [default: $SEQ_LOG_RETENTION_DAYS, else 7]"
+    ),
+) -> None:
+    """Delete eval logs past their retention (opening the record does this too)."""
+    count = api.prune_logs(days)
+    Console(highlight=False).print(f"pruned {count} log stream(s)")
 
 
 @app.command("ls")

@@ -107,8 +107,8 @@ def _typer_parameter(item: Field, hint: Any) -> inspect.Parameter:
             default, help=help, metavar=cli.metavar, show_default=False, rich_help_panel=panel
         )
     elif cli.kind == "flag":
-        spelled = cli.spellings(item.name)[0]
-        flags = [f"{spelled}/--no-{spelled.removeprefix('--')}"]
+        spelled, *short = cli.spellings(item.name)  # `--x` (then `-x`, spelled without a --no-)
+        flags = [f"{spelled}/--no-{spelled.removeprefix('--')}", *short]
         info = typer.Option(
             default, *flags, help=help, metavar="", show_default=default, rich_help_panel=panel
         )

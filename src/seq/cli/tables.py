@@ -61,6 +61,20 @@ def print_eval_table(rows: list[dict[str, Any]], console: Console | None = None)
     (console or Console(highlight=False)).print(table)
 
 
+def _check_text(row: Mapping[str, Any]) -> str:
+    """A benchmark's status, then what its check measured: step time, observation layout."""
+    status = str(row.get("status") or ("built-in" if row.get("builtin") else "deployed"))
+    figures = row.get("check") or {}
+    if figures.get("step_ms") is not None:
+        status += f"\n{figures['step_ms']:g} ms/step"
+    observation = figures.get("observation")
+    if isinstance(observation, dict):
+        status += "\nobs " + ", ".join(f"{key} {value}" for key, value in observation.items())
+    elif observation is not None:
+        status += f"\nobs {observation}"
+    return status
+
+
 def _failure_text(row: Mapping[str, Any]) -> str:
     """Why a failed eval failed, where the record says."""
     return f"failed: {row['error']}" if row.get("status") == "failed" and row.get("error") else ""
@@ -78,10 +92,11 @@ def print_policy_table(rows: list[dict[str, Any]], console: Console | None = Non
 
 
 def print_benchmark_table(rows: list[dict[str, Any]], console: Console | None = None) -> None:
-    """Benchmarks usable by name: latest version, kind, latest eval."""
-    table = _table("name", "version", "kind", "latest eval")
+    """Benchmarks usable by name: latest version, status (its check at deploy, with the step time
+    and observation it measured), latest eval."""
+    table = _table("name", "version", "status", "latest eval", wrapping=("status",))
     for row in rows:
         version = f"v{row['version']}" if row["version"] else "—"
-        latest = f"{row['latest_eval']} ({row['latest_eval_status']})" if row["latest_eval"] else "—"
-        table.add_row(row["name"], version, "built-in" if row["builtin"] else "deployed", latest)
+        latest = f"{row['latest_eval']}\n({row['latest_eval_status']})" if row["latest_eval"] else "—"
+        table.add_row(row["name"], version, _check_text(row), latest)
     (console or Console(highlight=False)).print(table)

@@ -16,13 +16,17 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from multiprocessing.connection import Connection, wait
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from seq.engine.items import WorkItem
+from seq.engine.logs import TAG_VARIABLE
 from seq.engine.scheduler import DIED, Message
 from seq.engine.wire import Channel
 from seq.engine.worker import WorkerConfig
 from seq.engine.worker_process import WorkerProcess
+
+if TYPE_CHECKING:
+    from seq.engine.logs import EvalLogs
 
 # One env per core: a worker's numeric libraries get one thread each unless the user says otherwise,
 # so that N workers do not start N × cores threads that fight over the same cores.
@@ -59,22 +63,26 @@ def _relay(stream: Any, target: Any, mask: Callable[[str], str]) -> None:
 class LocalBackend:
     """Starts worker processes on this machine and moves messages over their sockets."""
 
-    def __init__(self, config: WorkerConfig, process: WorkerProcess | None = None) -> None:
+    def __init__(
+        self, config: WorkerConfig, process: WorkerProcess | None = None, logs: EvalLogs | None = None
+    ) -> None:
+        """`logs`: where the workers' output goes (`seq.engine.logs`); without, to stderr."""
         self.config = config
         self.slots = config.envs_per_worker
         self.process = process or WorkerProcess()
+        self.logs = logs
         self._started = 0
         self._released: list[_Process] = []
 
     def start(self) -> _Process:
+        if self.logs is not None:
+            return self._start_logged()
         ours, theirs = socket.socketpair()
         masker = self.process.masker
         process = subprocess.Popen(
             self.process.command(theirs.fileno()),
             pass_fds=[theirs.fileno()],
-            env=self.process.environment_for(
-                {**SINGLE_THREADED, **os.environ, **device_environment(self._started)}
-            ),
+            env=self._environment(),
             # What a benchmark prints is the eval's log, on stderr: stdout is the report's (--json).
             stdout=subprocess.PIPE if masker else 2,
             stderr=subprocess.PIPE if masker else None,
@@ -82,6 +90,29 @@ class LocalBackend:
         if masker:  # ... with its secrets masked
             for stream in (process.stdout, process.stderr):
                 threading.Thread(target=_relay, args=(stream, sys.stderr, masker.text), daemon=True).start()
+        return self._connect(process, ours, theirs)
+
+    def _start_logged(self) -> _Process:
+        """A worker whose stdout and stderr, merged, go to the eval's logs."""
+        assert self.logs is not None
+        ours, theirs = socket.socketpair()
+        environment = {**self._environment(), TAG_VARIABLE: "1", "PYTHONUNBUFFERED": "1"}
+        process = subprocess.Popen(
+            self.process.command(theirs.fileno()),
+            pass_fds=[theirs.fileno()],
+            env=environment,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+        )
+        assert process.stdout is not None
+        self.logs.relay(process.stdout, self._started)
+        return self._connect(process, ours, theirs)
+
+    def _environment(self) -> dict[str, str]:
+        base = {**SINGLE_THREADED, **os.environ, **device_environment(self._started)}
+        return self.process.environment_for(base)
+
+    def _connect(self, process: subprocess.Popen, ours: socket.socket, theirs: socket.socket) -> _Process:
         self._started += 1
         theirs.close()
         connection = Channel(Connection(ours.detach()))

@@ -144,6 +144,11 @@ class EvalRequest:
     allow_cpu: bool = option(
         False, "Run a benchmark that declares a gpu= card this machine lacks on the CPU.", Cli("flag")
     )
+    verbose: bool = option(
+        False,
+        "Also print what the benchmark's and the policy's processes print (seq eval logs keeps it).",
+        Cli("flag", ("--verbose", "-v")),
+    )
     serve: bool = option(
         False, "Serve each arm's policy (a batching websocket server) to every worker.", Cli("flag")
     )
@@ -247,7 +252,7 @@ HELP_GROUPS = {
         "looks",
         "metric",
     ),
-    "Where it runs": ("envs", "envs_per_worker", "engine", "address", "allow_cpu"),
+    "Where it runs": ("envs", "envs_per_worker", "engine", "address", "allow_cpu", "verbose"),
     "Serving": (
         "serve",
         "max_batch_size",

@@ -6,10 +6,11 @@ import importlib
 import threading
 import traceback
 from collections.abc import Callable, Iterator
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack, contextmanager, nullcontext
 from dataclasses import asdict, replace
 from typing import Any
 
+from seq.engine.logs import EvalLogs
 from seq.engine.prepare import check_envs, default_envs
 from seq.engine.scheduler import Backend, Scheduler, WorkersFailed
 from seq.engine.scoring import Scores, score_eval
@@ -80,13 +81,14 @@ def _served(
     engine: str = "local",
     address: str | None = None,
     policy_apart: bool = False,
+    logs: EvalLogs | None = None,
 ) -> Iterator[WorkerConfig]:
     """With `--serve`: a batching policy server per arm — in this process, or with `--engine ray` in
     a Ray actor of its own — and the workers pointed at it.
 
     `policy_apart` (a benchmark with secrets) serves every arm in this process, whose environment
     holds no secret, and applies each arm's adapter there too: no code but the benchmark's runs in
-    the workers.
+    the workers. What a server in this process prints goes to the arm's stream of `logs`.
     """
     if policy_apart and not settings:
         settings = ServeOptions(max_batch_size=1, max_wait_ms=0.0)
@@ -98,7 +100,7 @@ def _served(
 
     with ExitStack() as servers:
         arms = {}
-        for name, arm in config.arms.items():
+        for index, (name, arm) in enumerate(config.arms.items()):
             if arm.policy_url is not None:
                 arms[name] = arm
                 continue
@@ -116,7 +118,8 @@ def _served(
                 if policy_apart and arm.adapter_ref is not None:
                     options["adapter"] = load_adapter(arm.adapter_ref, arm.adapter_parameters)
                     arm = replace(arm, adapter_ref=None, adapter_parameters={})
-                url = servers.enter_context(serve(policy, port=0, **options)).url
+                with logs.policy_server(index, name) if logs is not None else nullcontext():
+                    url = servers.enter_context(serve(policy, port=0, **options)).url
             arms[name] = replace(arm, policy_url=url, protocol="seq")
         yield replace(config, arms=arms)
 
@@ -140,6 +143,7 @@ def _backend(
     shard: Shard | None,
     in_memory: bool,
     isolation: Isolation,
+    logs: EvalLogs | None = None,
 ) -> Backend:
     """Where the episodes run: in this process (a policy object held here), on local worker
     processes, or on Ray actors."""
@@ -163,7 +167,7 @@ def _backend(
         return RayBackend(config, workers, address)
     from seq.engine.local import LocalBackend
 
-    return LocalBackend(config, isolation.process)
+    return LocalBackend(config, isolation.process, logs)
 
 
 def execute_eval(
@@ -175,6 +179,7 @@ def execute_eval(
     engine: str = "local",
     address: str | None = None,
     rerun_failed: bool = False,
+    verbose: bool = False,
 ) -> str:
     """Run the eval's unfinished work items (with `rerun_failed`, also those whose episode
     errored, as new attempts) and record each episode as it finishes.
@@ -182,13 +187,14 @@ def execute_eval(
     Returns the final status (`final_status`). Ctrl-C stops the workers, keeps what ran, marks
     the eval `canceled` and raises `EvalCanceled`; any other exception marks it `failed`, with the
     exception recorded. The eval (or the shard) is leased to this process while it runs: a
-    second runner of it is refused (`seq.record.lease`).
+    second runner of it is refused (`seq.record.lease`). What its workers and policy servers print
+    goes to its logs (`seq.engine.logs`), and with `verbose` to stderr as well.
     """
     holder = shard.name if shard is not None else WHOLE_EVAL
     with Lease.acquire(store.path, eval_row.id, holder) as lease:
         try:
             return _execute_leased(
-                eval_row, store, lease, envs, on_result, shard, engine, address, rerun_failed
+                eval_row, store, lease, envs, on_result, shard, engine, address, rerun_failed, verbose
             )
         except Exception as error:  # while starting (a server, a backend): bad input is only refused
             if not lease.started and not isinstance(error, SeqInputError):
@@ -208,6 +214,7 @@ def _execute_leased(
     engine: str,
     address: str | None,
     rerun_failed: bool,
+    verbose: bool = False,
 ) -> str:
     benchmark_row = store.version("benchmark", eval_row.benchmark, eval_row.benchmark_version)
     assert benchmark_row is not None
@@ -244,16 +251,18 @@ def _execute_leased(
 
     servers = ExitStack()
     in_memory = any("in_memory" in arm.policy_ref and arm.policy_url is None for arm in config.arms.values())
+    logs = EvalLogs(store, eval_row.id, isolation.process.masker, echo=verbose)
     try:
         _refuse_unisolated(isolation, in_memory, engine)
         serve_settings = eval_row.arguments.serve
         config = servers.enter_context(
-            _served(config, serve_settings, engine, address, isolation.policy_apart and not in_memory)
+            _served(config, serve_settings, engine, address, isolation.policy_apart and not in_memory, logs)
         )
-        backend = _backend(config, workers, engine, address, shard, in_memory, isolation)
+        backend = _backend(config, workers, engine, address, shard, in_memory, isolation, logs)
         scheduler = Scheduler(backend, 1 if in_memory else workers)  # in-process: this one process
     except BaseException:
         servers.close()
+        logs.close()
         raise
     lease.start_clock()
     if workers < default_envs() and not in_memory and len(config.arms) > 1:
@@ -295,6 +304,7 @@ def _execute_leased(
         raise
     finally:
         servers.close()
+        logs.close()
         wall = lease.untallied_wall()
         if shard is not None and status == COMPLETED:
             status = store.finish_shard(eval_row.id, wall, lease=lease.key)  # or others still run

@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import sys
 import time
 import weakref
 from collections import deque
@@ -28,6 +29,7 @@ from seq.engine.environment import describe_environment
 from seq.engine.episode import EpisodeRunner
 from seq.engine.failures import SetupFailed
 from seq.engine.lockstep import Lockstep, Runner
+from seq.engine.logs import TAG_VARIABLE, tag_line
 from seq.engine.observer import Finishing, build_observers
 from seq.engine.worker_process import RUNNER_VARIABLE
 from seq.record.episode import BENCHMARK, ERROR, POLICY, EpisodeResult
@@ -210,6 +212,29 @@ def _send(connection: Channel, result: EpisodeResult) -> bool:
     return True
 
 
+class _ArmTags:
+    """Tells the runner, on this worker's own output, which arm the lines that follow belong to:
+    the arm of the episodes it runs, or none while they are of several arms (`seq.engine.logs`)."""
+
+    def __init__(self) -> None:
+        self.enabled = os.environ.get(TAG_VARIABLE) == "1"
+        self.running: dict[str, str] = {}
+        self.shown: str | None = None
+
+    def started(self, item: WorkItem) -> None:
+        self.running[item.item_id] = item.arm
+        arms = set(self.running.values())
+        arm = arms.pop() if len(arms) == 1 else ""
+        if self.enabled and arm != self.shown:
+            for stream in (sys.stdout, sys.stderr):
+                stream.flush()
+            os.write(1, tag_line(arm))
+            self.shown = arm
+
+    def ended(self, item_id: str) -> None:
+        self.running.pop(item_id, None)
+
+
 def worker_main(connection: Channel, assets: str | None = None) -> None:
     """Serve work items from the runner until it closes the connection; `assets` says how the
     benchmark's volume is seen, for the eval's manifest."""
@@ -226,9 +251,11 @@ def worker_main(connection: Channel, assets: str | None = None) -> None:
         failed = SetupFailed.from_exception(error, BENCHMARK)
         slots = [{name: failed for name in config.arms}]
     episodes = Lockstep(slots)
+    tags = _ArmTags()
 
     def report(result: EpisodeResult) -> bool:
         """Send an ended episode (announce it, if its files are still being written); False: stop."""
+        tags.ended(result.item_id)
         if not any(waiting.result is result for waiting in finishing):
             return _send(connection, result)
         while len(finishing) > MAX_FINISHING:  # the oldest first, so that at most one is pending
@@ -256,6 +283,7 @@ def worker_main(connection: Channel, assets: str | None = None) -> None:
                     item: WorkItem = connection.recv()
                 except (EOFError, OSError):
                     return
+                tags.started(item)
                 ended = episodes.start(item)
                 if ended is not None and not report(ended):
                     return

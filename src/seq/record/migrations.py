@@ -263,9 +263,31 @@ CREATE TABLE IF NOT EXISTS schedule_runs (
 """
 
 
+# Version 6: the files of what an eval's processes printed, and each benchmark version's check.
+V6_LOGS = """
+CREATE TABLE IF NOT EXISTS logs (
+    eval_id TEXT NOT NULL, stream TEXT NOT NULL, side TEXT NOT NULL, instance INTEGER NOT NULL,
+    path TEXT NOT NULL, started_at REAL NOT NULL, ended_at REAL,
+    PRIMARY KEY (eval_id, stream)
+);
+CREATE TABLE IF NOT EXISTS checks (
+    name TEXT NOT NULL, version INTEGER NOT NULL, status TEXT NOT NULL, output TEXT NOT NULL,
+    figures TEXT NOT NULL, error TEXT, checked_at REAL NOT NULL,
+    PRIMARY KEY (name, version)
+)
+"""
+
+
 def _to_5_schedules(db: sqlite3.Connection) -> None:
     """Add `schedules` and `schedule_runs`, empty: no eval of an older record was scheduled."""
     for statement in _statements(V5_SCHEDULES):
+        db.execute(statement)
+
+
+def _to_6_logs(db: sqlite3.Connection) -> None:
+    """Add `logs` and `checks`, empty: evals run before kept no logs, versions deployed before
+    were not checked."""
+    for statement in _statements(V6_LOGS):
         db.execute(statement)
 
 
@@ -276,6 +298,7 @@ MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {
     2: _to_3,
     3: _to_4,
     4: _to_5_schedules,
+    5: _to_6_logs,
 }
 
 

@@ -7,12 +7,13 @@ its columns (`COLUMNS`), so nothing depends on the order in which a migration ad
 `evals.runner` is the process that last ran the eval (`host:pid`), `evals.error` the exception
 that failed it; whether a runner holds the eval now is the `leases` table's (`seq.record.lease`).
 `schedules` and `schedule_runs` are the scheduled evals and each time one fired
-(`seq.record.schedules`).
+(`seq.record.schedules`); `logs` names each file of what an eval's processes printed (`seq.record.logs`); `checks` holds
+each benchmark version's check at deploy (`seq.record.checks`).
 """
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS versions (
@@ -64,6 +65,16 @@ CREATE TABLE IF NOT EXISTS schedule_runs (
     missed INTEGER NOT NULL, cause TEXT NOT NULL, policy_version INTEGER, eval_id TEXT,
     status TEXT NOT NULL, core_s REAL NOT NULL, finished_at REAL, note TEXT,
     PRIMARY KEY (schedule_id, started_at)
+);
+CREATE TABLE IF NOT EXISTS logs (
+    eval_id TEXT NOT NULL, stream TEXT NOT NULL, side TEXT NOT NULL, instance INTEGER NOT NULL,
+    path TEXT NOT NULL, started_at REAL NOT NULL, ended_at REAL,
+    PRIMARY KEY (eval_id, stream)
+);
+CREATE TABLE IF NOT EXISTS checks (
+    name TEXT NOT NULL, version INTEGER NOT NULL, status TEXT NOT NULL, output TEXT NOT NULL,
+    figures TEXT NOT NULL, error TEXT, checked_at REAL NOT NULL,
+    PRIMARY KEY (name, version)
 );
 """
 
@@ -140,6 +151,8 @@ COLUMNS: dict[str, tuple[str, ...]] = {
         "finished_at",
         "note",
     ),
+    "logs": ("eval_id", "stream", "side", "instance", "path", "started_at", "ended_at"),
+    "checks": ("name", "version", "status", "output", "figures", "error", "checked_at"),
 }
 
 

@@ -26,6 +26,7 @@ from seq.record.arguments import EvalArguments
 from seq.record.episode import ERROR, INFRASTRUCTURE, EpisodeResult, pair_key
 from seq.record.integrity import damaged, is_damage, open_record
 from seq.record.lease import LeaseKey, LeaseRow, held_clause, lease_rows, this_process
+from seq.record.logs import prune_logs, remove_logs
 from seq.record.manifest import Manifest
 from seq.record.migrations import check_readable, migrate, user_version
 from seq.record.schema import SCHEMA_VERSION, columns, insert, select
@@ -151,6 +152,7 @@ class Store:
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")
         self.migrated_from = migrate(self._db, self.path)
+        prune_logs(self)  # logs past their retention go whenever the record is opened
 
     def close(self) -> None:
         self._db.close()
@@ -298,12 +300,14 @@ class Store:
 
     def remove_eval(self, eval_id: str) -> int:
         """Delete an eval with its work items, episodes and scores in one transaction; returns how
-        many episodes it held. Its files beside the record are the caller's to delete."""
+        many episodes it held. Its logs go with it; its other files beside the record are the caller's
+        to delete."""
         with self.transaction() as db:
             episodes = db.execute("SELECT COUNT(*) FROM episodes WHERE eval_id=?", (eval_id,)).fetchone()[0]
             for table in ("episodes", "items", "scores", "leases"):
                 db.execute(f"DELETE FROM {table} WHERE eval_id=?", (eval_id,))
             db.execute("DELETE FROM evals WHERE id=?", (eval_id,))
+        remove_logs(self, eval_id)
         return episodes
 
     def set_eval_status(

@@ -15,6 +15,7 @@ from seq.authoring.benchmark import SPEC_ATTRIBUTE as BENCHMARK_SPEC
 from seq.authoring.benchmark import BenchmarkSpec
 from seq.authoring.policy import Policy, PolicySpec
 from seq.errors import SeqInputError
+from seq.record.checks import CheckRow
 from seq.record.store import Store, VersionRow, seq_home
 from seq.registry.adapters import adapter_declared, check_adapter_source, declares_adapter
 from seq.registry.builtins import BUILTINS
@@ -24,12 +25,14 @@ from seq.registry.loader import IN_MEMORY, import_file, load_class, module_name_
 
 @dataclass(frozen=True)
 class Deployed:
-    """One registered version and whether this deploy created it, with notes for the user."""
+    """One registered version and whether this deploy created it, with notes for the user and,
+    for a benchmark that `seq.deploy` checked, its check."""
 
     kind: str
     version: VersionRow
     created: bool
     notes: tuple[str, ...] = ()
+    check: CheckRow | None = None
 
     def __str__(self) -> str:
         return self.version.label
