@@ -315,8 +315,9 @@ def test_a_record_of_version_4_gains_empty_schedules_and_keeps_its_evals(seq_hom
 
 
 def test_a_record_of_version_4_gains_eval_logs_and_benchmark_checks(seq_home):
-    """Version 6 (`_to_6_logs`): the `logs` and `checks` tables, empty (fixtures/v4_record.db, written by seq at
-    e6c45c2): its eval reports as before, with no logs; its benchmark was never checked."""
+    """Version 6 (`_to_6_logs`): the `logs` and `checks` tables, empty (fixtures/v4_record.db,
+    written by seq at e6c45c2): its eval reports as before, with no logs; its benchmark was never
+    checked."""
     old = sqlite3.connect(FIXTURES / "v4_record.db")
     assert old.execute("PRAGMA user_version").fetchone()[0] == 4
     old.close()

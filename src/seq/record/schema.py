@@ -7,8 +7,8 @@ its columns (`COLUMNS`), so nothing depends on the order in which a migration ad
 `evals.runner` is the process that last ran the eval (`host:pid`), `evals.error` the exception
 that failed it; whether a runner holds the eval now is the `leases` table's (`seq.record.lease`).
 `schedules` and `schedule_runs` are the scheduled evals and each time one fired
-(`seq.record.schedules`); `logs` names each file of what an eval's processes printed (`seq.record.logs`); `checks` holds
-each benchmark version's check at deploy (`seq.record.checks`).
+(`seq.record.schedules`); `logs` names each file of what an eval's processes printed
+(`seq.record.logs`); `checks` holds each benchmark version's check at deploy (`seq.record.checks`).
 """
 
 from __future__ import annotations
