@@ -43,9 +43,7 @@ def _interval(value: float | None, low: float | None, high: float | None) -> str
     return f"{value:.2f} [{low:.2f}, {high:.2f}]"
 
 
-def _schedule(
-    request: dict[str, Any], every: str | None, max_core_hours: float | None, off: bool
-) -> None:
+def _schedule(request: dict[str, Any], every: str | None, max_core_hours: float | None, off: bool) -> None:
     from seq.scheduling import schedule
 
     policy, benchmark, trials = (request.pop(name) for name in ("policy", "benchmark", "trials"))
