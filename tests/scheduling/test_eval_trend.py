@@ -12,6 +12,12 @@ from conftest import TOY, refused_in_one_line, run_cli
 import seq
 
 SEEDS = [0, 1, 2, 3, 4]
+NARROW = {"COLUMNS": "80"}
+
+
+def _deploy_v2(toy_file) -> None:
+    toy_file.write_text(TOY.replace("noise: float = 0.0, chunk", "noise: float = 0.3, chunk"))
+    seq.deploy(toy_file)
 
 
 def _history(toy_file) -> dict[str, str]:
@@ -58,7 +64,7 @@ def test_the_trend_lists_scheduled_and_manual_evals_with_intervals(toy_file):
     )
     assert compared["test"] == "mcnemar-exact" and compared["p_value"] is not None
 
-    text = run_cli("eval", "trend", "line-controller", "--benchmark", "line").stdout
+    text = run_cli("eval", "trend", "line-controller", "--benchmark", "line", env=NARROW).stdout
     assert max(map(len, text.splitlines())) <= 80, text
     assert f"v1 -> v2 ({evals['time']} vs {evals['deploy']}):" in text
     assert "10 shared episodes, B - A = " in text and "#2 deploy" in text and "manual" in text
@@ -78,3 +84,83 @@ def test_a_pairing_never_evaluated_is_refused(toy_file):
     refused_in_one_line(
         run_cli("eval", "trend", "line-controller", "-b", "line"), "no eval has run line-controller"
     )
+
+
+def _trend_text(*args: str) -> str:
+    result = run_cli("eval", "trend", "line-controller", *args, env=NARROW)
+    assert result.returncode == 0, result.stderr
+    assert max(map(len, result.stdout.splitlines())) <= 80, result.stdout
+    return result.stdout
+
+
+def test_a_budget_stopped_eval_is_listed_but_a_completed_one_stands_for_its_version(toy_file):
+    seq.deploy(toy_file)
+    v1 = seq.eval.run("line-controller", benchmark="line", seeds=SEEDS, envs=1).eval_id
+    seq.schedule(
+        "line-controller", benchmark="line", every="deploy", max_core_hours=1e-9, seeds=SEEDS, envs=1
+    )
+    _deploy_v2(toy_file)
+    (stopped,) = seq.run_due()
+    assert stopped.status == "stopped at budget"
+
+    (step,) = seq.trend("line-controller", "line").steps  # v2 has only the canceled eval
+    assert (step.baseline_eval, step.eval_id) == (v1, stopped.eval_id)
+    assert step.caveats == [
+        f"v2 has no completed eval: its newest with results, {stopped.eval_id} (canceled, "
+        f"{seq.eval.report(stopped.eval_id).done} episodes), stands for it"
+    ]
+    assert "v2 has no completed eval" in _trend_text("-b", "line").replace("\n    ", " ")
+
+    completed = seq.eval.run("line-controller", benchmark="line", seeds=SEEDS, envs=1).eval_id
+    seq.schedule(
+        "line-controller", benchmark="line", every="hourly", max_core_hours=1e-9, seeds=SEEDS, envs=1
+    )
+    (stopped_again,) = seq.run_due(now=time.time() + 3600)  # the newest eval of v2: canceled
+    assert stopped_again.status == "stopped at budget"
+    found = seq.trend("line-controller", "line")
+    assert [(p.eval_id, p.status) for p in found.points] == [
+        (v1, "completed"),
+        (stopped.eval_id, "canceled"),
+        (completed, "completed"),
+        (stopped_again.eval_id, "canceled"),
+    ]
+    (step,) = found.steps
+    assert (step.baseline_eval, step.eval_id, step.caveats) == (v1, completed, [])
+    assert step.comparison is not None and step.comparison["n"] == 10
+    text = _trend_text("-b", "line")
+    rows = [line for line in text.splitlines() if line.split()[2:3] in ([stopped_again.eval_id], [completed])]
+    assert [row.split()[7] for row in rows] == ["completed", "canceled"], text  # value: 3 words
+    assert f"v1 -> v2 ({v1} vs {completed}):" in text and "10 shared episodes, B - A = " in text
+
+
+def test_a_difference_without_an_interval_says_why(toy_file):
+    seq.deploy(toy_file)
+    one = {"tasks": ["far"], "seeds": [0], "envs": 1}
+    seq.eval.run("line-controller", benchmark="line", **one)
+    _deploy_v2(toy_file)
+    seq.eval.run("line-controller", benchmark="line", **one)
+    (step,) = seq.trend("line-controller", "line", metric="steps").steps
+    assert step.comparison is not None and step.comparison["n"] == 1
+    assert step.no_interval == "too few shared episodes (1; it takes 2)"
+    as_json = json.loads(
+        run_cli("eval", "trend", "line-controller", "-b", "line", "--metric", "steps", "--json").stdout
+    )
+    assert as_json["steps"][0]["comparison"]["difference"]["low"] is None  # JSON has no nan
+    text = _trend_text("-b", "line", "--metric", "steps")
+    assert "1 shared episode, B - A = " in text and "(no interval: too few shared episodes" in text
+    assert "nan" not in text
+    assert "1 shared episode," in _trend_text("-b", "line")  # the rate's interval exists at n = 1
+
+
+def test_an_unknown_metric_is_refused_and_an_eval_without_values_shows_a_dash(toy_file):
+    seq.deploy(toy_file)
+    seq.eval.run("line-controller", benchmark="line-errors", tasks=["boom-reset"], envs=1)
+    seq.eval.run("line-controller", benchmark="line-errors", tasks=["near"], envs=1)
+    refused_in_one_line(
+        run_cli("eval", "trend", "line-controller", "-b", "line-errors", "--metric", "nope"),
+        "--metric nope",
+        "distance, duration_s, return, steps, success",
+    )
+    text = _trend_text("-b", "line-errors")
+    errored, ok = [line.split() for line in text.splitlines() if line[:4].isdigit()]  # not the times
+    assert errored[3:6] == ["—", "0", "failed"] and ok[3] == "1.00" and ok[7] == "completed"

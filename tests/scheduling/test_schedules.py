@@ -163,6 +163,24 @@ def test_bad_schedules_are_refused_in_one_line(toy_file, args, fragments):
     refused_in_one_line(run_cli("eval", "schedule", "line-controller", "-b", "line", *args), *fragments)
 
 
+def test_the_schedule_command_takes_the_options_of_seq_eval_run(toy_file):
+    seq.deploy(toy_file)
+    given = "--suite default --tasks near --seeds 0,1 --max-steps 5 --record none --envs 1".split()
+    result = run_cli("eval", "schedule", "line-controller", "-b", "line", "--every", "hourly", *given)
+    assert result.returncode == 0, result.stderr
+    (row,) = _schedules()
+    stored = {"suites": ["default"], "tasks": ["near"], "seeds": [0, 1], "max_steps": 5, "record": "none"}
+    assert row["options"] == {**stored, "envs": 1}
+    (ran,) = seq.run_due(now=time.time() + HOUR)
+    report = seq.eval.report(ran.eval_id)
+    assert ran.status == "completed" and [(e.task, e.seed) for e in report.episodes] == [
+        ("near", 0),
+        ("near", 1),
+    ]
+    assert all(e.steps == 5 for e in report.episodes)  # the toy needs more than 5 steps to reach 0.5
+    refused_in_one_line(run_cli("eval", "schedule", "-b", "line", "--every", "daily"), "needs POLICY")
+
+
 def test_unknown_names_and_a_pinned_deploy_schedule_are_refused(toy_file):
     seq.deploy(toy_file)
     refused_in_one_line(

@@ -9,7 +9,7 @@ from seq.cli.benchmark import app as benchmark_app
 from seq.cli.deploy import deploy_command
 from seq.cli.eval import app as eval_app
 from seq.cli.grid import app as grid_app
-from seq.cli.help import plain_help
+from seq.cli.help import SectionedHelp, plain_help
 from seq.cli.image import app as image_app
 from seq.cli.policy import app as policy_app
 from seq.cli.record import app as record_app
@@ -55,7 +55,7 @@ app.add_typer(secret_app, name="secret")
 app.add_typer(record_app, name="record")
 app.add_typer(grid_app, name="grid")
 app.command("ui")(ui_command)
-eval_app.command("schedule")(schedule_command)
+eval_app.command("schedule", cls=SectionedHelp)(schedule_command)
 eval_app.command("schedules")(schedules_command)
 eval_app.command("trend")(trend_command)
 app.add_typer(scheduler_app, name="scheduler")

@@ -7,7 +7,7 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import typing
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import Field
 from pathlib import Path
 from typing import Any
@@ -126,13 +126,21 @@ def _typer_parameter(item: Field, hint: Any) -> inspect.Parameter:
 
 
 def command_from(
-    request_type: type, body: Callable[..., None], extra: list[inspect.Parameter], doc: str
+    request_type: type,
+    body: Callable[..., None],
+    extra: list[inspect.Parameter],
+    doc: str,
+    leave_out: Collection[str] = (),
 ) -> Callable[..., None]:
     """A typer command whose options are the fields of the dataclass `request_type` that have a
-    command-line spelling (then `extra`); it calls `body(request_values, **extra_values)` with
-    each field parsed to its Python value."""
+    command-line spelling, but those named in `leave_out` (then `extra`); it calls
+    `body(request_values, **extra_values)` with each field parsed to its Python value."""
     hints = typing.get_type_hints(request_type)
-    given = [item for item in dataclasses.fields(request_type) if cli_of(item) is not None]
+    given = [
+        item
+        for item in dataclasses.fields(request_type)
+        if cli_of(item) is not None and item.name not in leave_out
+    ]
     parameters = [_typer_parameter(item, hints[item.name]) for item in given]
 
     def command(**values: Any) -> None:

@@ -3,13 +3,23 @@
 from __future__ import annotations
 
 import json
+import textwrap
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
+from rich import box
 from rich.console import Console
+from rich.table import Table
 
-from seq.cli.options import parse_params, parse_seeds, split_list
+from seq.cli.options import command_from, extra_option
+from seq.engine.request import EvalRequest, default_of, request_fields
+from seq.errors import SeqInputError
+from seq.record.store import COMPLETED
+from seq.scheduling.book import NOT_SCHEDULED
+
+if TYPE_CHECKING:
+    from seq.scheduling.trend import Trend, TrendStep
 
 scheduler_app = typer.Typer(
     help="Run scheduled evals: in the foreground, or from a timer.", no_args_is_help=True
@@ -33,38 +43,22 @@ def _interval(value: float | None, low: float | None, high: float | None) -> str
     return f"{value:.2f} [{low:.2f}, {high:.2f}]"
 
 
-def schedule_command(
-    policy: str = typer.Argument(..., metavar="POLICY", help="A policy name (its latest version runs)."),
-    benchmark: str = typer.Option(None, "--benchmark", "-b", metavar="NAME", help="The benchmark."),
-    every: str = typer.Option(
-        None, "--every", metavar="WHEN", help="daily, weekly, hourly, deploy, or a cron expression."
-    ),
-    trials: int = typer.Option(1, "--trials", metavar="N", help="Trials of each condition."),
-    max_core_hours: float = typer.Option(
-        None, "--max-core-hours", metavar="H", help="The schedule's budget: stop and skip once spent."
-    ),
-    off: bool = typer.Option(
-        False, "--off", help="Switch the pairing's schedules off (only --every's, if given)."
-    ),
-    tasks: list[str] = typer.Option(None, "--tasks", metavar="NAMES", help="Tasks of the benchmark."),
-    seeds: list[str] = typer.Option(None, "--seeds", metavar="SEEDS", help="Seeds: 0,1,2 or 0-9."),
-    envs: int = typer.Option(None, "--envs", metavar="N", help="Worker processes of each run."),
-    adapter: str = typer.Option(None, "--adapter", metavar="NAME", help="An adapter NAME or NAME@vN."),
-    params: list[str] = typer.Option(None, "--param", metavar="NAME=VALUE", help="A declared parameter."),
-) -> None:
-    """Evaluate POLICY on a benchmark daily, weekly, on a cron expression or after each deploy."""
+def _schedule(request: dict[str, Any], every: str | None, max_core_hours: float | None, off: bool) -> None:
     from seq.scheduling import schedule
 
-    options: dict[str, Any] = {
-        "tasks": split_list(tasks),
-        "seeds": parse_seeds(seeds),
-        "envs": envs,
-        "adapter": adapter,
-        "params": parse_params(params) or None,
-    }
-    options = {key: value for key, value in options.items() if value is not None}
+    policy, benchmark, trials = (request.pop(name) for name in ("policy", "benchmark", "trials"))
+    if policy is None:
+        raise SeqInputError("seq eval schedule needs POLICY, the name of a deployed policy.")
+    defaults = {item.name: default_of(item) for item in request_fields()}
+    options = {name: value for name, value in request.items() if value != defaults[name]}
     rows = schedule(
-        policy, benchmark, every, trials=trials, max_core_hours=max_core_hours, off=off, **options
+        policy,
+        benchmark,
+        every,
+        trials=1 if trials is None else trials,
+        max_core_hours=max_core_hours,
+        off=off,
+        **options,
     )
     console = Console(highlight=False)
     for row in rows:
@@ -72,6 +66,46 @@ def schedule_command(
         console.print(f"schedule {row.label}, every {row.every} ({state})")
     if not off:
         console.print("seq scheduler run (or seq scheduler install) runs it when it is due.")
+
+
+SCHEDULE_OPTIONS = [
+    extra_option(
+        "every",
+        None,
+        "--every",
+        help="daily, weekly, hourly, deploy, or a cron expression.",
+        annotation=str,
+        panel="Schedule",
+        metavar="WHEN",
+    ),
+    extra_option(
+        "max_core_hours",
+        None,
+        "--max-core-hours",
+        help="The schedule's budget: stop and skip once spent.",
+        annotation=float,
+        panel="Schedule",
+        metavar="H",
+    ),
+    extra_option(
+        "off",
+        False,
+        "--off",
+        help="Switch the pairing's schedules off (only --every's, if given).",
+        annotation=bool,
+        panel="Schedule",
+    ),
+]
+
+# The options of `seq eval run` a schedule takes: those `seq.schedule` takes, from one declaration.
+schedule_command = command_from(
+    EvalRequest,
+    _schedule,
+    SCHEDULE_OPTIONS,
+    "Evaluate POLICY on a benchmark daily, weekly, on a cron expression or after each deploy.\n\n"
+    "Each run is an eval of its latest version with the options of seq eval run given here.",
+    leave_out=NOT_SCHEDULED - {"policy", "benchmark", "trials"},
+)
 
 
 def schedules_command(as_json: bool = typer.Option(False, "--json", help="Print as JSON.")) -> None:
@@ -135,33 +169,55 @@ def trend_command(
         return
     console = Console(highlight=False)
     console.print(f"{found.policy} on {found.benchmark}: {found.metric} (95% interval)")
-    console.print(f"  {'date':16}  {'ver':>4}  {'eval':13}  {found.metric[:17]:17}  {'n':>4}  source")
-    partial = False
-    for p in found.points:
-        version = f"v{p.policy_version}"
-        value = _interval(p.value, p.low, p.high) if p.value is not None else p.status
-        if p.value is not None and p.status != "completed":
-            value, partial = value + " !", True
-        source = p.source.replace("schedule ", "").replace(" (", " ").rstrip(")")
-        source += f" arm {p.arm}" if p.arm else ""
-        console.print(
-            f"  {_when(p.created_at):16}  {version:>4}  {p.eval_id:13}  {value:17}  {p.n:>4}  {source}"
-        )
-    if partial:
-        console.print("  ! the eval did not complete: its interval is over the episodes that ran")
+    console.print(_trend_table(found), crop=False)
+    if any(p.value is not None and p.status != COMPLETED for p in found.points):
+        console.print("an eval that did not complete: its interval is over the episodes that ran")
     for step in found.steps:
-        head = f"v{step.baseline_version} -> v{step.version} ({step.baseline_eval} vs {step.eval_id})"
-        if step.comparison is None:
-            console.print(f"{head}: {step.note}")
-            continue
+        _print_step(console, step)
+
+
+def _trend_table(found: Trend) -> Table:
+    """One row per eval (per arm that ran the policy): ids, numbers and statuses whole; the
+    source folds under its own heading, so that the table reads at 80 columns."""
+    table = Table(
+        box=box.SIMPLE_HEAD, header_style="bold", show_edge=False, pad_edge=False, padding=(0, 1, 0, 0)
+    )
+    for column in ("date", "ver", "eval", found.metric, "n", "status"):
+        table.add_column(column, no_wrap=True, justify="right" if column in ("ver", "n") else "left")
+    table.add_column("source", overflow="fold", min_width=10)
+    for p in found.points:
+        source = p.source.replace("schedule ", "").replace(" (", " ").rstrip(")")
+        table.add_row(
+            time.strftime("%Y-%m-%d\n%H:%M", time.localtime(p.created_at)),
+            f"v{p.policy_version}",
+            p.eval_id,
+            _interval(p.value, p.low, p.high) if p.value is not None else "—",
+            str(p.n),
+            p.status,
+            f"{source}\narm {p.arm}" if p.arm else source,
+        )
+    return table
+
+
+def _print_step(console: Console, step: TrendStep) -> None:
+    width = max(console.width, 40)
+    console.print(f"v{step.baseline_version} -> v{step.version} ({step.baseline_eval} vs {step.eval_id}):")
+    lines = []
+    if step.comparison is None:
+        lines.append(f"{step.note}.")
+    else:
         c = step.comparison
         d = c["difference"]
+        shared = f"{c['n']} shared episode{'' if c['n'] == 1 else 's'}"
+        if step.no_interval:
+            interval = f"(no interval: {step.no_interval})"
+        else:
+            interval = f"[{d['low']:+.3f}, {d['high']:+.3f}]"
         p_value = f", p = {c['p_value']:.3g}" if c["p_value"] is not None else ""
-        console.print(f"{head}:")
-        console.print(
-            f"  {c['n']} shared episodes, B - A = {d['difference']:+.3f} [{d['low']:+.3f}, {d['high']:+.3f}]"
-            f"{p_value}: {c['verdict']}"
-        )
+        lines.append(f"{shared}, B - A = {d['difference']:+.3f} {interval}{p_value}: {c['verdict']}")
+    lines += [f"{caveat}." for caveat in step.caveats]
+    for line in lines:
+        console.print(textwrap.fill(line, width, initial_indent="  ", subsequent_indent="    "))
 
 
 @scheduler_app.command("run")
