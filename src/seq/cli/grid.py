@@ -63,7 +63,7 @@ def run_command(
             output_dir=output_dir,
             say=lambda line: print(line, file=sys.stderr, flush=True),
         )
-    except EvalCanceled:
+    except (EvalCanceled, KeyboardInterrupt):
         console.print("seq grid: canceled; run it again with --resume to finish.", highlight=False)
         raise typer.Exit(1) from None
     out = sys.stderr if as_json else sys.stdout  # with --json, stdout is the JSON alone

@@ -95,19 +95,19 @@ def run(
             return built
 
         offset = 0
-        for found in groups:
-            todo = [arm for arm in found.arms if any(c.key not in results for c in arm.cells)]
-            if not todo:
-                say(f"{found.first.column}: {len(found.cells)} cell(s) done already, skipped")
-                continue
-            try:
+        try:
+            for found in groups:
+                todo = [arm for arm in found.arms if any(c.key not in results for c in arm.cells)]
+                if not todo:
+                    say(f"{found.first.column}: {len(found.cells)} cell(s) done already, skipped")
+                    continue
                 with _devices_from(offset):  # each eval's workers start on the next devices
                     _run_group(found, todo, run_dir, resume, results, say)
-            except EvalCanceled:
+                offset += found.first.workers or 1
                 finish()
-                raise
-            offset += found.first.workers or 1
+        except (EvalCanceled, KeyboardInterrupt):  # Ctrl-C in an eval or between two: a partial summary
             finish()
+            raise
     for mode in dict.fromkeys(cell.mode for cell in cells):
         mine = [results.get(cell.key) for cell in cells if cell.mode == mode]
         if all(r is not None and not r.error for r in mine):
@@ -156,7 +156,8 @@ def _check_groups(groups: list[EvalGroup], source: str) -> None:
         except SeqInputError as error:
             keys = ", ".join(cell.key for cell in found.cells[:3])
             more = f" and {len(found.cells) - 3} more" if len(found.cells) > 3 else ""
-            raise SeqInputError(f"{source}: cells {keys}{more}: {_config_words(found.first, str(error))}") from None
+            words = _config_words(found.first, str(error))
+            raise SeqInputError(f"{source}: cells {keys}{more}: {words}") from None
 
 
 def _config_words(cell: Cell, message: str) -> str:
