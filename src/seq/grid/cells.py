@@ -220,7 +220,7 @@ def _axes_cell(config: GridConfig, mode: Mode, entry: PolicyEntry, family: str, 
         policy=entry,
         family=family,
         variation=variation.name,
-        suite=variation.suite or "",  # filled in from the episodes: the suite the eval ran
+        suite=variation.suite or "",  # the suite the eval ran is filled in from its report
         benchmark=benchmark,
         suites=(variation.suite,) if variation.suite else None,
         tasks=variation.tasks or config.tasks,

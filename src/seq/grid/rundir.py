@@ -53,9 +53,9 @@ def config_identity(config: GridConfig) -> str:
 
 def _identity_of(run_dir: Path) -> str | None:
     """The config a run directory was started by (an older run: the source its grid.json names)."""
-    with contextlib.suppress(OSError, ValueError):
+    with contextlib.suppress(OSError, ValueError, KeyError, TypeError):
         return json.loads((run_dir / ORIGIN).read_text())["config"]
-    with contextlib.suppress(OSError, ValueError, KeyError):
+    with contextlib.suppress(OSError, ValueError, KeyError, TypeError):
         source = json.loads((run_dir / "grid.json").read_text())["source"]
         return str(Path(source).resolve()) if Path(source).is_file() else source
     return None

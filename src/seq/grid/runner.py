@@ -58,6 +58,9 @@ def run(
       that run began is refused.
     - `families` / `modes` / `policies` narrow the grid (families and modes: the axes shape only).
     - `say(line)` is told what runs as it runs.
+
+    A run stopped before every cell ran (Ctrl-C) leaves a summary with `complete` false; such a
+    summary never passes the gate.
     """
     say = say or (lambda line: log.info(line))
     grid = load(config)
