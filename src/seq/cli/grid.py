@@ -63,7 +63,7 @@ def run_command(
             output_dir=output_dir,
             say=lambda line: print(line, file=sys.stderr, flush=True),
         )
-    except EvalCanceled:
+    except (EvalCanceled, KeyboardInterrupt):
         console.print("seq grid: canceled; run it again with --resume to finish.", highlight=False)
         raise typer.Exit(1) from None
     out = sys.stderr if as_json else sys.stdout  # with --json, stdout is the JSON alone
@@ -140,9 +140,15 @@ def show_command(
         return
     print(data.get("run_dir", run))
     print_summary(data)
+    ran, planned = len(data.get("cells", [])), data.get("n_cells")
+    if data.get("complete") is False and planned:
+        print(f"partial: {planned - ran} of {planned} cells not run "
+              "(seq grid run CONFIG --resume runs them)")  # fmt: skip
     for cell in data.get("cells", []):
         if cell.get("error"):
             print(f"error cell {cell['key']}: {cell['error']}")
     gate = data.get("gate") or {}
     if gate.get("gated"):
         print(f"gate {'PASS' if gate['passed'] else 'FAIL'} (threshold {gate['threshold']:.2f})")
+        for reason in gate.get("reasons") or []:
+            print(f"  {reason}")

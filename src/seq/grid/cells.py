@@ -41,6 +41,7 @@ class Cell:
     record: str | None
     adapter: str | None
     params: Mapping[str, Any] = field(default_factory=dict)
+    config_keys: Mapping[str, str] = field(default_factory=dict)  # eval flag -> the config key behind it
 
     @property
     def key(self) -> str:
@@ -219,7 +220,7 @@ def _axes_cell(config: GridConfig, mode: Mode, entry: PolicyEntry, family: str, 
         policy=entry,
         family=family,
         variation=variation.name,
-        suite=variation.suite or variation.name,
+        suite=variation.suite or "",  # the suite the eval ran is filled in from its report
         benchmark=benchmark,
         suites=(variation.suite,) if variation.suite else None,
         tasks=variation.tasks or config.tasks,
@@ -231,7 +232,13 @@ def _axes_cell(config: GridConfig, mode: Mode, entry: PolicyEntry, family: str, 
         record=config.record,
         adapter=mode.adapter,
         params=_mode_params(mode, names),
+        config_keys=_config_keys(f"families.{family}.variations.{variation.name}", variation.tasks),
     )
+
+
+def _config_keys(where: str, own_tasks: Any) -> dict[str, str]:
+    """Where the cell's suite and tasks come from in the config, to name in an eval's refusal."""
+    return {"--suite": f"{where}.suite", "--tasks": f"{where}.tasks" if own_tasks else "tasks"}
 
 
 def _suite_cell(config: GridConfig, suite: Any) -> Cell:
@@ -243,7 +250,7 @@ def _suite_cell(config: GridConfig, suite: Any) -> Cell:
         policy=config.policy(suite.policy),
         family=suite.benchmark,
         variation=suite.name,
-        suite=suite.suite or suite.name,
+        suite=suite.suite or "",
         benchmark=suite.benchmark,
         suites=(suite.suite,) if suite.suite else None,
         tasks=suite.tasks or config.tasks,
@@ -255,6 +262,7 @@ def _suite_cell(config: GridConfig, suite: Any) -> Cell:
         record=config.record,
         adapter=suite.adapter,
         params=params,
+        config_keys=_config_keys(f"suites[{config.suites.index(suite)}]", suite.tasks),
     )
 
 
@@ -279,6 +287,18 @@ def group(cells: Sequence[Cell]) -> list[EvalGroup]:
         for arm in found.arms:
             arm.name = "+".join(dict.fromkeys(c.mode for c in arm.cells)) + "@" + arm.policy.id
     return list(groups.values())
+
+
+def check_floors(config: GridConfig, cells: Sequence[Cell]) -> None:
+    """A floor whose pattern matches no cell of the grid is a typo, not a floor that holds."""
+    keys = [cell.key for cell in cells]
+    for pattern in config.floors:
+        if not any(fnmatch.fnmatchcase(key, pattern) for key in keys):
+            shown = ", ".join(keys[:4]) + (f" and {len(keys) - 4} more" if len(keys) > 4 else "")
+            raise SeqInputError(
+                f"{config.source}: key 'floors.{pattern}': the pattern matches no cell; cells are "
+                f"named mode@policy/family/variation ({shown})."
+            )
 
 
 def floor_of(config: GridConfig, cell_key: str) -> float | None:

@@ -215,12 +215,13 @@ def _common(data: Mapping[str, Any], source: str) -> dict[str, Any]:
     if threshold is not None and not 0.0 <= threshold <= 1.0:
         raise SeqInputError(f"{source}: key 'gate_threshold': expected a rate in [0, 1], got {threshold}.")
     floors = data.get("floors") or {}
-    if not isinstance(floors, Mapping) or not all(
-        isinstance(v, (int, float)) and 0 <= v <= 1 for v in floors.values()
-    ):
+    if not isinstance(floors, Mapping):
         raise SeqInputError(
             f"{source}: key 'floors': expected CELL_PATTERN: RATE pairs, such as 'clean@*/*/*': 0.8."
         )
+    for pattern, rate in floors.items():
+        if isinstance(rate, bool) or not isinstance(rate, (int, float)) or not 0 <= rate <= 1:
+            raise SeqInputError(f"{source}: key 'floors.{pattern}': expected a rate in [0, 1], got {rate!r}.")
     return {
         "tasks": _tasks(data.get("tasks"), "tasks", source),
         "seeds": _seeds(data.get("seeds"), "seeds", source),

@@ -75,7 +75,8 @@ def _stop(process: subprocess.Popen) -> None:
 
 def _start(entry: PolicyEntry, source: str) -> subprocess.Popen:
     assert entry.url is not None and entry.start_cmd is not None
-    process = subprocess.Popen(entry.start_cmd, shell=True, start_new_session=True)
+    # the server's banner and logs go to stderr: stdout is the grid's (`--json` prints only JSON there)
+    process = subprocess.Popen(entry.start_cmd, shell=True, start_new_session=True, stdout=2)
     deadline = time.monotonic() + entry.startup_timeout_s
     while time.monotonic() < deadline:
         if _healthy(entry.url):

@@ -115,6 +115,8 @@ def from_report(cell: Cell, report: Any, arm: str) -> CellResult:
     mine = [e for e in last_attempts(report.episodes) if e.arm == arm or (single and e.arm == "")]
     result = blank(cell)
     result.arm, result.eval_id = arm, report.eval_id
+    ran = report.arguments.suites
+    result.suite = ",".join(ran) or result.suite  # what ran: the default suite where none was named
     result.eval_wall_s = report.cost.get("wall_s")
     result.wall_clock_s = round(sum(e.duration_s for e in mine), 3)
     result.n_timed_out = sum(e.status == "timed_out" for e in mine)

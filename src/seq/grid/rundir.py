@@ -3,6 +3,7 @@
 ```
 OUTPUT_DIR/20261201_174233/
 ├── grid.json              # the config as run (resume checks it has not changed)
+├── origin.json            # which config file started it (resume takes that config's runs)
 ├── summary.json / .tsv
 ├── aaa_done_flag.txt      # every cell ran
 ├── evals/<group>.json     # the eval that runs a group of cells (resume continues it)
@@ -28,6 +29,7 @@ from seq.grid.config import GridConfig
 from seq.grid.results import CellResult
 
 SENTINEL = "aaa_done_flag.txt"
+ORIGIN = "origin.json"  # the config that started the run (resume picks this config's runs)
 STAMP = re.compile(r"^\d{8}_\d{6}(_\d+)?$")
 # Keys that change no measurement: a resume may change them, with a warning.
 GATE_KEYS = ("gate_threshold", "floors", "output_dir", "source", "echo")
@@ -43,12 +45,32 @@ def new_run_dir(output_dir: Path) -> Path:
     return path
 
 
-def latest_run_dir(output_dir: Path) -> Path | None:
+def config_identity(config: GridConfig) -> str:
+    """Which config a run belongs to: its file's absolute path (its `source` for one from Python)."""
+    path = Path(config.source)
+    return str(path.resolve()) if path.is_file() else config.source
+
+
+def _identity_of(run_dir: Path) -> str | None:
+    """The config a run directory was started by (an older run: the source its grid.json names)."""
+    with contextlib.suppress(OSError, ValueError, KeyError, TypeError):
+        return json.loads((run_dir / ORIGIN).read_text())["config"]
+    with contextlib.suppress(OSError, ValueError, KeyError, TypeError):
+        source = json.loads((run_dir / "grid.json").read_text())["source"]
+        return str(Path(source).resolve()) if Path(source).is_file() else source
+    return None
+
+
+def latest_run_dir(output_dir: Path, identity: str | None = None) -> Path | None:
+    """The newest run directory under `output_dir`; with `identity`, the newest of that config
+    (two configs may share one output dir)."""
     runs = (
         sorted(p for p in output_dir.glob("*") if p.is_dir() and STAMP.match(p.name))
         if output_dir.is_dir()
         else []
     )
+    if identity is not None:
+        runs = [p for p in runs if _identity_of(p) == identity]
     return max(runs, key=lambda p: (p.name[:15], int(p.name[16:] or 0))) if runs else None
 
 
@@ -60,6 +82,7 @@ def config_echo(config: GridConfig) -> dict[str, Any]:
 
 def write_grid(run_dir: Path, config: GridConfig) -> None:
     (run_dir / "grid.json").write_text(json.dumps(config_echo(config), indent=2))
+    (run_dir / ORIGIN).write_text(json.dumps({"config": config_identity(config)}))
 
 
 def check_unchanged(run_dir: Path, config: GridConfig) -> list[str]:

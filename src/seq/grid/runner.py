@@ -17,7 +17,7 @@ from typing import Any
 
 from seq.errors import EvalCanceled, SeqInputError
 from seq.grid import rundir, summary
-from seq.grid.cells import Arm, Cell, EvalGroup, expand, floor_of, group
+from seq.grid.cells import Arm, Cell, EvalGroup, check_floors, expand, floor_of, group
 from seq.grid.config import GridConfig
 from seq.grid.history import remember
 from seq.grid.preflight import servers
@@ -58,6 +58,9 @@ def run(
       that run began is refused.
     - `families` / `modes` / `policies` narrow the grid (families and modes: the axes shape only).
     - `say(line)` is told what runs as it runs.
+
+    A run stopped before every cell ran (Ctrl-C) leaves a summary with `complete` false; such a
+    summary never passes the gate.
     """
     say = say or (lambda line: log.info(line))
     grid = load(config)
@@ -66,6 +69,7 @@ def run(
     threshold = grid.gate_threshold if threshold is None else threshold
     if not 0.0 <= threshold <= 1.0:
         raise SeqInputError(f"--threshold {threshold}: expected a rate in [0, 1].")
+    check_floors(grid, expand(grid))  # against the whole grid: a filter may leave a floor idle
     cells = expand(grid, families, modes, policies)
     if not cells:
         raise SeqInputError(
@@ -76,7 +80,7 @@ def run(
     floors = {cell.key: floor_of(grid, cell.key) for cell in cells}
     with servers(entries, grid.source):  # every server answers, every eval checks, before any runs
         _check_groups(groups, grid.source)
-        run_dir = _run_dir(grid, Path(output_dir or grid.output_dir), resume, say)
+        run_dir = _run_dir(grid, Path(output_dir or grid.output_dir).resolve(), resume, say)
         remember(run_dir, grid.source)
         results: dict[str, CellResult] = {}
         if resume:
@@ -88,24 +92,25 @@ def run(
         def finish() -> summary.Summary:
             done = [results[cell.key] for cell in cells if cell.key in results]
             built = summary.build(done, run_dir=run_dir, grid=rundir.config_echo(grid), gated=gate,
-                                  threshold=threshold, gate_on=gate_on, floors=floors)  # fmt: skip
+                                  threshold=threshold, gate_on=gate_on, floors=floors,
+                                  planned=len(cells))  # fmt: skip
             summary.write(built)
             return built
 
         offset = 0
-        for found in groups:
-            todo = [arm for arm in found.arms if any(c.key not in results for c in arm.cells)]
-            if not todo:
-                say(f"{found.first.column}: {len(found.cells)} cell(s) done already, skipped")
-                continue
-            try:
+        try:
+            for found in groups:
+                todo = [arm for arm in found.arms if any(c.key not in results for c in arm.cells)]
+                if not todo:
+                    say(f"{found.first.column}: {len(found.cells)} cell(s) done already, skipped")
+                    continue
                 with _devices_from(offset):  # each eval's workers start on the next devices
                     _run_group(found, todo, run_dir, resume, results, say)
-            except EvalCanceled:
+                offset += found.first.workers or 1
                 finish()
-                raise
-            offset += found.first.workers or 1
+        except (EvalCanceled, KeyboardInterrupt):  # Ctrl-C in an eval or between two: a partial summary
             finish()
+            raise
     for mode in dict.fromkeys(cell.mode for cell in cells):
         mine = [results.get(cell.key) for cell in cells if cell.mode == mode]
         if all(r is not None and not r.error for r in mine):
@@ -130,13 +135,13 @@ def _devices_from(offset: int) -> Iterator[None]:
 
 def _run_dir(grid: GridConfig, output_dir: Path, resume: bool, say: Say) -> Path:
     if resume:
-        latest = rundir.latest_run_dir(output_dir)
+        latest = rundir.latest_run_dir(output_dir, rundir.config_identity(grid))
         if latest is not None:
             for key in rundir.check_unchanged(latest, grid):
                 say(f"warning: {key} changed since {latest.name} began; the gate uses the new value")
             say(f"resuming {latest}")
             return latest
-        say(f"no run under {output_dir} to resume; starting one")
+        say(f"--resume: {output_dir} holds no run of {grid.source}; starting a fresh one")
     run_dir = rundir.new_run_dir(output_dir)
     rundir.write_grid(run_dir, grid)
     say(f"run directory {run_dir}")
@@ -154,7 +159,17 @@ def _check_groups(groups: list[EvalGroup], source: str) -> None:
         except SeqInputError as error:
             keys = ", ".join(cell.key for cell in found.cells[:3])
             more = f" and {len(found.cells) - 3} more" if len(found.cells) > 3 else ""
-            raise SeqInputError(f"{source}: cells {keys}{more}: {error}") from None
+            words = _config_words(found.first, str(error))
+            raise SeqInputError(f"{source}: cells {keys}{more}: {words}") from None
+
+
+def _config_words(cell: Cell, message: str) -> str:
+    """An eval's refusal in the config's words: `--tasks x: …` (a flag nobody typed) becomes
+    `key 'families.f.variations.v.tasks': x: …`."""
+    flag, _, rest = message.partition(" ")
+    if flag in cell.config_keys:
+        return f"key {cell.config_keys[flag]!r}: {rest}"
+    return message
 
 
 def _run_group(

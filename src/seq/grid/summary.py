@@ -41,6 +41,7 @@ class Summary:
     run_dir: Path
     summary: dict[str, Any] = field(repr=False, default_factory=dict)
     reasons: list[str] = field(default_factory=list)  # why the gate fails, where it does
+    complete: bool = True  # every planned cell ran (False: interrupted, or a summary mid-run)
 
     @property
     def errors(self) -> list[CellResult]:
@@ -78,11 +79,19 @@ def pooled(cells: Sequence[CellResult]) -> dict[str, Any]:
 
 
 def gate(
-    cells: Sequence[CellResult], threshold: float, gate_on: str, floors: dict[str, float | None]
+    cells: Sequence[CellResult],
+    threshold: float,
+    gate_on: str,
+    floors: dict[str, float | None],
+    planned: int | None = None,
 ) -> list[str]:
-    """Why the gate fails (an empty list: it passes)."""
+    """Why the gate fails (an empty list: it passes). A run that has not run all `planned` cells
+    (interrupted, or still running) never passes."""
     totals = pooled(cells)
     reasons = []
+    missing = 0 if planned is None else planned - len(cells)
+    if missing > 0:
+        reasons.append(f"{missing} of {planned} cells not run")
     if totals["n_trials"] == 0:
         reasons.append("no trial ran")
     reasons += [f"cell {cell.key} errored: {cell.error}" for cell in cells if cell.error]
@@ -152,14 +161,18 @@ def build(
     threshold: float,
     gate_on: str,
     floors: dict[str, float | None],
+    planned: int | None = None,
 ) -> Summary:
-    """The summary of `cells` (written by `write`)."""
+    """The summary of `cells` (written by `write`), of the `planned` cells of the grid."""
     totals = pooled(cells)
-    reasons = gate(cells, threshold, gate_on, floors)
+    reasons = gate(cells, threshold, gate_on, floors, planned)
     passed = not reasons
+    planned = len(cells) if planned is None else planned
     data = {
         "grid": grid,
         "run_dir": str(run_dir),
+        "n_cells": planned,
+        "complete": len(cells) >= planned,
         "gate": {
             "gated": gated,
             "passed": passed,
@@ -175,10 +188,11 @@ def build(
         },
         "evals": sorted({cell.eval_id for cell in cells if cell.eval_id}),
     }
-    ok = passed if gated else (totals["n_trials"] > 0 and not any(c.error for c in cells))
+    ran_all = len(cells) >= planned
+    ok = passed if gated else (ran_all and totals["n_trials"] > 0 and not any(c.error for c in cells))
     return Summary(ok, gated, passed, threshold, gate_on, totals["success_rate"], totals["success_low"],
                    totals["success_high"], totals["completion_rate"], totals["n_trials"],
-                   totals["n_success"], list(cells), run_dir, data, reasons)  # fmt: skip
+                   totals["n_success"], list(cells), run_dir, data, reasons, ran_all)  # fmt: skip
 
 
 def write(summary: Summary) -> None:
