@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import pytest
+from conftest import refused_in_one_line, run_cli
+
 import seq
 
 
@@ -175,3 +178,22 @@ def test_seq_devices_spreads_workers_over_gpus_round_robin(monkeypatch):
     monkeypatch.setenv("SEQ_DEVICES", "0, 2")
     assert [device_environment(i)["CUDA_VISIBLE_DEVICES"] for i in range(4)] == ["0", "2", "0", "2"]
     assert device_environment(1)["MUJOCO_EGL_DEVICE_ID"] == "2"
+
+
+@pytest.mark.parametrize(
+    "option, said",
+    [
+        (("--max-steps", "100000000000000000000"), "max_steps must be a positive integer below 2**31"),
+        (("--timeout-s", "nan"), "timeout_s must be a positive number of seconds, got nan"),
+        (("--trials", "100000000000000000000"), "--trials must be a positive integer up to 10,000,000"),
+        (("--seeds", "0-99999999999"), "100,000,000,000 seeds; at most 10,000,000"),
+        (("--seeds", "5000000000"), "a seed is an integer from 0 to 2**32 - 1"),
+        (("--seeds", "0-4999999", "--trials", "3"), "the eval would hold 30,000,000 episodes"),
+    ],
+)
+def test_limits_no_record_or_simulator_could_hold_are_refused_in_one_line(toy_file, option, said):
+    """Seen: a huge --max-steps ended in a codec traceback, huge --trials hung planning, and
+    --timeout-s nan turned the watchdog off."""
+    seq.deploy(toy_file)
+    refused_in_one_line(run_cli("eval", "run", "line-controller", "-b", "line", *option), said)
+    assert seq.eval.ls() == []

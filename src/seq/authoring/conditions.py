@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import math
 import numbers
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field
@@ -10,20 +11,39 @@ from typing import Any
 
 from seq.errors import SeqInputError
 
+# What a record, a wire message and a simulator's seed can hold: larger is a typo, not a plan.
+MOST_STEPS = 2**31 - 1
+SEEDS = range(0, 2**32)  # numpy's and gymnasium's seed range
+
 
 def check_max_steps(value: int | None, where: str) -> None:
-    """Refuse a step limit that is not a positive integer."""
+    """Refuse a step limit that is not a positive integer (below 2**31)."""
     if value is None:
         return
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise SeqInputError(f"{where}: max_steps must be a positive integer, got {value!r}.")
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MOST_STEPS:
+        raise SeqInputError(
+            f"{where}: max_steps must be a positive integer below 2**31, got {value!r}."
+        )
 
 
 def check_timeout(value: float | None, where: str) -> None:
+    """Refuse a time limit that is not a positive, finite number of seconds (NaN would turn the
+    watchdog off)."""
     if value is None:
         return
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float))
+        or not math.isfinite(value)
+        or value <= 0
+    ):
         raise SeqInputError(f"{where}: timeout_s must be a positive number of seconds, got {value!r}.")
+
+
+def check_seed(value: int, where: str) -> None:
+    """Refuse a seed a simulator cannot take (0 to 2**32 - 1)."""
+    if isinstance(value, bool) or not isinstance(value, int) or value not in SEEDS:
+        raise SeqInputError(f"{where}: a seed is an integer from 0 to 2**32 - 1, got {value!r}.")
 
 
 @dataclass(frozen=True)

@@ -35,13 +35,16 @@ def parse_seeds(values: list[str] | None) -> list[int] | None:
         try:
             if "-" in part.lstrip("-"):
                 first, last = part.split("-", 1) if not part.startswith("-") else (part, part)
-                seeds.extend(range(int(first), int(last) + 1))
+                span = range(int(first), int(last) + 1)
             else:
-                seeds.append(int(part))
+                span = range(int(part), int(part) + 1)
         except ValueError:
             raise SeqInputError(
                 f"--seeds {part}: expected integers like 0,1,2 or a range like 0-4."
             ) from None
+        if len(span) > 10**7:  # an eval holds at most that many episodes (seq.engine.plan)
+            raise SeqInputError(f"--seeds {part}: {len(span):,} seeds; at most 10,000,000.")
+        seeds.extend(span)
     return seeds
 
 

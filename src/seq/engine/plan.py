@@ -6,9 +6,21 @@ import difflib
 from collections.abc import Sequence
 
 from seq.authoring.benchmark import BenchmarkSpec
-from seq.authoring.conditions import Condition, check_max_steps, check_timeout
+from seq.authoring.conditions import Condition, check_max_steps, check_seed, check_timeout
 from seq.errors import SeqInputError
 from seq.record.store import WorkItem, item_id
+
+MOST_ITEMS = 10**7  # episodes in one eval: its work items are planned and stored up front
+
+
+def _check_count(conditions: int, trials: int, arms: int) -> None:
+    """Refuse an eval of more episodes than `MOST_ITEMS`, before any is planned."""
+    count = conditions * trials * arms
+    if count > MOST_ITEMS:
+        raise SeqInputError(
+            f"the eval would hold {count:,} episodes ({conditions:,} conditions × {trials:,} "
+            f"trials × {arms} arms); at most {MOST_ITEMS:,}: narrow --tasks, --seeds or --trials."
+        )
 
 
 def _pick_suites(spec: BenchmarkSpec, suites: Sequence[str] | None) -> list[Condition]:
@@ -50,8 +62,8 @@ def plan(
     """
     check_max_steps(max_steps, "--max-steps")
     check_timeout(timeout_s, "--timeout-s")
-    if isinstance(trials, bool) or not isinstance(trials, int) or trials < 1:
-        raise SeqInputError(f"--trials must be a positive integer, got {trials!r}.")
+    if isinstance(trials, bool) or not isinstance(trials, int) or not 1 <= trials <= MOST_ITEMS:
+        raise SeqInputError(f"--trials must be a positive integer up to {MOST_ITEMS:,}, got {trials!r}.")
     conditions = _pick_suites(spec, suites)
     if tasks:
         known = list(dict.fromkeys(c.task for c in conditions))
@@ -62,14 +74,21 @@ def plan(
                 raise SeqInputError(f"--tasks {task}: benchmark {spec.name!r} has no such task.{hint}")
         conditions = [c for c in conditions if c.task in set(tasks)]
     if seeds is not None:
+        if len(seeds) > MOST_ITEMS:
+            raise SeqInputError(
+                f"--seeds names {len(seeds):,} seeds; an eval holds at most {MOST_ITEMS:,} episodes."
+            )
         seeds = list(dict.fromkeys(int(seed) for seed in seeds))
         if not seeds:
             raise SeqInputError("--seeds is empty; give at least one seed.")
+        for seed in seeds:
+            check_seed(seed, "--seeds")
         templates: dict[tuple, Condition] = {}
         for condition in conditions:
             templates.setdefault(
                 (condition.task, condition.variation, tuple(sorted(condition.extra.items()))), condition
             )
+        _check_count(len(templates) * len(seeds), trials, len(arms) or 1)
         conditions = [
             Condition(**{**template.to_dict(), "seed": seed})
             for template in templates.values()
@@ -80,6 +99,7 @@ def plan(
     if timeout_s is not None:
         conditions = [Condition(**{**c.to_dict(), "timeout_s": timeout_s}) for c in conditions]
     arms = list(arms) or [""]
+    _check_count(len(conditions), trials, len(arms))
     items = []
     for trial in range(trials):  # trial-major, so that any prefix covers every condition evenly
         for condition in conditions:
