@@ -10,7 +10,7 @@ from typing import Any
 
 from seq.port.controls import DEFAULT_STEPS
 from seq.port.environment import run_in_port, run_worker
-from seq.port.scene import read_manifest
+from seq.port.scene import check_counts, read_manifest
 
 IN_IMAGE = "SEQ_PORT_IN_IMAGE"  # set in a benchmark image's export worker: export there
 
@@ -32,6 +32,7 @@ def export_benchmark(
     from seq.port.target import load_benchmark
 
     say = log or (lambda line: print(line, file=sys.stderr))
+    check_counts(seeds, steps)
     _, spec = load_benchmark(target)
     image = spec.declared.get("image")
     arguments = {"target": target, "out": str(Path(out).resolve()), "seeds": seeds, "tasks": tasks,
@@ -58,9 +59,12 @@ def compare_replay(
     log: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
     """Replay each exported start on classic MuJoCo and MuJoCo Warp (`seq.port.replay`)."""
-    for folder in (scene, port):
-        if folder is not None:
-            read_manifest(Path(folder))
+    from seq.port.replay import replay_steps
+
+    manifest = read_manifest(Path(scene))  # bad input is refused before the port starts
+    if port is not None:
+        read_manifest(Path(port))
+    replay_steps(manifest, conditions=conditions, atol=atol, steps=steps)
     port_path = None if port is None else str(Path(port).resolve())
     arguments = {"scene": str(Path(scene).resolve()), "port": port_path,
                  "conditions": conditions, "atol": atol, "steps": steps}

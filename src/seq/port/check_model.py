@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from seq.errors import SeqInputError
 from seq.port import scene as layout
 from seq.port.mujoco_state import MODEL_FIELDS, model_fields, names, option_values
 from seq.port.warp_engine import unsupported
@@ -33,7 +34,9 @@ def check_model_here(scene: str) -> dict[str, Any]:
     scenes = []
     for entry in manifest["scenes"]:
         model = mujoco.MjModel.from_xml_path(str(layout.scene_xml(directory, entry["id"])))
-        scene_dir = directory / entry["path"]
+        scene_dir = directory / layout.SCENES / entry["id"]
+        if not (scene_dir / layout.COMPILED).is_file():
+            raise SeqInputError(f"{scene_dir}: no {layout.COMPILED}; check-model needs the export's own.")
         with np.load(scene_dir / layout.COMPILED) as arrays:
             exported = {key: arrays[key] for key in arrays.files}
         options = json.loads((scene_dir / layout.OPTIONS).read_text())

@@ -51,6 +51,7 @@ def export_here(
     """Export in this process (the benchmark's own environment); returns the manifest."""
     import mujoco
 
+    layout.check_counts(seeds, steps)
     cls, spec = load_benchmark(target)
     conditions = layout.select_conditions(spec, suite, tasks, seeds)
     benchmark = cls()

@@ -17,6 +17,7 @@ sensitive there (a contact settling), and the port is not held to it.
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from typing import Any
 
@@ -41,14 +42,7 @@ def replay_here(
     directory, port_directory = Path(scene), Path(port or scene)
     manifest = layout.read_manifest(directory)
     port_manifest = layout.read_manifest(port_directory)
-    exported_steps = int(manifest["steps"])
-    steps = exported_steps if steps is None else steps
-    if not 1 <= steps <= exported_steps:
-        raise SeqInputError(
-            f"--steps must be between 1 and {exported_steps} (the export's run), got {steps}."
-        )
-    if conditions is not None and conditions < 1:
-        raise SeqInputError(f"--conditions must be 1 or more, got {conditions}.")
+    steps = replay_steps(manifest, conditions=conditions, atol=atol, steps=steps)
     port_ids = {entry["id"] for entry in port_manifest["scenes"]}
     scene_changes = {} if port_directory == directory else _scene_changes(mujoco, directory, port_directory)
     entries = manifest["starts"][:conditions]
@@ -83,6 +77,22 @@ def replay_here(
         "port_differs": any(r["port"] is not None and not r["sensitive"] for r in results),
         "port_scene_changes": scene_changes,
     }
+
+
+def replay_steps(manifest: dict[str, Any], *, conditions: int | None, atol: float, steps: int | None) -> int:
+    """The steps to replay (the export's run unless `steps`), once `--steps`, `--conditions` and
+    `--atol` are what a replay can hold a port to; SeqInputError naming the one that is not."""
+    if isinstance(atol, bool) or not isinstance(atol, int | float) or not math.isfinite(atol) or atol < 0:
+        raise SeqInputError(f"--atol must be a finite number of 0 or more, got {atol}.")
+    if conditions is not None and conditions < 1:
+        raise SeqInputError(f"--conditions must be 1 or more, got {conditions}.")
+    exported_steps = manifest["steps"]
+    steps = exported_steps if steps is None else steps
+    if not 1 <= steps <= exported_steps:
+        raise SeqInputError(
+            f"--steps must be between 1 and {exported_steps} (the export's run), got {steps}."
+        )
+    return steps
 
 
 def _run_on_warp(

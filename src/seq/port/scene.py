@@ -13,7 +13,6 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,12 +22,10 @@ import numpy as np
 from seq.errors import SeqInputError
 from seq.port.controls import Controls
 
-FORMAT = 1
-MANIFEST = "export.json"
-SCENES = "scenes"
-STARTS = "starts"
+# the layout's names, kept here for the modules that read and write a scene folder
+from seq.port.manifest import FORMAT, MANIFEST, OPTIONS, SCENES, STARTS, read_manifest  # noqa: F401
+
 COMPILED = "compiled.npz"
-OPTIONS = "options.json"
 
 
 class ExportError(SeqInputError):
@@ -48,6 +45,13 @@ class Start:
     contacts: int
 
 
+def check_counts(seeds: int | None, steps: int | None) -> None:
+    """Refuse `--seeds` or `--steps` below 1 (None: not given)."""
+    for flag, value in (("--seeds", seeds), ("--steps", steps)):
+        if value is not None and value < 1:
+            raise SeqInputError(f"{flag} must be 1 or more, got {value}.")
+
+
 def select_conditions(spec: Any, suite: str | None, tasks: list[str] | None, seeds: int | None) -> list:
     """The suite's conditions, only `tasks` (when given), the first `seeds` seeds of each task."""
     name = suite or spec.default_suite
@@ -57,8 +61,7 @@ def select_conditions(spec: Any, suite: str | None, tasks: list[str] | None, see
     for task in tasks or []:
         if task not in known:
             raise SeqInputError(f"--task {task!r}: suite {name} of {spec.name} has tasks {known}.")
-    if seeds is not None and seeds < 1:
-        raise SeqInputError(f"--seeds must be 1 or more, got {seeds}.")
+    check_counts(seeds, None)
     chosen, per_task = [], {}
     for condition in spec.suites[name]:
         if tasks and condition.task not in tasks:
@@ -81,19 +84,6 @@ def run_classic(mujoco: Any, model: Any, data: Any, controls: Controls) -> tuple
         mujoco.mj_step(model, data)
         qpos[t], xpos[t] = data.qpos, data.xpos
     return qpos, xpos
-
-
-def read_manifest(directory: Path) -> dict[str, Any]:
-    """A scene folder's export.json; SeqInputError when `directory` is not one."""
-    path = Path(directory) / MANIFEST
-    if not path.is_file():
-        raise SeqInputError(
-            f"{directory}: not an exported scene (no {MANIFEST}); make one with `seq benchmark export`."
-        )
-    manifest = json.loads(path.read_text())
-    if manifest.get("format") != FORMAT:
-        raise SeqInputError(f"{path}: format {manifest.get('format')!r}; this seq reads format {FORMAT}.")
-    return manifest
 
 
 def read_start(directory: Path, entry: dict[str, Any]) -> Start:

@@ -22,12 +22,12 @@ def load_benchmark(target: str) -> tuple[type, BenchmarkSpec]:
 
 
 def _from_file(path: Path, class_name: str | None) -> tuple[type, BenchmarkSpec]:
-    from seq.registry.loader import import_file
+    from seq.registry.loader import import_user_file
 
     if not path.is_file():
         raise SeqInputError(f"{path}: no such file; expected a Python file with a @seq.benchmark class.")
-    digest = hashlib.sha256(path.read_bytes()).hexdigest()
-    module = import_file(path.resolve(), f"seq_port_{digest[:16]}", str(path.resolve().parent), str(path))
+    data = path.read_bytes()
+    module = import_user_file(path, data, path.resolve(), f"seq_port_{hashlib.sha256(data).hexdigest()[:16]}")
     found = {
         name: value
         for name, value in vars(module).items()

@@ -20,7 +20,7 @@ from seq.record.store import Store, VersionRow, seq_home
 from seq.registry.adapters import adapter_declared, check_adapter_source, declares_adapter
 from seq.registry.builtins import BUILTINS
 from seq.registry.content import content_sha256
-from seq.registry.loader import IN_MEMORY, import_file, load_class, module_name_for
+from seq.registry.loader import IN_MEMORY, check_syntax, import_user_file, load_class, module_name_for
 
 
 @dataclass(frozen=True)
@@ -54,22 +54,13 @@ def _sha256(data: bytes) -> str:
 
 
 def _import_user_file(path: Path, data: bytes) -> tuple[Any, Path, str]:
-    try:
-        compile(data, str(path), "exec")
-    except SyntaxError as error:
-        raise SeqInputError(f"{path}:{error.lineno}: syntax error: {error.msg}.") from None
+    check_syntax(path, data)  # before the file is kept by hash
     sha = _sha256(data)
     stored = seq_home() / "code" / f"{sha}.py"
     if not stored.exists():
         stored.parent.mkdir(parents=True, exist_ok=True)
         stored.write_bytes(data)
-    try:
-        module = import_file(stored, module_name_for(sha), str(path.parent.resolve()), str(path.resolve()))
-    except SeqInputError as error:
-        raise SeqInputError(f"{path}: {error}") from None
-    except Exception as error:  # the user's module failed at import: say what, without a traceback
-        raise SeqInputError(f"{path}: importing it raised {type(error).__name__}: {error}") from None
-    return module, stored, sha
+    return import_user_file(path, data, stored, module_name_for(sha)), stored, sha
 
 
 def _notes(spec: BenchmarkSpec | PolicySpec | AdapterSpec) -> tuple[str, ...]:

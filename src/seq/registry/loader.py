@@ -57,6 +57,27 @@ def import_file(
     return module
 
 
+def check_syntax(path: Path, data: bytes) -> None:
+    """Refuse a file that is not Python, naming it and the line."""
+    try:
+        compile(data, str(path), "exec")
+    except SyntaxError as error:
+        raise SeqInputError(f"{path}:{error.lineno}: syntax error: {error.msg}.") from None
+
+
+def import_user_file(path: Path, data: bytes, runs: Path, module_name: str) -> Any:
+    """Import the user's file `path` (its bytes `data`, run from `runs`: the file itself or the copy
+    kept by hash); one that does not import is refused in one sentence naming the file: a syntax
+    error with its line, or what its top-level code raised."""
+    check_syntax(path, data)
+    try:
+        return import_file(runs, module_name, str(path.parent.resolve()), str(path.resolve()))
+    except SeqInputError as error:
+        raise SeqInputError(f"{path}: {error}") from None
+    except Exception as error:  # the user's module failed at import: say what, without a traceback
+        raise SeqInputError(f"{path}: importing it raised {type(error).__name__}: {error}") from None
+
+
 def _shown_name(shown_as: str, source: str) -> str:
     """The file name a module's code carries: the user's file, its lines those of the copy that
     runs (kept in `linecache`, so a traceback shows the code that ran even after the file changed).

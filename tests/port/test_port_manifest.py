@@ -1,0 +1,76 @@
+"""A broken `export.json` is refused in one sentence naming the file and the key, by every
+command that reads it, before the port environment starts (no Warp needed)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import refused_in_one_line, run_cli
+
+COMMANDS = (("check-model",), ("scaffold",), ("compare", "--replay"))
+
+
+def _broken(scene: Path, tmp_path: Path, text: str) -> Path:
+    copy = tmp_path / "scene"
+    shutil.copytree(scene, copy)
+    (copy / "export.json").write_text(text)
+    return copy
+
+
+def _edited(scene: Path, edit: Any) -> str:
+    manifest = json.loads((scene / "export.json").read_text())
+    edit(manifest)
+    return json.dumps(manifest)
+
+
+@pytest.mark.parametrize(("text", "said"), [
+    ('{"format": 1}', "benchmark: expected a non-empty string, got nothing"),
+    ("not json", "not JSON"),
+    ("[1]", "expected a JSON object, got list"),
+    ('{"format": 1, "benchmark": "b", "mujoco": "3", "steps": 5, "scenes": [{"name": "../../etc"}], '
+     '"starts": []}', "scenes[0].id: expected a folder name"),
+])
+def test_a_broken_manifest_is_refused_by_every_command(
+    ball_scene: Path, tmp_path: Path, text: str, said: str
+) -> None:
+    folder = _broken(ball_scene, tmp_path, text)
+    for command in COMMANDS:
+        refused_in_one_line(run_cli("benchmark", *command, str(folder)), f"{folder}/export.json", said)
+
+
+def _set(path: str, value: Any) -> Any:
+    def edit(manifest: dict[str, Any]) -> None:
+        *parents, last = path.split(".")
+        target = manifest
+        for part in parents:
+            target = target[int(part)] if part.isdigit() else target[part]
+        target[last] = value
+    return edit
+
+
+@pytest.mark.parametrize(("edit", "said"), [
+    (_set("scenes.0.id", "../../etc"), "scenes[0].id: expected a folder name (no '/', not '..')"),
+    (_set("scenes.0.id", "s9"), "scenes[0]: no scenes/s9/scene.xml in the folder"),
+    (_set("starts.1.file", "starts/../../x.npz"), "starts[1].file: expected starts/NAME.npz"),
+    (_set("starts.0.file", "starts/gone.npz"), "starts[0].file: no starts/gone.npz in the folder"),
+    (_set("starts.2.seed", "two"), "starts[2].seed: expected a whole number, got 'two'"),
+    (_set("starts.0.scene", "s1"), "starts[0].scene: expected one of the scenes ['s0'], got 's1'"),
+    (_set("steps", -3), "steps: expected a whole number of 1 or more, got -3"),
+    (_set("scenes", {}), "scenes: expected a list of objects, got {}"),
+])
+def test_a_key_that_is_not_what_the_export_writes_is_named(
+    ball_scene: Path, tmp_path: Path, edit: Any, said: str
+) -> None:
+    folder = _broken(ball_scene, tmp_path, _edited(ball_scene, edit))
+    refused_in_one_line(run_cli("benchmark", "check-model", str(folder)), f"{folder}/export.json", said)
+
+
+def test_a_broken_port_scene_is_refused_too(ball_scene: Path, tmp_path: Path) -> None:
+    port = _broken(ball_scene, tmp_path, '{"format": 1, "benchmark": "ball"}')
+    refused_in_one_line(run_cli("benchmark", "compare", "--replay", str(ball_scene), str(port)),
+                        f"{port}/export.json", "mujoco: expected a non-empty string")
