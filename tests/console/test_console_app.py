@@ -3,6 +3,7 @@ refuse, and that a list costs the same few queries however many evals the record
 
 from __future__ import annotations
 
+import math
 import socket
 
 import pytest
@@ -111,3 +112,58 @@ def test_the_policy_filter_offers_every_arm_s_policy(client):
     page = client.get("/").text
     assert '<option value="random"' in page and '<option value="line-controller"' in page
     assert client.get("/?policy=random").text.count("line-controller") >= 1  # the eval with that arm
+
+
+NAN_REWARD = """
+import seq
+
+
+class Env:
+    def reset(self, seed=None):
+        self.t = 0
+        return [0.0], {}
+
+    def step(self, action):
+        self.t += 1
+        return [0.0], float("nan"), self.t >= 2, False, {}
+
+
+@seq.benchmark(name="nan-reward", conditions=seq.conditions(tasks=["t"], seeds=range(3)), max_steps=5)
+class NanReward(seq.Benchmark):
+    @seq.reset
+    def reset(self, seed, variant):
+        return Env()
+
+    @seq.check
+    def check(self, env):
+        return seq.Step(done=env.t >= 2, metrics={"success": float(env.t >= 2), "gap": float("inf")})
+
+
+@seq.policy(name="nan-idle")
+class Idle(seq.Policy):
+    @seq.infer
+    def infer(self, obs, *, scale: float = 1.0, **_):
+        return [0.0]
+"""
+
+
+def test_a_nan_reward_or_metric_does_not_break_a_page(client, tmp_path):
+    path = tmp_path / "nan_reward.py"
+    path.write_text(NAN_REWARD)
+    seq.deploy(path)
+    report = seq.eval.run("nan-idle", benchmark="nan-reward", envs=1)
+    scaled = seq.eval.run("nan-idle", benchmark="nan-reward", envs=1, seeds=[0], params={"scale": math.nan})
+    # the record keeps NaN as Python's json writes it (`NaN`, which SQLite's JSON functions refuse)
+    assert math.isnan(Store().episodes(report.eval_id)[0].metrics["return"])
+    compare = f"/compare?a={report.eval_id}&b={RUNNING_ID}"
+    for url in ("/", f"/evals/{report.eval_id}", "/benchmarks/nan-reward", compare):
+        page = client.get(url)
+        assert page.status_code == 200, url
+    eval_page = client.get(f"/evals/{report.eval_id}").text
+    assert ">success (3)</a>" in eval_page and eval_page.count('class="episode-link"') == 3
+    row = client.get("/").text.split(f'<tr data-eval="{report.eval_id}"')[1].split("</tr>")[0]
+    assert "1.00" in row  # the success rate of its three episodes
+    episode = client.get(f"/evals/{report.eval_id}/episode", params={"item": "t|seed=0"})
+    assert episode.status_code == 200
+    listed = client.get("/?policy=nan-idle").text  # the policy filter reads every manifest
+    assert f'<tr data-eval="{scaled.eval_id}"' in listed  # its manifest holds a NaN

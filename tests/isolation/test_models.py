@@ -61,12 +61,19 @@ def test_only_declared_models_are_callable(seq_home):
         ('[models.planner]\nmodel = "x"\n', "has no [models.planner] with a base_url"),
         ('[models.planner]\nbase_url = "http://x/v1"\ntimeout_s = -1\n', "timeout_s must be a positive"),
         ("[models.planner\n", "not valid TOML"),
+        ('[models.planner]\nbase_url = "http://x/v1"\ntimeout_s = nan\n', "timeout_s must be a positive"),
+        ('[models.planner]\nbase_url = "http://x/v1"\ntimeout_s = inf\n', "got inf"),
+        (b'[models.planner]\nmodel = "\xff"\n', "not valid TOML, which is UTF-8 text"),
     ],
 )
 def test_a_model_not_configured_is_refused_in_words(seq_home, config, fragment):
     if config is not None:
         seq_home.mkdir(parents=True, exist_ok=True)
-        (seq_home / "models.toml").write_text(config)
+        path = seq_home / "models.toml"
+        if isinstance(config, bytes):
+            path.write_bytes(config)
+        else:
+            path.write_text(config)
     with pytest.raises(seq.SeqInputError) as refused:
         chat_for(["planner"], "my-robot")
     assert fragment in str(refused.value) and "models.toml" in str(refused.value)

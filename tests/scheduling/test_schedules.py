@@ -15,6 +15,8 @@ import pytest
 from conftest import TOY, refused_in_one_line, run_cli
 
 import seq
+from seq.record.schedules import Schedules
+from seq.record.store import Store
 
 NEAR = ("--tasks", "near", "--seeds", "0", "--envs", "1")
 HOUR = 3600.0
@@ -28,6 +30,13 @@ def _schedules() -> list[dict]:
 
 def _scheduled_evals() -> list[dict]:
     return [row for row in seq.eval.ls() if row["policy"].startswith("line-controller")]
+
+
+def _never_firing_schedule(every: str = "0 0 30 2 *") -> None:
+    """A schedule as an older seq stored it: a cron expression no date matches (February 30)."""
+    store = Store()
+    Schedules(store).put("line-controller", "line", every, 1, None, {"envs": 1}, time.time(), None)
+    store.close()
 
 
 def _new_policy_version(toy_file: Path) -> None:
@@ -44,6 +53,7 @@ def test_a_cron_schedule_runs_an_eval_through_the_scheduler_process(toy_file):
     )
     assert made.returncode == 0, made.stderr
     assert "schedule #1 line-controller on line, every * * * * * */1 (on)" in made.stdout
+    _never_firing_schedule()  # the scheduler still wakes for the other one
     scheduler = subprocess.Popen(
         [sys.executable, "-c", "from seq.cli import main; main()", "scheduler", "run", "--poll", "0.5"],
         stdout=subprocess.PIPE,
@@ -63,7 +73,8 @@ def test_a_cron_schedule_runs_an_eval_through_the_scheduler_process(toy_file):
         out, err = scheduler.communicate(timeout=60)
     assert scheduler.returncode == 0, err
     assert "#1 line-controller on line: completed, eval ev-" in out
-    (listed,) = _schedules()
+    listed, never = _schedules()
+    assert never["next_run"] == "never fires" and never["runs"] == 0
     completed = [row for row in _scheduled_evals() if row["status"] == "completed"]
     assert completed and {row["policy"] for row in completed} == {"line-controller@v1"}
     assert listed["runs"] >= 1 and listed["last_run"]["cause"] == "time"
@@ -121,6 +132,9 @@ def test_fires_missed_while_no_scheduler_ran_run_once(toy_file):
     seq.schedule("line-controller", benchmark="line", every="daily", envs=1, tasks=["near"], seeds=[0])
     (run,) = seq.run_due(now=created + 3 * 24 * HOUR)  # off for three days: three midnights
     assert (run.missed, run.status) == (3, "completed")
+    success = seq.eval.report(run.eval_id).metric("success")
+    shown = f"success {success.value:.2f} [{success.low:.2f}, {success.high:.2f}] n=1"
+    assert shown in run_cli("eval", "schedules").stdout
     assert seq.run_due(now=created + 3 * 24 * HOUR + 1) == []
     assert len(_scheduled_evals()) == 1
 
@@ -150,7 +164,10 @@ def test_a_schedule_switched_off_runs_nothing_and_is_listed_off(toy_file):
     ("args", "fragments"),
     [
         (("--every", "sometimes"), ("--every 'sometimes'", "cron expression")),
+        (("--every", "0 0 31 2 *"), ("--every '0 0 31 2 *'", "no date from now on matches", "never run")),
+        (("--every", "0 0 1 1 * 0 2020"), ("--every '0 0 1 1 * 0 2020'", "never run")),
         (("--every", "deploy", "--max-core-hours", "0"), ("--max-core-hours 0.0", "above 0")),
+        (("--every", "deploy", "--max-core-hours", "inf"), ("--max-core-hours inf", "finite")),
         (("--every", "daily", "--trials", "0"), ("--trials 0",)),
         (("--off",), ("no schedule evaluates line-controller on line",)),
         (("--every", "daily", "--tasks", "nowhere"), ("--tasks nowhere", "no such task")),
@@ -161,6 +178,22 @@ def test_a_schedule_switched_off_runs_nothing_and_is_listed_off(toy_file):
 def test_bad_schedules_are_refused_in_one_line(toy_file, args, fragments):
     seq.deploy(toy_file)
     refused_in_one_line(run_cli("eval", "schedule", "line-controller", "-b", "line", *args), *fragments)
+
+
+def test_a_schedule_that_never_fires_is_listed_so_and_the_others_run(toy_file):
+    seq.deploy(toy_file)
+    _never_firing_schedule()
+    seq.schedule("line-controller", benchmark="line", every="hourly", envs=1, tasks=["near"], seeds=[0])
+    listed = run_cli("eval", "schedules")
+    assert listed.returncode == 0, listed.stderr
+    assert "every 0 0 30 2 *  (on)\n    next: never fires;" in listed.stdout
+    assert [row["next_run"] for row in _schedules()][0] == "never fires"
+    (ran,) = seq.run_due(now=time.time() + HOUR)
+    assert ran.status == "completed" and ran.schedule_id == 2
+    once = run_cli("scheduler", "run", "--once")
+    assert once.returncode == 0, once.stderr
+    off = run_cli("eval", "schedule", "line-controller", "-b", "line", "--every", "0 0 30 2 *", "--off")
+    assert off.returncode == 0 and "every 0 0 30 2 * (off)" in off.stdout, off.stderr
 
 
 def test_the_schedule_command_takes_the_options_of_seq_eval_run(toy_file):

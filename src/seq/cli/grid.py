@@ -68,7 +68,9 @@ def run_command(
         raise typer.Exit(1) from None
     out = sys.stderr if as_json else sys.stdout  # with --json, stdout is the JSON alone
     if as_json:
-        print(json.dumps(summary.summary, indent=2, default=str))
+        from seq.report.report import finite  # JSON has no NaN: a NaN figure prints as null
+
+        print(json.dumps(finite(summary.summary), indent=2, default=str))
     else:
         print_summary(summary.summary)
     print(f"wrote {summary.run_dir}/summary.tsv and summary.json", file=out)

@@ -136,7 +136,7 @@ def schedules_command(as_json: bool = typer.Option(False, "--json", help="Print 
             continue
         metric = last["metric"]
         shown = (
-            f"  {metric['name']} {_interval(metric['value'], metric['low'], metric['high'])}"
+            f"  {metric['name']} {_interval(metric['value'], metric['low'], metric['high'])} n={metric['n']}"
             if metric
             else ""
         )

@@ -150,7 +150,8 @@ class ConsoleData:
         policies = self.reader.execute(  # every arm's policy, not only the eval's first
             "SELECT DISTINCT policy FROM evals UNION "
             "SELECT DISTINCT json_extract(arm.value, '$.policy_name') "
-            "FROM evals, json_each(evals.manifest, '$.arms') AS arm ORDER BY 1"
+            "FROM evals, json_each(CASE WHEN json_valid(evals.manifest) THEN evals.manifest "
+            "ELSE '{}' END, '$.arms') AS arm ORDER BY 1"  # a manifest with a NaN is not SQLite's JSON
         )
         return {
             "benchmark": [row[0] for row in rows],

@@ -9,6 +9,7 @@ The console only reads: it opens the record read-only (`mode=ro`). An eval's ful
 from __future__ import annotations
 
 import json
+import math
 import sqlite3
 from collections import defaultdict
 from collections.abc import Iterable
@@ -29,10 +30,38 @@ RESULT = (
     f"e.failure IS NOT '{INFRASTRUCTURE}' AND (e.eval_id NOT IN "
     f"(SELECT eval_id FROM episodes WHERE attempt > 1) OR {LAST_ATTEMPT})"
 )
+
+
+def metric_at(path: str) -> str:
+    """SQL for the value at JSON `path` (an SQL expression) of an episode's (`e`) metrics: SQLite's
+    `json_extract`, or, for metrics that are not strict JSON (Python's json writes a NaN or an
+    infinite reward as `NaN`, `Infinity`), `seq_metric`, which reads them in Python."""
+    return (
+        f"CASE WHEN json_valid(e.metrics) THEN json_extract(e.metrics, {path}) "
+        f"ELSE seq_metric(e.metrics, {path}) END"
+    )
+
+
+def _metric(metrics: str, path: str) -> float | int | str | None:
+    """`seq_metric`: the value at `path` (`$.name` or `$."name"`) of `metrics` as Python's json
+    reads it; None for a value that is missing, not a number, NaN or infinite (as SQLite's JSON
+    functions would have no such value)."""
+    name = path.removeprefix("$.")
+    try:
+        name = json.loads(name) if name.startswith('"') else name
+        value = json.loads(metrics).get(name)
+    except (ValueError, AttributeError):
+        return None
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value if isinstance(value, (int, float, str)) else None
+
+
+SUCCESS = metric_at("'$.success'")
 OUTCOMES = {  # the episode filters of an eval's page: SQL over its result rows
     "all": "1",
-    "success": "e.status != 'error' AND json_extract(e.metrics, '$.success') >= 0.5",
-    "fail": "e.status = 'ok' AND json_extract(e.metrics, '$.success') < 0.5",
+    "success": f"e.status != 'error' AND {SUCCESS} >= 0.5",
+    "fail": f"e.status = 'ok' AND {SUCCESS} < 0.5",
     "error": "e.status = 'error'",
     "timed_out": "e.status = 'timed_out'",
 }
@@ -79,6 +108,7 @@ class RecordReader:
         self.path = path
         self.db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
         self.db.row_factory = sqlite3.Row
+        self.db.create_function("seq_metric", 2, _metric, deterministic=True)
         self.queries = 0  # statements run: what bench/ui.py reads to show there is no N+1
         self._tallies: tuple[tuple[Any, ...], Any] | None = None
 
@@ -177,7 +207,8 @@ class RecordReader:
             return self._tallies[1]
         metrics, several = {}, set()
         for row in self.execute(
-            "SELECT id, json_array_length(manifest, '$.arms') > 1, (SELECT metrics FROM episodes "
+            "SELECT id, CASE WHEN json_valid(manifest) THEN json_array_length(manifest, '$.arms') > 1 "
+            "ELSE 1 END, (SELECT metrics FROM episodes "
             f"WHERE eval_id = evals.id AND status != '{ERROR}' LIMIT 1) FROM evals"
         ):
             if row[2] is not None:
@@ -199,7 +230,7 @@ class RecordReader:
                 f"WITH m(eval_id, path) AS (VALUES {pairs}) "
                 f"SELECT e.eval_id, {arm}, COUNT(*), SUM(e.status = '{ERROR}'), COUNT(v), SUM(v), "
                 f"SUM(v NOT IN (0, 1)), 0 FROM (SELECT e.eval_id, e.item_id, e.status, "
-                f"CASE WHEN e.status != '{ERROR}' THEN json_extract(e.metrics, m.path) END AS v "
+                f"CASE WHEN e.status != '{ERROR}' THEN {metric_at('m.path')} END AS v "
                 f"FROM episodes e JOIN m ON m.eval_id = e.eval_id WHERE {RESULT}) e{join} "
                 f"GROUP BY e.eval_id, {arm}",
                 paths,
@@ -219,7 +250,7 @@ class RecordReader:
         values: dict[tuple[str, str], list[float]] = defaultdict(list)
         for row in self.execute(
             f"WITH m(eval_id, path) AS (VALUES {pairs}) SELECT e.eval_id, i.arm, "
-            "json_extract(e.metrics, m.path) AS v FROM episodes e JOIN m ON m.eval_id = e.eval_id "
+            f"{metric_at('m.path')} AS v FROM episodes e JOIN m ON m.eval_id = e.eval_id "
             "JOIN items i ON i.eval_id = e.eval_id AND i.item_id = e.item_id "
             f"WHERE e.status != '{ERROR}' AND {RESULT} AND v IS NOT NULL",
             paths,

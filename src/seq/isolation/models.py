@@ -16,6 +16,7 @@ named in `SEQ_HOME/models.toml`, its key a `seq` secret (`seq secret set NAME --
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -45,9 +46,13 @@ def _config() -> tuple[dict[str, Any], str]:
     if not path.is_file():
         return {}, str(path)
     try:
-        return tomllib.loads(path.read_text()), str(path)
+        return tomllib.loads(path.read_text(encoding="utf-8")), str(path)
     except tomllib.TOMLDecodeError as error:
         raise SeqInputError(f"{path}: not valid TOML ({error}).") from None
+    except UnicodeDecodeError as error:
+        raise SeqInputError(f"{path}: not valid TOML, which is UTF-8 text ({error}).") from None
+    except OSError as error:
+        raise SeqInputError(f"{path} cannot be read: {error.strerror or error}.") from None
 
 
 def chat_endpoints(names: list[str], policy: str) -> dict[str, ChatEndpoint]:
@@ -70,9 +75,13 @@ def chat_endpoints(names: list[str], policy: str) -> dict[str, ChatEndpoint]:
             raise SeqInputError(
                 f"{path}: [models.{name}] key_secret must name a seq secret, got {key_secret!r}."
             )
-        if isinstance(timeout_s, bool) or not isinstance(timeout_s, int | float) or timeout_s <= 0:
+        if (
+            isinstance(timeout_s, bool)
+            or not isinstance(timeout_s, int | float)
+            or not (timeout_s > 0 and math.isfinite(timeout_s))
+        ):
             raise SeqInputError(
-                f"{path}: [models.{name}] timeout_s must be a positive number, got {timeout_s!r}."
+                f"{path}: [models.{name}] timeout_s must be a positive number of seconds, got {timeout_s!r}."
             )
         if not isinstance(entry.get("reasoning", True), bool):
             raise SeqInputError(f"{path}: [models.{name}] reasoning must be true or false.")

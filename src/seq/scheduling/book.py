@@ -9,6 +9,7 @@ list scheduled evals.
 from __future__ import annotations
 
 import json
+import math
 import time
 from dataclasses import asdict
 from typing import Any
@@ -18,7 +19,7 @@ from seq.errors import SeqInputError
 from seq.record.schedules import ScheduleRow, ScheduleRun, Schedules
 from seq.record.store import Store
 from seq.registry.deploy import resolve
-from seq.scheduling.every import DEPLOY, check_every, due_fire, next_fire
+from seq.scheduling.every import DEPLOY, NEVER, check_every, check_fires, due_fire, next_fire
 from seq.scheduling.metric import primary_metric
 
 # Options of `seq.eval.run` a schedule may not carry: the schedule decides them, or they name one
@@ -87,11 +88,13 @@ def schedule(
         return [book.get(row.id) for row in found]  # type: ignore[misc]
     if every is None:
         raise SeqInputError("seq eval schedule needs --every daily|weekly|hourly|deploy|CRON (or --off).")
-    every = check_every(every)
+    every = check_fires(check_every(every))
     if not isinstance(trials, int) or trials < 1:
         raise SeqInputError(f"--trials {trials!r}: expected a whole number of at least 1.")
-    if max_core_hours is not None and not max_core_hours > 0:
-        raise SeqInputError(f"--max-core-hours {max_core_hours!r}: expected a number of hours above 0.")
+    if max_core_hours is not None and not (max_core_hours > 0 and math.isfinite(max_core_hours)):
+        raise SeqInputError(
+            f"--max-core-hours {max_core_hours!r}: expected a finite number of hours above 0."
+        )
     if every == DEPLOY and "@" in name:
         raise SeqInputError(
             f"--every deploy follows a policy's new versions; name the policy without a version "
@@ -117,8 +120,8 @@ def schedule(
 
 
 def schedules(store: Store | None = None, now: float | None = None) -> list[dict[str, Any]]:
-    """Every schedule with its next run (`next_run`: a time, `"on deploy"`, or None when off),
-    how much of its budget is spent, and its last run with that eval's primary metric."""
+    """Every schedule with its next run (`next_run`: a time, `"on deploy"`, `"never fires"`, or None
+    when off), how much of its budget is spent, and its last run with that eval's primary metric."""
     store = store or Store()
     book = Schedules(store)
     now = time.time() if now is None else now
@@ -145,7 +148,8 @@ def _next_run(row: ScheduleRow, now: float) -> float | str | None:
         return None
     if row.every == DEPLOY:
         return "on deploy"
-    return next_fire(row.every, row.anchor_at)
+    fire = next_fire(row.every, row.anchor_at)
+    return NEVER if fire is None else fire
 
 
 def _due_now(row: ScheduleRow, now: float, store: Store) -> bool:

@@ -7,12 +7,14 @@ croniter's sixth, seconds (`* * * * * */10`: every ten seconds).
 
 from __future__ import annotations
 
+import time
 from datetime import datetime
 from typing import Any
 
 from seq.errors import SeqInputError
 
 DEPLOY = "deploy"
+NEVER = "never fires"  # the next run of a cron expression no date matches any more
 NAMED = {"hourly": "@hourly", "daily": "@daily", "weekly": "@weekly"}
 MISSED_COUNTED = 10_000  # fires folded into one are counted up to this many
 
@@ -41,13 +43,35 @@ def check_every(text: str) -> str:
     return every
 
 
+def check_fires(every: str) -> str:
+    """`every` (as `check_every` stores it), refused in one sentence when it is a cron expression
+    no date from now on matches (February 31, a year gone by): such a schedule would never run."""
+    if every != DEPLOY and next_fire(every, time.time()) is None:
+        raise SeqInputError(
+            f"--every {every!r}: no date from now on matches this cron expression (such as "
+            "February 30 or a past year), so the schedule would never run."
+        )
+    return every
+
+
 def _local(timestamp: float) -> datetime:
     return datetime.fromtimestamp(timestamp).astimezone()
 
 
-def next_fire(every: str, after: float) -> float:
-    """The first time strictly after `after` at which `every` (not `deploy`) fires."""
-    return float(_croniter()(NAMED.get(every, every), _local(after)).get_next(float))
+def _next(times: Any) -> float | None:
+    """The next time of croniter's iterator `times`; None when no date matches any more."""
+    from croniter import CroniterBadDateError
+
+    try:
+        return float(times.get_next(float))
+    except CroniterBadDateError:  # no date matches (croniter looks some years ahead, then gives up)
+        return None
+
+
+def next_fire(every: str, after: float) -> float | None:
+    """The first time strictly after `after` at which `every` (not `deploy`) fires; None when it
+    never fires again (a schedule of an older seq could hold such an expression)."""
+    return _next(_croniter()(NAMED.get(every, every), _local(after)))
 
 
 def due_fire(every: str, anchor: float, now: float) -> tuple[float, int] | None:
@@ -56,8 +80,8 @@ def due_fire(every: str, anchor: float, now: float) -> tuple[float, int] | None:
     times = _croniter()(NAMED.get(every, every), _local(anchor))
     latest, count = None, 0
     while count < MISSED_COUNTED:
-        fire = float(times.get_next(float))
-        if fire > now:
+        fire = _next(times)
+        if fire is None or fire > now:
             break
         latest, count = fire, count + 1
     if count == MISSED_COUNTED:  # too many to count: the last one is the latest before now

@@ -179,7 +179,8 @@ def _next_wake(store: Store, now: float, poll_s: float) -> float:
     wake = now + poll_s
     for row in Schedules(store).find():
         if row.enabled and row.every != DEPLOY:
-            wake = min(wake, next_fire(row.every, max(row.anchor_at, now - 1e-6)))
+            fire = next_fire(row.every, max(row.anchor_at, now - 1e-6))
+            wake = wake if fire is None else min(wake, fire)
     return max(wake, now + 0.05)
 
 
