@@ -168,6 +168,7 @@ def refused_in_one_line(result: subprocess.CompletedProcess, *fragments: str) ->
 # tests that kill processes and wait for their recovery; CI runs everything.
 SLOW = (
     "tests/shelf/",
+    "tests/evolve/test_metaworld_loop.py",
     "tests/isolation/test_image_evals.py",
     "tests/isolation/test_images.py",
     "tests/engine/test_ray_backend.py",

@@ -36,8 +36,9 @@ ALLOWED: dict[str, set[str]] = {
     "secret": {"isolation", "record"},
     "shelf": {"seq", "authoring", "capture"},  # built-in benchmarks, written as a user writes them
     "cli": {"seq", "authoring", "tf", "record", "capture", "isolation", "registry", "serving", "engine",
-            "report", "eval", "image", "volume", "secret"},
-    "seqbench": {"report", "cli"},  # its own CLI reuses seq's seed-range parsing
+            "report", "eval", "image", "volume", "secret", "evolve"},
+    "seqbench": {"report", "cli"},
+    "evolve": {"authoring", "record", "capture", "registry", "eval", "stats"},  # its own CLI reuses seq's seed-range parsing
 }  # fmt: skip
 
 

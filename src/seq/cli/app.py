@@ -8,6 +8,7 @@ from seq.cli.adapter import app as adapter_app
 from seq.cli.benchmark import app as benchmark_app
 from seq.cli.deploy import deploy_command
 from seq.cli.eval import app as eval_app
+from seq.cli.evolve import app as evolve_app
 from seq.cli.image import app as image_app
 from seq.cli.policy import app as policy_app
 from seq.cli.record import app as record_app
@@ -49,3 +50,4 @@ app.add_typer(image_app, name="image")
 app.add_typer(volume_app, name="volume")
 app.add_typer(secret_app, name="secret")
 app.add_typer(record_app, name="record")
+app.add_typer(evolve_app, name="evolve")

@@ -71,6 +71,18 @@ def _evaluate(policy: str, row: VersionRow, suites: list[str], settings: Setting
     return report.eval_id
 
 
+def _profiles(eval_id: str, store: Store) -> dict[str, dict[str, float]]:
+    """Per condition: the target's success rate and the median steps of its successes."""
+    import statistics
+
+    out = {}
+    for ident, runs in _outcomes(eval_id, store).items():
+        wins = [episode.steps for success, episode in runs.values() if success >= 1.0]
+        out[ident] = {"success": rate([s for s, _ in runs.values()]),
+                      "steps": float(statistics.median(wins)) if wins else 0.0}  # fmt: skip
+    return out
+
+
 def diagnose(eval_id: str, store: Store) -> tuple[list[FailedEpisode], dict[str, Baseline]]:
     """Read the eval's traces, detect each failed episode's failures."""
     items = {item.item_id: item for item in store.items(eval_id)}
@@ -117,7 +129,10 @@ def run_cycle(benchmark: str, policy: str, reference: str, settings: Settings, s
     existing = all_conditions(row)
     default_steps = spec_of(load_version(row)).max_steps
     candidates = generate(clusters, supported(load_version(row)), {_identity(c) for c in existing},
-                          settings.per_cluster, endpoint, prefix=f"y{number}c")[: settings.max_candidates]  # fmt: skip
+                          settings.per_cluster, endpoint, prefix=f"y{number}c",
+                          profiles=_profiles(cycle["eval_id"], store),
+                          least_success=settings.thresholds.drop + settings.thresholds.margin,
+                          )[: settings.max_candidates]  # fmt: skip
     say(f"  generate: {len(candidates)} candidates by {sorted({c.operator for c in candidates})}")
     cycle["candidates"] = []
     if candidates:

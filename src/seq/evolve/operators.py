@@ -29,6 +29,10 @@ PHYSICS_BY_TYPE = {
 }
 
 
+def _ident(condition: Condition) -> str:
+    return f"{condition.key}|max_steps={condition.max_steps}"
+
+
 class Operator(Protocol):
     name: str
 
@@ -99,7 +103,9 @@ class HorizonChange:
     ) -> list[Condition]:
         base = condition.max_steps or int(how.get("max_steps", 500))
         floor = int(how.get("min_steps", 20))
-        limits = sorted({max(floor, int(base * f)) for f in how.get("fractions", (0.5,))}, reverse=True)
+        # Fractions of the steps the target's successes took on the seed, where the loop knows them.
+        scale = float(how.get("seed_steps") or base)
+        limits = sorted({max(floor, int(scale * f)) for f in how.get("fractions", (0.5,))}, reverse=True)
         return [
             _variant(condition, self.name, max_steps=limit, horizon=limit) for limit in limits if limit < base
         ]
@@ -172,18 +178,27 @@ def generate(
     per_cluster: int = 2,
     endpoint: Endpoint | None = None,
     prefix: str = "c",
+    profiles: Mapping[str, Mapping[str, float]] | None = None,
+    least_success: float = 0.0,
 ) -> list[Candidate]:
-    """Candidates from each cluster's conditions (at most `per_cluster` seed conditions each), by
-    every supported operator, leaving out conditions that exist already."""
+    """Candidates from each cluster's conditions, by every supported operator, leaving out
+    conditions that exist already. `profiles` (condition key → the target's `success` rate and
+    median successful `steps` there) picks the `per_cluster` seeds the target succeeds on most
+    (at least `least_success`: a drop needs room) and scales the horizon."""
+    profiles = profiles or {}
     chosen = {**OPERATORS, "instruction": InstructionParaphrase(endpoint)}
     out: list[Candidate] = []
     seen = set(existing)
     for cluster in clusters:
-        for raw in cluster.conditions[:per_cluster]:
-            seed = Condition.from_dict(raw)
-            for name, how in operators.items():
+        seeds = [Condition.from_dict(raw) for raw in cluster.conditions]
+        seeds = [s for s in seeds if profiles.get(_ident(s), {}).get("success", 1.0) >= least_success]
+        seeds.sort(key=lambda s: -profiles.get(_ident(s), {}).get("success", 0.0))
+        for seed in seeds[:per_cluster]:
+            profile = profiles.get(_ident(seed), {})
+            for name, declared in operators.items():
+                how = {**declared, "seed_steps": profile.get("steps")} if name == "horizon" else declared
                 for condition in chosen[name].mutate(seed, cluster, how):
-                    identity = f"{condition.key}|max_steps={condition.max_steps}"
+                    identity = _ident(condition)
                     if identity in seen:
                         continue
                     seen.add(identity)

@@ -81,5 +81,5 @@ def apply_variant(env: Any, extra: Mapping[str, Any]) -> None:
 EVOLVE_OPERATORS = {
     "pose": {"keys": POSE_KEYS, "step_m": 0.05, "max_m": 0.12},
     "physics": {"keys": PHYSICS_KEYS, "friction": (0.3, 0.5), "mass": (3.0, 6.0), "damping": (3.0, 6.0)},
-    "horizon": {"fractions": (0.5, 0.35), "min_steps": 40},
+    "horizon": {"fractions": (1.0, 0.8), "min_steps": 40},
 }

@@ -1,0 +1,63 @@
+"""What full traces cost, on MetaWorld (`seq evolve`'s traces: low-dim obs, actions, info, contacts).
+
+    python bench/traces.py [--tasks 5] [--seeds 5] [--trials 2] [--repeats 3]
+
+Episode throughput (env steps per second of the eval's own wall time, one worker) of a
+`noisy-expert` eval (noise 0.3) with `traces=True` against the same eval without, each run in a
+fresh process, alternating, best of each side; and the trace files' bytes per step. Goal: the
+ratio with / without at least 0.9.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+RUN = """
+import json, os, pathlib, sys, seq
+from seq.shelf.metaworld import MT10
+tasks, seeds, trials, traces = json.loads(sys.argv[1])
+report = seq.eval.run("noisy-expert", benchmark="metaworld", tasks=MT10[:tasks], seeds=range(seeds),
+                      trials=trials, params={"noise": 0.3}, traces=traces, envs=1)
+steps = sum(e.steps for e in report.episodes)
+files = list(pathlib.Path(os.environ["SEQ_HOME"]).glob("artifacts/*/traces/*.trace"))
+print(json.dumps({"steps": steps, "wall_s": report.cost["wall_s"], "bytes": sum(f.stat().st_size for f in files)}))
+"""
+
+
+def once(tasks: int, seeds: int, trials: int, traces: bool) -> dict[str, float]:
+    with tempfile.TemporaryDirectory() as home:
+        env = {**os.environ, "SEQ_HOME": home}
+        out = subprocess.run([sys.executable, "-c", RUN, json.dumps([tasks, seeds, trials, traces])],
+                             env=env, capture_output=True, text=True, check=True)  # fmt: skip
+        return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tasks", type=int, default=5)
+    parser.add_argument("--seeds", type=int, default=5)
+    parser.add_argument("--trials", type=int, default=2)
+    parser.add_argument("--repeats", type=int, default=3)
+    args = parser.parse_args()
+    best = {False: 0.0, True: 0.0}
+    sizes = []
+    for _ in range(args.repeats):
+        for traces in (False, True):
+            run = once(args.tasks, args.seeds, args.trials, traces)
+            best[traces] = max(best[traces], run["steps"] / run["wall_s"])
+            if traces:
+                sizes.append(run["bytes"] / run["steps"])
+    print(f"MetaWorld, {args.tasks} tasks × {args.seeds} seeds × {args.trials} trials, 1 worker")
+    print(f"  without traces: {best[False]:,.0f} steps/s")
+    print(f"  with traces:    {best[True]:,.0f} steps/s")
+    print(f"  ratio: {best[True] / best[False]:.3f} (goal ≥ 0.9)")
+    print(f"  trace size: {min(sizes):,.0f} bytes per step")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,66 @@
+"""`seq evolve report`: the evolve log as Markdown: per cycle, the clusters, the candidates by
+operator and decision, the promoted conditions with their evidence, and the frontier (the
+target's success on the base and on the evolved slices, per task)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from seq.evolve import state as log
+from seq.evolve.gates import PROMOTE
+
+
+def _pct(value: float | None) -> str:
+    return "—" if value is None or value != value else f"{100 * value:.0f}%"
+
+
+def markdown(benchmark: str | None = None) -> str:
+    state = log.only(benchmark)
+    lines = [f"# seq evolve: {state['benchmark']}", ""]
+    for cycle in state["cycles"]:
+        t = cycle.get("thresholds", {})
+        lines += [
+            f"## Cycle {cycle['cycle']}: {cycle['base']} → {cycle['next']}",
+            "",
+            f"Target `{cycle['policy']}`, reference `{cycle['reference']}`; eval `{cycle['eval_id']}`; "
+            f"{cycle.get('failed_episodes', 0)} failed episodes.",
+            f"Gates: drop ≥ {t.get('drop')}, interval above 0; reference ≥ {t.get('solvable')}; "
+            f"novelty ≥ {t.get('novelty')}; critics agree.",
+            "",
+            "| cluster | type | size | conditions | mean step fraction |",
+            "|---|---|---|---|---|",
+        ]
+        for c in cycle.get("clusters", []):
+            s = c["signature"]
+            lines.append(
+                f"| {c['id']} | {c['type']} | {s['size']} | {len(c['conditions'])} | {s['when']:.2f} |"
+            )
+        candidates = cycle.get("candidates", [])
+        by = Counter((c["operator"], c["decision"]) for c in candidates)
+        lines += ["", "| operator | promote | review | reject |", "|---|---|---|---|"]
+        for op in sorted({c["operator"] for c in candidates}):
+            lines.append(f"| {op} | {by[(op, 'promote')]} | {by[(op, 'review')]} | {by[(op, 'reject')]} |")
+        promoted = [c for c in candidates if c["decision"] == PROMOTE]
+        if promoted:
+            lines += ["", "Promoted:", "",
+                      "| candidate | task | change | operator | cluster | target seed → candidate | drop [95%] | reference |",
+                      "|---|---|---|---|---|---|---|---|"]  # fmt: skip
+            for c in promoted:
+                d = c["difficulty"]
+                change = _change(c)
+                lines.append(
+                    f"| {c['id']} | {c['condition']['task']} | {change} | {c['operator']} | {c['cluster']} "
+                    f"({c['cluster_type']}) | {_pct(d['seed_success'])} → {_pct(d['candidate_success'])} | "
+                    f"{d['drop']:+.2f} [{d['low']:+.2f}, {d['high']:+.2f}] | {_pct(c['reference_success'])} |"
+                )
+        lines.append("")
+    return "\n".join(lines)
+
+
+def _change(candidate: dict[str, Any]) -> str:
+    seed, mine = candidate["seed"], candidate["condition"]
+    parts = [f"{k}={v}" for k, v in mine["extra"].items() if seed["extra"].get(k) != v and k != "horizon"]
+    if mine.get("max_steps") != seed.get("max_steps"):
+        parts.append(f"max_steps={mine['max_steps']}")
+    return ", ".join(parts) + f" (seed {seed['seed']})"
