@@ -25,15 +25,21 @@ report = seq.eval.run("noisy-expert", benchmark="metaworld", tasks=MT10[:tasks],
                       trials=trials, params={"noise": 0.3}, traces=traces, envs=1)
 steps = sum(e.steps for e in report.episodes)
 files = list(pathlib.Path(os.environ["SEQ_HOME"]).glob("artifacts/*/traces/*.trace"))
-print(json.dumps({"steps": steps, "wall_s": report.cost["wall_s"], "bytes": sum(f.stat().st_size for f in files)}))
+size = sum(f.stat().st_size for f in files)
+print(json.dumps({"steps": steps, "wall_s": report.cost["wall_s"], "bytes": size}))
 """
 
 
 def once(tasks: int, seeds: int, trials: int, traces: bool) -> dict[str, float]:
     with tempfile.TemporaryDirectory() as home:
         env = {**os.environ, "SEQ_HOME": home}
-        out = subprocess.run([sys.executable, "-c", RUN, json.dumps([tasks, seeds, trials, traces])],
-                             env=env, capture_output=True, text=True, check=True)  # fmt: skip
+        out = subprocess.run(
+            [sys.executable, "-c", RUN, json.dumps([tasks, seeds, trials, traces])],
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
         return json.loads(out.stdout.strip().splitlines()[-1])
 
 

@@ -37,8 +37,8 @@ ALLOWED: dict[str, set[str]] = {
     "shelf": {"seq", "authoring", "capture"},  # built-in benchmarks, written as a user writes them
     "cli": {"seq", "authoring", "tf", "record", "capture", "isolation", "registry", "serving", "engine",
             "report", "eval", "image", "volume", "secret", "evolve"},
-    "seqbench": {"report", "cli"},
-    "evolve": {"authoring", "record", "capture", "registry", "eval", "stats"},  # its own CLI reuses seq's seed-range parsing
+    "seqbench": {"report", "cli"},  # its own CLI reuses seq's seed-range parsing
+    "evolve": {"authoring", "record", "capture", "registry", "eval"},  # on top: runs evals
 }  # fmt: skip
 
 

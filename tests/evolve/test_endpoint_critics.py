@@ -35,11 +35,18 @@ async def completions(request: Request) -> JSONResponse:
         content = json.dumps(["Push the puck to the goal.", "Move the puck onto the target."])
     else:
         content = json.dumps({"verdict": "ok", "reason": "a moved goal is still the same task"})
-    return JSONResponse({
-        "id": "chatcmpl-1", "object": "chat.completion", "created": int(time.time()), "model": body["model"],
-        "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": content}}],
-        "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
-    })  # fmt: skip
+    return JSONResponse(
+        {
+            "id": "chatcmpl-1",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": body["model"],
+            "choices": [
+                {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": content}}
+            ],
+            "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+        }
+    )
 
 
 @pytest.fixture(scope="module")
@@ -84,8 +91,10 @@ def test_paraphrases_come_from_the_endpoint_or_from_templates(base_url):
         "Move the puck onto the target.",
     ]
     slow = InstructionParaphrase(seq.evolve.Endpoint(base_url, "slow-writer", timeout_s=0.3))
-    assert slow.paraphrases("Push the puck to the goal") == ["Please push the puck to the goal.",
-                                                             "Could you push the puck to the goal?"]  # fmt: skip
+    assert slow.paraphrases("Push the puck to the goal") == [
+        "Please push the puck to the goal.",
+        "Could you push the puck to the goal?",
+    ]
     condition = Condition("push-v3", 0, extra={"instruction": "Push the puck to the goal"})
     mutated = quick.mutate(condition, None, {})  # type: ignore[arg-type]
     assert [c.extra["instruction"] for c in mutated][0] == "Push the puck to the goal."

@@ -15,11 +15,29 @@ pytest.importorskip("metaworld")
 
 def test_two_cycles_promote_harder_solvable_conditions(tmp_path):
     done = run_cli(
-        "evolve", "run", "metaworld", "--policy", "noisy-expert", "--reference", "metaworld-expert",
-        "--param", "noise=0.3", "--tasks", "push-v3,pick-place-v3,door-open-v3", "--seeds", "0,1,2",
-        "--trials", "10", "--reference-trials", "1", "--max-candidates", "16", "--cycles", "2",
+        "evolve",
+        "run",
+        "metaworld",
+        "--policy",
+        "noisy-expert",
+        "--reference",
+        "metaworld-expert",
+        "--param",
+        "noise=0.3",
+        "--tasks",
+        "push-v3,pick-place-v3,door-open-v3",
+        "--seeds",
+        "0,1,2",
+        "--trials",
+        "10",
+        "--reference-trials",
+        "1",
+        "--max-candidates",
+        "16",
+        "--cycles",
+        "2",
         timeout=1500,
-    )  # fmt: skip
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     import seq.record.store as store_module
 

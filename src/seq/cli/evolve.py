@@ -9,8 +9,9 @@ import typer
 
 from seq.errors import SeqInputError
 
-app = typer.Typer(help="Evolve a benchmark from its failures into harder, still solvable versions.",
-                  no_args_is_help=True)  # fmt: skip
+app = typer.Typer(
+    help="Evolve a benchmark from its failures into harder, still solvable versions.", no_args_is_help=True
+)
 review_app = typer.Typer(help="Candidates waiting for a person's decision.", no_args_is_help=True)
 app.add_typer(review_app, name="review")
 
@@ -60,12 +61,23 @@ def run_command(
     except ValueError:
         raise SeqInputError(f"--seeds {seeds!r}: expected integers separated by commas.") from None
     settings = seq.evolve.Settings(
-        tasks=tasks.split(",") if tasks else None, seeds=seed_list, trials=trials,
-        reference_trials=reference_trials, max_candidates=max_candidates,
-        policy_params=_params(param, "--param"), envs=envs,
-    )  # fmt: skip
-    found = seq.evolve.run(benchmark, policy, reference, cycles, settings,
-                           Endpoint(endpoint, model, timeout_s) if endpoint else None, say=typer.echo)  # fmt: skip
+        tasks=tasks.split(",") if tasks else None,
+        seeds=seed_list,
+        trials=trials,
+        reference_trials=reference_trials,
+        max_candidates=max_candidates,
+        policy_params=_params(param, "--param"),
+        envs=envs,
+    )
+    found = seq.evolve.run(
+        benchmark,
+        policy,
+        reference,
+        cycles,
+        settings,
+        Endpoint(endpoint, model, timeout_s) if endpoint else None,
+        say=typer.echo,
+    )
     typer.echo(f"evolved: {found[0]['base']} → {found[-1]['next']}")
 
 
@@ -76,8 +88,10 @@ def status_command(benchmark: str = typer.Option(None, "--benchmark", help="Only
 
     for row in seq.evolve.status(benchmark):
         typer.echo(f"{row['benchmark']}: {row['cycles']} cycle(s), latest {row['latest']}")
-        typer.echo(f"  {row['candidates']} candidates: {row['promoted']} promoted, "
-                   f"{row['pending_review']} waiting for review")  # fmt: skip
+        typer.echo(
+            f"  {row['candidates']} candidates: {row['promoted']} promoted, "
+            f"{row['pending_review']} waiting for review"
+        )
 
 
 @app.command("report")
@@ -105,15 +119,18 @@ def review_list_command(benchmark: str = typer.Option(None, "--benchmark")) -> N
     if not pending:
         typer.echo("nothing to review")
     for c in pending:
-        typer.echo(f"{c['id']} (cycle {c['cycle']}, {c['operator']}, cluster {c['cluster']}): "
-                   f"{c['condition']['task']} {c['condition']['extra']}")  # fmt: skip
+        typer.echo(
+            f"{c['id']} (cycle {c['cycle']}, {c['operator']}, cluster {c['cluster']}): "
+            f"{c['condition']['task']} {c['condition']['extra']}"
+        )
         for reason in c["reasons"]:
             typer.echo(f"  {reason}")
 
 
 @review_app.command("approve")
-def approve_command(candidate: str, benchmark: str = typer.Option(None, "--benchmark"),
-                    note: str = typer.Option("", "--note")) -> None:  # fmt: skip
+def approve_command(
+    candidate: str, benchmark: str = typer.Option(None, "--benchmark"), note: str = typer.Option("", "--note")
+) -> None:
     """Promote a candidate under review into the benchmark's next version."""
     import seq.evolve
 
@@ -122,8 +139,9 @@ def approve_command(candidate: str, benchmark: str = typer.Option(None, "--bench
 
 
 @review_app.command("reject")
-def reject_command(candidate: str, benchmark: str = typer.Option(None, "--benchmark"),
-                   note: str = typer.Option("", "--note")) -> None:  # fmt: skip
+def reject_command(
+    candidate: str, benchmark: str = typer.Option(None, "--benchmark"), note: str = typer.Option("", "--note")
+) -> None:
     """Reject a candidate under review."""
     import seq.evolve
 
@@ -137,8 +155,10 @@ def diff_command(first: str, second: str) -> None:
     import seq.evolve
 
     for row in seq.evolve.diff(first, second):
-        typer.echo(f"{row['task']}: {row[first]:.2f} → {row[second]:.2f} "
-                   f"({row['difference']:+.2f} [{row['low']:+.2f}, {row['high']:+.2f}], n {row['pairs']})")  # fmt: skip
+        typer.echo(
+            f"{row['task']}: {row[first]:.2f} → {row[second]:.2f} "
+            f"({row['difference']:+.2f} [{row['low']:+.2f}, {row['high']:+.2f}], n {row['pairs']})"
+        )
 
 
 @app.command("export-hard-cases")

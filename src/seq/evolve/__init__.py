@@ -9,5 +9,17 @@ from seq.evolve.llm import Deferred, Endpoint
 from seq.evolve.loop import Settings, run
 from seq.evolve.report import markdown as report
 
-__all__ = ["Deferred", "Endpoint", "Settings", "Thresholds", "diff", "export_hard_cases", "prune", "report",
-           "review_decide", "review_list", "run", "status"]  # fmt: skip
+__all__ = [
+    "Deferred",
+    "Endpoint",
+    "Settings",
+    "Thresholds",
+    "diff",
+    "export_hard_cases",
+    "prune",
+    "report",
+    "review_decide",
+    "review_list",
+    "run",
+    "status",
+]

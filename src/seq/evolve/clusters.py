@@ -92,11 +92,15 @@ class FailureCluster:
             "signature": self.signature(),
             "conditions": self.conditions,
             "members": [
-                {"item_id": m.item_id, "condition": _key(m.condition), "trial": m.trial,
-                 "failures": [f.to_dict() for f in m.failures]}
+                {
+                    "item_id": m.item_id,
+                    "condition": _key(m.condition),
+                    "trial": m.trial,
+                    "failures": [f.to_dict() for f in m.failures],
+                }
                 for m in self.members
             ],
-        }  # fmt: skip
+        }
 
 
 def _key(condition: dict[str, Any]) -> str:

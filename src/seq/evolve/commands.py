@@ -18,14 +18,16 @@ def status(benchmark: str | None = None) -> list[dict[str, Any]]:
     for state in states:
         cycles = state["cycles"]
         candidates = [c for cycle in cycles for c in cycle.get("candidates", [])]
-        out.append({
-            "benchmark": state["benchmark"],
-            "cycles": len(cycles),
-            "latest": cycles[-1]["next"] if cycles else None,
-            "candidates": len(candidates),
-            "promoted": sum(c["decision"] == PROMOTE for c in candidates),
-            "pending_review": sum(c["decision"] == REVIEW for c in candidates),
-        })  # fmt: skip
+        out.append(
+            {
+                "benchmark": state["benchmark"],
+                "cycles": len(cycles),
+                "latest": cycles[-1]["next"] if cycles else None,
+                "candidates": len(candidates),
+                "promoted": sum(c["decision"] == PROMOTE for c in candidates),
+                "pending_review": sum(c["decision"] == REVIEW for c in candidates),
+            }
+        )
     return out
 
 
@@ -33,10 +35,18 @@ def review_list(benchmark: str | None = None) -> list[dict[str, Any]]:
     """Candidates waiting for a person's decision, with why."""
     state = log.only(benchmark)
     return [
-        {"cycle": cycle["cycle"], "id": c["id"], "condition": c["condition"], "operator": c["operator"],
-         "cluster": c["cluster"], "reasons": c["reasons"]}
-        for cycle in state["cycles"] for c in cycle.get("candidates", []) if c["decision"] == REVIEW
-    ]  # fmt: skip
+        {
+            "cycle": cycle["cycle"],
+            "id": c["id"],
+            "condition": c["condition"],
+            "operator": c["operator"],
+            "cluster": c["cluster"],
+            "reasons": c["reasons"],
+        }
+        for cycle in state["cycles"]
+        for c in cycle.get("candidates", [])
+        if c["decision"] == REVIEW
+    ]
 
 
 def _find(state: dict[str, Any], candidate_id: str) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -47,8 +57,9 @@ def _find(state: dict[str, Any], candidate_id: str) -> tuple[dict[str, Any], dic
     raise SeqInputError(f"no candidate {candidate_id!r} in {state['benchmark']}'s evolve log.")
 
 
-def review_decide(candidate_id: str, approve: bool, benchmark: str | None = None,
-                  note: str = "", store: Store | None = None) -> dict[str, Any]:  # fmt: skip
+def review_decide(
+    candidate_id: str, approve: bool, benchmark: str | None = None, note: str = "", store: Store | None = None
+) -> dict[str, Any]:
     """Approve (promote into the benchmark's next version) or reject a candidate under review."""
     from seq.evolve.loop import promote
     from seq.registry.deploy import resolve
@@ -105,15 +116,28 @@ def diff(
             raise SeqInputError(f"no eval {eval_id!r} in the record (seq eval ls lists them).")
         items = {i.item_id: i.condition for i in store.items(eval_id)}
         outcome[eval_id] = {
-            (items[e.item_id].task, f"{items[e.item_id].key}|{items[e.item_id].max_steps}", e.trial):
-            float(e.metrics.get("success", 0.0)) if e.ok else 0.0
-            for e in store.episodes(eval_id) if (items[e.item_id].suite or "").startswith("evolved")
-        }  # fmt: skip
+            (items[e.item_id].task, f"{items[e.item_id].key}|{items[e.item_id].max_steps}", e.trial): float(
+                e.metrics.get("success", 0.0)
+            )
+            if e.ok
+            else 0.0
+            for e in store.episodes(eval_id)
+            if (items[e.item_id].suite or "").startswith("evolved")
+        }
     shared = sorted(set(outcome[first]) & set(outcome[second]))
     for task in sorted({k[0] for k in shared}):
         keys = [k for k in shared if k[0] == task]
         a, b = [outcome[first][k] for k in keys], [outcome[second][k] for k in keys]
         interval = agresti_min_interval(paired_table(a, b))
-        rows.append({"task": task, "pairs": len(keys), first: sum(a) / len(a), second: sum(b) / len(b),
-                     "difference": interval.difference, "low": interval.low, "high": interval.high})  # fmt: skip
+        rows.append(
+            {
+                "task": task,
+                "pairs": len(keys),
+                first: sum(a) / len(a),
+                second: sum(b) / len(b),
+                "difference": interval.difference,
+                "low": interval.low,
+                "high": interval.high,
+            }
+        )
     return rows

@@ -40,9 +40,11 @@ class Failure:
 
 @dataclass(frozen=True)
 class Baseline:
-    """What a task's successful episodes look like: their highest peak contact force."""
+    """What a task's successful episodes look like: their highest peak contact force, and whether
+    they grasp (a task solved without grasping has no grasp failures)."""
 
     peak_force: float = 0.0
+    grasps: bool = False
 
     @property
     def force_limit(self) -> float:
@@ -94,8 +96,11 @@ def stall(trace: Trace, baseline: Baseline) -> Failure | None:
         gained = float(distance[window][0] - distance[window].min())
         moved = 0.0 if hand is None else float(np.linalg.norm(np.ptp(hand[window], axis=0)))
         if gained < STALL_PROGRESS and distance[window][0] > POSE_TOLERANCE:
-            return Failure("stall", start, {"window": STALL_WINDOW, "progress_m": round(gained, 4),
-                                            "hand_moved_m": round(moved, 4)})  # fmt: skip
+            return Failure(
+                "stall",
+                start,
+                {"window": STALL_WINDOW, "progress_m": round(gained, 4), "hand_moved_m": round(moved, 4)},
+            )
     return None
 
 
@@ -116,7 +121,7 @@ def out_of_reach(trace: Trace, baseline: Baseline) -> Failure | None:
 
 def grasp_failure(trace: Trace, baseline: Baseline) -> Failure | None:
     grasped, near = _series(trace, "grasp_success"), _series(trace, "near_object")
-    if grasped is None or near is None or not near.any():
+    if not baseline.grasps or grasped is None or near is None or not near.any():
         return None
     if not grasped.any():
         first_near = int(np.argmax(near > 0)) + 1
@@ -126,7 +131,7 @@ def grasp_failure(trace: Trace, baseline: Baseline) -> Failure | None:
 
 def drop(trace: Trace, baseline: Baseline, hold: int = 5) -> Failure | None:
     grasped = _series(trace, "grasp_success")
-    if grasped is None:
+    if grasped is None or not baseline.grasps:
         return None
     held = 0
     for step, value in enumerate(grasped):
@@ -150,8 +155,11 @@ def contact_anomaly(trace: Trace, baseline: Baseline) -> Failure | None:
         pairs = trace.contacts[step][0]
         bodies = trace.header.get("geom_body") or []
         named = [[bodies[int(g)] if int(g) < len(bodies) else int(g) for g in pair] for pair in pairs[:4]]
-        return Failure("contact_anomaly", step + 1, {"peak_n": round(float(forces.max()), 1),
-                                                     "limit_n": round(limit, 1), "pairs": named})  # fmt: skip
+        return Failure(
+            "contact_anomaly",
+            step + 1,
+            {"peak_n": round(float(forces.max()), 1), "limit_n": round(limit, 1), "pairs": named},
+        )
     return None
 
 
@@ -186,9 +194,12 @@ def detect(trace: Trace, baseline: Baseline | None = None) -> list[Failure]:
 def baselines(traces: Sequence[Trace]) -> dict[str, Baseline]:
     """Per task, the baseline of its successful episodes."""
     peaks: dict[str, float] = {}
+    grasps: dict[str, bool] = {}
     for trace in traces:
         if succeeded(trace):
             forces = peak_forces(trace)
             task = trace.header["task"]
             peaks[task] = max(peaks.get(task, 0.0), float(forces.max()) if len(forces) else 0.0)
-    return {task: Baseline(peak) for task, peak in peaks.items()}
+            held = _series(trace, "grasp_success")
+            grasps[task] = grasps.get(task, False) or bool(held is not None and held.any())
+    return {task: Baseline(peak, grasps[task]) for task, peak in peaks.items()}

@@ -46,8 +46,9 @@ def _vector(observation: Any) -> list[float]:
     return [float(observation)] if isinstance(observation, (int, float)) else []
 
 
-def export_hard_cases(directory: str | Path, format: str = "jsonl", benchmark: str | None = None,
-                      store: Store | None = None) -> Path:  # fmt: skip
+def export_hard_cases(
+    directory: str | Path, format: str = "jsonl", benchmark: str | None = None, store: Store | None = None
+) -> Path:
     """Write the hard cases under `directory`; returns the file (jsonl) or the dataset's root."""
     if format not in FORMATS:
         raise SeqInputError(f"--format {format}: expected {' or '.join(FORMATS)}.")
@@ -61,10 +62,22 @@ def export_hard_cases(directory: str | Path, format: str = "jsonl", benchmark: s
         with open(target, "w") as out:
             for member, path in cases:
                 trace = read_trace(path)
-                steps = [{"observation": _vector(o), "action": a.tolist(), "reward": r}
-                         for o, a, r in zip(trace.observations[1:], trace.actions, trace.rewards, strict=True)]  # fmt: skip
-                out.write(json.dumps({**member, "task": trace.header["task"], "seed": trace.header["seed"],
-                                      "extra": trace.header.get("extra"), "steps": steps}) + "\n")  # fmt: skip
+                steps = [
+                    {"observation": _vector(o), "action": a.tolist(), "reward": r}
+                    for o, a, r in zip(trace.observations[1:], trace.actions, trace.rewards, strict=True)
+                ]
+                out.write(
+                    json.dumps(
+                        {
+                            **member,
+                            "task": trace.header["task"],
+                            "seed": trace.header["seed"],
+                            "extra": trace.header.get("extra"),
+                            "steps": steps,
+                        }
+                    )
+                    + "\n"
+                )
         return target
     return _lerobot(root, state, cases)
 
@@ -85,36 +98,54 @@ def _lerobot(root: Path, state: dict[str, Any], cases: list[tuple[dict[str, Any]
         actions = [a.astype(np.float32).tolist() for a in trace.actions]
         length = len(actions)
         dims = (len(states[0]) if states else 0, len(actions[0]) if actions else 0)
-        table = pa.table({
-            "observation.state": pa.array(states, pa.list_(pa.float32(), dims[0])),
-            "action": pa.array(actions, pa.list_(pa.float32(), dims[1])),
-            "next.reward": pa.array(trace.rewards, pa.float32()),
-            "next.done": pa.array([i == length - 1 for i in range(length)]),
-            "timestamp": pa.array([i / FPS for i in range(length)], pa.float32()),
-            "frame_index": pa.array(range(length), pa.int64()),
-            "episode_index": pa.array([number] * length, pa.int64()),
-            "index": pa.array(range(index, index + length), pa.int64()),
-            "task_index": pa.array([task_index] * length, pa.int64()),
-        })  # fmt: skip
+        table = pa.table(
+            {
+                "observation.state": pa.array(states, pa.list_(pa.float32(), dims[0])),
+                "action": pa.array(actions, pa.list_(pa.float32(), dims[1])),
+                "next.reward": pa.array(trace.rewards, pa.float32()),
+                "next.done": pa.array([i == length - 1 for i in range(length)]),
+                "timestamp": pa.array([i / FPS for i in range(length)], pa.float32()),
+                "frame_index": pa.array(range(length), pa.int64()),
+                "episode_index": pa.array([number] * length, pa.int64()),
+                "index": pa.array(range(index, index + length), pa.int64()),
+                "task_index": pa.array([task_index] * length, pa.int64()),
+            }
+        )
         pq.write_table(table, root / "data" / "chunk-000" / f"episode_{number:06d}.parquet")
-        episodes.append({"episode_index": number, "tasks": [task], "length": length,
-                         "seq": {k: member[k] for k in ("item_id", "cluster", "cycle", "failures")}})  # fmt: skip
+        episodes.append(
+            {
+                "episode_index": number,
+                "tasks": [task],
+                "length": length,
+                "seq": {k: member[k] for k in ("item_id", "cluster", "cycle", "failures")},
+            }
+        )
         index += length
     features = {
         "observation.state": {"dtype": "float32", "shape": [dims[0]], "names": None},
         "action": {"dtype": "float32", "shape": [dims[1]], "names": None},
         "next.reward": {"dtype": "float32", "shape": [1], "names": None},
         "next.done": {"dtype": "bool", "shape": [1], "names": None},
-        **{k: {"dtype": "float32" if k == "timestamp" else "int64", "shape": [1], "names": None}
-           for k in ("timestamp", "frame_index", "episode_index", "index", "task_index")},
-    }  # fmt: skip
+        **{
+            k: {"dtype": "float32" if k == "timestamp" else "int64", "shape": [1], "names": None}
+            for k in ("timestamp", "frame_index", "episode_index", "index", "task_index")
+        },
+    }
     info = {
-        "codebase_version": "v2.1", "robot_type": state["benchmark"], "total_episodes": len(episodes),
-        "total_frames": index, "total_tasks": len(tasks), "total_videos": 0, "total_chunks": 1,
-        "chunks_size": 1000, "fps": FPS, "splits": {"train": f"0:{len(episodes)}"},
+        "codebase_version": "v2.1",
+        "robot_type": state["benchmark"],
+        "total_episodes": len(episodes),
+        "total_frames": index,
+        "total_tasks": len(tasks),
+        "total_videos": 0,
+        "total_chunks": 1,
+        "chunks_size": 1000,
+        "fps": FPS,
+        "splits": {"train": f"0:{len(episodes)}"},
         "data_path": "data/chunk-{episode_chunk:03d}/episode_{episode_index:06d}.parquet",
-        "video_path": None, "features": features,
-    }  # fmt: skip
+        "video_path": None,
+        "features": features,
+    }
     (root / "meta" / "info.json").write_text(json.dumps(info, indent=2))
     (root / "meta" / "episodes.jsonl").write_text("".join(json.dumps(e) + "\n" for e in episodes))
     (root / "meta" / "tasks.jsonl").write_text(

@@ -76,8 +76,15 @@ def difficulty(seed_outcomes: Mapping[int, float], candidate_outcomes: Mapping[i
     a = [candidate_outcomes[t] for t in trials]
     b = [seed_outcomes[t] for t in trials]
     interval = agresti_min_interval(paired_table(a, b))  # B − A: seed minus candidate
-    return {"seed_success": rate(b), "candidate_success": rate(a), "drop": interval.difference,
-            "low": interval.low, "high": interval.high, "pairs": interval.n, "method": interval.method}  # fmt: skip
+    return {
+        "seed_success": rate(b),
+        "candidate_success": rate(a),
+        "drop": interval.difference,
+        "low": interval.low,
+        "high": interval.high,
+        "pairs": interval.n,
+        "method": interval.method,
+    }
 
 
 def semantic(endpoint: Endpoint | None, task: str, condition: Condition, base: Condition) -> dict[str, Any]:
@@ -116,15 +123,23 @@ def critics(
     limit = max(FORCE_FLOOR, SAFETY_FACTOR * baseline_peak_n)
     separation = reference_rate - target_rate
     return {
-        "safety": {"verdict": "pass" if reference_peak_n <= limit else "fail",
-                   "peak_n": round(reference_peak_n, 1), "limit_n": round(limit, 1)},
-        "robustness": {"verdict": "pass" if separation >= thresholds.separation else "fail",
-                       "separation": round(separation, 3),
-                       "reference_spread": round(_spread(reference_outcomes), 3)},
-        "solvability": {"verdict": "pass" if reference_rate >= thresholds.solvable else "fail",
-                        "reference_success": round(reference_rate, 3), "episodes": len(reference_outcomes)},
+        "safety": {
+            "verdict": "pass" if reference_peak_n <= limit else "fail",
+            "peak_n": round(reference_peak_n, 1),
+            "limit_n": round(limit, 1),
+        },
+        "robustness": {
+            "verdict": "pass" if separation >= thresholds.separation else "fail",
+            "separation": round(separation, 3),
+            "reference_spread": round(_spread(reference_outcomes), 3),
+        },
+        "solvability": {
+            "verdict": "pass" if reference_rate >= thresholds.solvable else "fail",
+            "reference_success": round(reference_rate, 3),
+            "episodes": len(reference_outcomes),
+        },
         "semantic": semantic_verdict,
-    }  # fmt: skip
+    }
 
 
 def _spread(outcomes: Sequence[float]) -> float:
@@ -134,8 +149,9 @@ def _spread(outcomes: Sequence[float]) -> float:
     return math.sqrt(sum((x - mean) ** 2 for x in outcomes) / (len(outcomes) - 1))
 
 
-def decide(hard: dict[str, Any], verdicts: dict[str, dict[str, Any]], distance: float,
-           thresholds: Thresholds) -> tuple[str, list[str]]:  # fmt: skip
+def decide(
+    hard: dict[str, Any], verdicts: dict[str, dict[str, Any]], distance: float, thresholds: Thresholds
+) -> tuple[str, list[str]]:
     """The decision and the reasons, gate by gate."""
     t = thresholds
     reasons, borderline = [], []

@@ -58,16 +58,32 @@ def _identity(c: Condition) -> str:
     return f"{c.key}|max_steps={c.max_steps}"
 
 
-def _evaluate(policy: str, row: VersionRow, suites: list[str], settings: Settings, trials: int,
-              params: dict[str, Any], store: Store, traces: bool = True, narrow: bool = True) -> str:  # fmt: skip
+def _evaluate(
+    policy: str,
+    row: VersionRow,
+    suites: list[str],
+    settings: Settings,
+    trials: int,
+    params: dict[str, Any],
+    store: Store,
+    traces: bool = True,
+    narrow: bool = True,
+) -> str:
     """Run one eval into the record; `narrow`: only the settings' tasks and seeds."""
     import seq.eval
 
     report = seq.eval.run(
-        policy, benchmark=row.label, suites=suites, tasks=settings.tasks if narrow else None,
+        policy,
+        benchmark=row.label,
+        suites=suites,
+        tasks=settings.tasks if narrow else None,
         seeds=settings.seeds if narrow else None,
-        trials=trials, params=params or None, traces=traces, envs=settings.envs, store=store,
-    )  # fmt: skip
+        trials=trials,
+        params=params or None,
+        traces=traces,
+        envs=settings.envs,
+        store=store,
+    )
     return report.eval_id
 
 
@@ -78,8 +94,10 @@ def _profiles(eval_id: str, store: Store) -> dict[str, dict[str, float]]:
     out = {}
     for ident, runs in _outcomes(eval_id, store).items():
         wins = [episode.steps for success, episode in runs.values() if success >= 1.0]
-        out[ident] = {"success": rate([s for s, _ in runs.values()]),
-                      "steps": float(statistics.median(wins)) if wins else 0.0}  # fmt: skip
+        out[ident] = {
+            "success": rate([s for s, _ in runs.values()]),
+            "steps": float(statistics.median(wins)) if wins else 0.0,
+        }
     return out
 
 
@@ -97,8 +115,11 @@ def diagnose(eval_id: str, store: Store) -> tuple[list[FailedEpisode], dict[str,
         found = detect(trace, base.get(trace.header["task"]))
         if found:
             item = items[episode.item_id]
-            failed.append(FailedEpisode(episode.item_id, item.condition.to_dict(), episode.trial, found,
-                                        features(trace, found)))  # fmt: skip
+            failed.append(
+                FailedEpisode(
+                    episode.item_id, item.condition.to_dict(), episode.trial, found, features(trace, found)
+                )
+            )
     return failed, base
 
 
@@ -108,40 +129,64 @@ def _suites(row: VersionRow, settings: Settings) -> list[str]:
     return chosen + [s for s in evolved_conditions(row) if s not in chosen]
 
 
-def run_cycle(benchmark: str, policy: str, reference: str, settings: Settings, store: Store,
-              endpoint: Endpoint | None = None, say: Any = print) -> dict[str, Any]:  # fmt: skip
+def run_cycle(
+    benchmark: str,
+    policy: str,
+    reference: str,
+    settings: Settings,
+    store: Store,
+    endpoint: Endpoint | None = None,
+    say: Any = print,
+) -> dict[str, Any]:
     """One cycle from the benchmark's latest evolved version (or `benchmark` as given)."""
     state = log.load(benchmark.partition("@")[0])
     name = state["benchmark"]
     row = resolve("benchmark", state["cycles"][-1]["next"] if state["cycles"] else benchmark, store)
     number = len(state["cycles"]) + 1
-    cycle: dict[str, Any] = {"cycle": number, "base": row.label, "policy": policy, "reference": reference,
-                             "started_at": time.time(), "thresholds": asdict(settings.thresholds)}  # fmt: skip
+    cycle: dict[str, Any] = {
+        "cycle": number,
+        "base": row.label,
+        "policy": policy,
+        "reference": reference,
+        "started_at": time.time(),
+        "thresholds": asdict(settings.thresholds),
+    }
     say(f"cycle {number}: evaluate {policy} on {row.label}")
-    cycle["eval_id"] = _evaluate(policy, row, _suites(row, settings), settings, settings.trials,
-                                 settings.policy_params, store)  # fmt: skip
+    cycle["eval_id"] = _evaluate(
+        policy, row, _suites(row, settings), settings, settings.trials, settings.policy_params, store
+    )
     failed, base = diagnose(cycle["eval_id"], store)
     clusters = cluster(failed)
     cycle["failed_episodes"] = len(failed)
     cycle["clusters"] = [c.to_dict() for c in clusters]
-    say(f"  diagnose: {len(failed)} failed episodes, {len(clusters)} clusters "
-        f"({', '.join(f'{c.id} {c.type} ×{len(c.members)}' for c in clusters)})")  # fmt: skip
+    say(
+        f"  diagnose: {len(failed)} failed episodes, {len(clusters)} clusters "
+        f"({', '.join(f'{c.id} {c.type} ×{len(c.members)}' for c in clusters)})"
+    )
     existing = all_conditions(row)
     default_steps = spec_of(load_version(row)).max_steps
-    candidates = generate(clusters, supported(load_version(row)), {_identity(c) for c in existing},
-                          settings.per_cluster, endpoint, prefix=f"y{number}c",
-                          profiles=_profiles(cycle["eval_id"], store),
-                          least_success=settings.thresholds.drop + settings.thresholds.margin,
-                          )[: settings.max_candidates]  # fmt: skip
+    candidates = generate(
+        clusters,
+        supported(load_version(row)),
+        {_identity(c) for c in existing},
+        settings.per_cluster,
+        endpoint,
+        prefix=f"y{number}c",
+        profiles=_profiles(cycle["eval_id"], store),
+        least_success=settings.thresholds.drop + settings.thresholds.margin,
+    )[: settings.max_candidates]
     say(f"  generate: {len(candidates)} candidates by {sorted({c.operator for c in candidates})}")
     cycle["candidates"] = []
     if candidates:
-        cycle["candidates"] = _validate(name, row, candidates, cycle, clusters, base, existing, default_steps,
-                                        settings, store, endpoint)  # fmt: skip
+        cycle["candidates"] = _validate(
+            name, row, candidates, cycle, clusters, base, existing, default_steps, settings, store, endpoint
+        )
     promoted = [c for c in cycle["candidates"] if c["decision"] == PROMOTE]
     review = [c for c in cycle["candidates"] if c["decision"] == REVIEW]
-    say(f"  validate: {len(promoted)} promote, {len(review)} to review, "
-        f"{len(cycle['candidates']) - len(promoted) - len(review)} rejected")  # fmt: skip
+    say(
+        f"  validate: {len(promoted)} promote, {len(review)} to review, "
+        f"{len(cycle['candidates']) - len(promoted) - len(review)} rejected"
+    )
     cycle["next"] = row.label
     if promoted:
         cycle["next"] = promote(name, row, promoted, number, store).label
@@ -152,17 +197,49 @@ def run_cycle(benchmark: str, policy: str, reference: str, settings: Settings, s
     return cycle
 
 
-def _validate(name: str, row: VersionRow, candidates: list[Candidate], cycle: dict[str, Any],
-              clusters: list[Any], base: dict[str, Baseline], existing: list[Condition], default_steps: int,
-              settings: Settings, store: Store, endpoint: Endpoint | None) -> list[dict[str, Any]]:  # fmt: skip
+def _validate(
+    name: str,
+    row: VersionRow,
+    candidates: list[Candidate],
+    cycle: dict[str, Any],
+    clusters: list[Any],
+    base: dict[str, Baseline],
+    existing: list[Condition],
+    default_steps: int,
+    settings: Settings,
+    store: Store,
+    endpoint: Endpoint | None,
+) -> list[dict[str, Any]]:
     suite = f"candidates-y{cycle['cycle']}"
-    staging = register(name + STAGING_SUFFIX, row, {suite: [c.condition for c in candidates]},
-                       {"label": f"candidates of {row.label}, cycle {cycle['cycle']}"}, store)  # fmt: skip
+    staging = register(
+        name + STAGING_SUFFIX,
+        row,
+        {suite: [c.condition for c in candidates]},
+        {"label": f"candidates of {row.label}, cycle {cycle['cycle']}"},
+        store,
+    )
     cycle["staging"] = staging.label
-    target_eval = _evaluate(cycle["policy"], staging, [suite], settings, settings.trials,
-                            settings.policy_params, store, traces=False, narrow=False)  # fmt: skip
-    reference_eval = _evaluate(cycle["reference"], staging, [suite], settings, settings.reference_trials,
-                               settings.reference_params, store, narrow=False)  # fmt: skip
+    target_eval = _evaluate(
+        cycle["policy"],
+        staging,
+        [suite],
+        settings,
+        settings.trials,
+        settings.policy_params,
+        store,
+        traces=False,
+        narrow=False,
+    )
+    reference_eval = _evaluate(
+        cycle["reference"],
+        staging,
+        [suite],
+        settings,
+        settings.reference_trials,
+        settings.reference_params,
+        store,
+        narrow=False,
+    )
     cycle["validation_evals"] = {"target": target_eval, "reference": reference_eval}
     seeds, target, reference = (_outcomes(e, store) for e in (cycle["eval_id"], target_eval, reference_eval))
     types = {c.id: c.type for c in clusters}
@@ -179,18 +256,32 @@ def _validate(name: str, row: VersionRow, candidates: list[Candidate], cycle: di
                 forces = peak_forces(read_trace(episode.artifacts["trace"]))
                 peak = max(peak, float(forces.max()) if len(forces) else 0.0)
         task_base = base.get(candidate.condition.task, Baseline())
-        verdicts = critics(hard["candidate_success"], [s for s, _ in reference_runs.values()], peak,
-                           task_base.peak_force, settings.thresholds,
-                           semantic(endpoint, candidate.condition.task, candidate.condition, candidate.seed))  # fmt: skip
+        verdicts = critics(
+            hard["candidate_success"],
+            [s for s, _ in reference_runs.values()],
+            peak,
+            task_base.peak_force,
+            settings.thresholds,
+            semantic(endpoint, candidate.condition.task, candidate.condition, candidate.seed),
+        )
         distance = novelty(candidate.condition, existing, default_steps)
         decision, reasons = decide(hard, verdicts, distance, settings.thresholds)
-        out.append({
-            "id": candidate.id, "condition": candidate.condition.to_dict(), "seed": candidate.seed.to_dict(),
-            "operator": candidate.operator, "cluster": candidate.cluster, "cluster_type": types[candidate.cluster],
-            "difficulty": hard, "critics": verdicts, "novelty": distance,
-            "reference_success": rate([s for s, _ in reference_runs.values()]),
-            "decision": decision, "reasons": reasons,
-        })  # fmt: skip
+        out.append(
+            {
+                "id": candidate.id,
+                "condition": candidate.condition.to_dict(),
+                "seed": candidate.seed.to_dict(),
+                "operator": candidate.operator,
+                "cluster": candidate.cluster,
+                "cluster_type": types[candidate.cluster],
+                "difficulty": hard,
+                "critics": verdicts,
+                "novelty": distance,
+                "reference_success": rate([s for s, _ in reference_runs.values()]),
+                "decision": decision,
+                "reasons": reasons,
+            }
+        )
     return out
 
 
@@ -199,16 +290,34 @@ def promote(name: str, row: VersionRow, chosen: list[dict[str, Any]], cycle: int
     suite = f"evolved-y{cycle}"
     previous = evolved_conditions(row).get(suite, [])
     conditions = previous + [Condition.from_dict({**c["condition"], "suite": suite}) for c in chosen]
-    added = [{"condition": Condition.from_dict(c["condition"]).key, "max_steps": c["condition"]["max_steps"],
-              "seed": Condition.from_dict(c["seed"]).key, "operator": c["operator"], "cluster": c["cluster"],
-              "cluster_type": c["cluster_type"], "candidate": c["id"], "drop": c["difficulty"]["drop"],
-              "reference_success": c["reference_success"]} for c in chosen]  # fmt: skip
+    added = [
+        {
+            "condition": Condition.from_dict(c["condition"]).key,
+            "max_steps": c["condition"]["max_steps"],
+            "seed": Condition.from_dict(c["seed"]).key,
+            "operator": c["operator"],
+            "cluster": c["cluster"],
+            "cluster_type": c["cluster_type"],
+            "candidate": c["id"],
+            "drop": c["difficulty"]["drop"],
+            "reference_success": c["reference_success"],
+        }
+        for c in chosen
+    ]
     manifest = {"label": f"{name} evolved, cycle {cycle}", "cycle": cycle, "added": added, "from": row.label}
     return register(name, row, {suite: conditions}, manifest, store)
 
 
-def run(benchmark: str, policy: str, reference: str, cycles: int = 1, settings: Settings | None = None,
-        endpoint: Endpoint | None = None, store: Store | None = None, say: Any = print) -> list[dict[str, Any]]:  # fmt: skip
+def run(
+    benchmark: str,
+    policy: str,
+    reference: str,
+    cycles: int = 1,
+    settings: Settings | None = None,
+    endpoint: Endpoint | None = None,
+    store: Store | None = None,
+    say: Any = print,
+) -> list[dict[str, Any]]:
     """Run `cycles` evolve cycles of `benchmark` against target `policy` and `reference`; returns
     each cycle's log (also kept in `SEQ_HOME/evolve/NAME.json`)."""
     store = store or Store()

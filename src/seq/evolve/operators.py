@@ -47,9 +47,15 @@ def _variant(condition: Condition, operator: str, **changes: Any) -> Condition:
     max_steps = changes.pop("max_steps", condition.max_steps)
     for key, value in changes.items():
         extra[key] = round(float(value), 4) if isinstance(value, float) else value
-    return Condition(task=condition.task, seed=condition.seed, variation=condition.variation,
-                     max_steps=max_steps, timeout_s=condition.timeout_s, suite=condition.suite,
-                     extra=extra)  # fmt: skip
+    return Condition(
+        task=condition.task,
+        seed=condition.seed,
+        variation=condition.variation,
+        max_steps=max_steps,
+        timeout_s=condition.timeout_s,
+        suite=condition.suite,
+        extra=extra,
+    )
 
 
 @dataclass(frozen=True)
@@ -69,8 +75,10 @@ class PosePerturbation:
         for turn in range(2):
             a = angle + turn * np.pi / 2
             dx, dy = step * 1.6 * np.cos(a), step * 1.6 * np.sin(a)
-            clipped = [float(np.clip(v + condition.extra.get(k, 0.0), -most, most))
-                       for v, k in ((dx, "obj_dx"), (dy, "obj_dy"))]  # fmt: skip
+            clipped = [
+                float(np.clip(v + condition.extra.get(k, 0.0), -most, most))
+                for v, k in ((dx, "obj_dx"), (dy, "obj_dy"))
+            ]
             out.append(_variant(condition, self.name, obj_dx=clipped[0], obj_dy=clipped[1]))
             out.append(_variant(condition, self.name, goal_dx=-clipped[0], goal_dy=-clipped[1]))
         return out

@@ -43,9 +43,14 @@ def markdown(benchmark: str | None = None) -> str:
             lines.append(f"| {op} | {by[(op, 'promote')]} | {by[(op, 'review')]} | {by[(op, 'reject')]} |")
         promoted = [c for c in candidates if c["decision"] == PROMOTE]
         if promoted:
-            lines += ["", "Promoted:", "",
-                      "| candidate | task | change | operator | cluster | target seed → candidate | drop [95%] | reference |",
-                      "|---|---|---|---|---|---|---|---|"]  # fmt: skip
+            lines += [
+                "",
+                "Promoted:",
+                "",
+                "| candidate | task | change | operator | cluster | target seed → candidate "
+                "| drop [95%] | reference |",
+                "|---|---|---|---|---|---|---|---|",
+            ]
             for c in promoted:
                 d = c["difficulty"]
                 change = _change(c)

@@ -61,14 +61,24 @@ def register(
     stored = seq_home() / "code" / f"{sha}.py"
     stored.parent.mkdir(parents=True, exist_ok=True)
     stored.write_text(text)
-    ref = {"path": str(stored), "sha256": sha, "qualname": qualname.split(".")[-1],
-           "origin_dir": str(stored.parent), "file": str(stored)}  # fmt: skip
+    ref = {
+        "path": str(stored),
+        "sha256": sha,
+        "qualname": qualname.split(".")[-1],
+        "origin_dir": str(stored.parent),
+        "file": str(stored),
+    }
     from seq.registry.loader import load_class
 
     cls = load_class(ref)
     described = spec_of(cls).describe()
-    described["evolve"] = {**manifest, "root_module": module, "root_qualname": qualname, "suites": all_suites,
-                           "base": base.label}  # fmt: skip
+    described["evolve"] = {
+        **manifest,
+        "root_module": module,
+        "root_qualname": qualname,
+        "suites": all_suites,
+        "base": base.label,
+    }
     row, _ = store.register_version("benchmark", name, content_sha256(text, "", ()), ref, described)
     return row
 

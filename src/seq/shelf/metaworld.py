@@ -3,9 +3,9 @@ and `mt50`, and the policies `metaworld-expert` and `noisy-expert`.
 
 Each condition is a task and a seed. The seed picks one of the task's 50 MetaWorld goal
 configurations (`metaworld.MT1(task, seed=0).train_tasks[seed % 50]`, the set MT10/MT50 train on)
-and seeds `env.reset`; a condition's `extra` may move the object and goal or change the
-physics (`seq.shelf.metaworld_variants`); success is the env's own `info["success"]`, and an episode is done at the
-first success or at `max_steps` (500, MetaWorld's own horizon).
+and seeds `env.reset`; a condition's `extra` may move the object and goal or change the physics
+(`seq.shelf.metaworld_variants`); success is the env's own `info["success"]`, and an episode is
+done at the first success or at `max_steps` (500, MetaWorld's own horizon).
 """
 
 from __future__ import annotations
