@@ -1,47 +1,39 @@
 """The acceptance loop on MetaWorld, at a small size: one command evolves the benchmark from the
 noisy expert's failures into a version on which it does measurably worse while the scripted
-expert still succeeds, and a second cycle starts from that version."""
+expert still succeeds, and a second cycle starts from that version; its hard cases export."""
 
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+from pathlib import Path
 
 import pytest
 
 from tests.conftest import run_cli
 
 pytest.importorskip("metaworld")
+pq = pytest.importorskip("pyarrow.parquet")
+TOOLS = Path(__file__).resolve().parents[2] / "tools"
 
 
-def test_two_cycles_promote_harder_solvable_conditions(tmp_path):
+@pytest.fixture(scope="module")
+def evolved(tmp_path_factory):
+    home = tmp_path_factory.mktemp("evolve-home")
+    env = {"SEQ_HOME": str(home)}
     done = run_cli(
-        "evolve",
-        "run",
-        "metaworld",
-        "--policy",
-        "noisy-expert",
-        "--reference",
-        "metaworld-expert",
-        "--param",
-        "noise=0.3",
-        "--tasks",
-        "push-v3,pick-place-v3,door-open-v3",
-        "--seeds",
-        "0,1,2",
-        "--trials",
-        "10",
-        "--reference-trials",
-        "1",
-        "--max-candidates",
-        "16",
-        "--cycles",
-        "2",
-        timeout=1500,
-    )
+        "evolve", "run", "metaworld", "--policy", "noisy-expert", "--reference", "metaworld-expert",
+        "--param", "noise=0.3", "--tasks", "push-v3,pick-place-v3,door-open-v3", "--seeds", "0,1,2",
+        "--trials", "10", "--reference-trials", "1", "--max-candidates", "16", "--cycles", "2",
+        env=env, timeout=1500,
+    )  # fmt: skip
     assert done.returncode == 0, done.stderr[-3000:]
-    import seq.record.store as store_module
+    return env, json.loads((home / "evolve" / "metaworld.json").read_text())
 
-    state = json.loads((store_module.seq_home() / "evolve" / "metaworld.json").read_text())
+
+def test_two_cycles_promote_harder_solvable_conditions(evolved):
+    env, state = evolved
     first, second = state["cycles"]
     assert len({c["type"] for c in first["clusters"]}) >= 2
     assert len({c["operator"] for c in first["candidates"]}) >= 3
@@ -53,16 +45,67 @@ def test_two_cycles_promote_harder_solvable_conditions(tmp_path):
         assert hard["low"] > 0
         assert candidate["reference_success"] >= 0.80
     assert first["next"] == "metaworld@v2" and second["base"] == "metaworld@v2"
-    # the promoted version is a version of the registry whose manifest names what was added
-    shown = run_cli("benchmark", "ls")
-    assert shown.returncode == 0
-    report = run_cli("evolve", "report", "--benchmark", "metaworld")
+    status = run_cli("evolve", "status", env=env)
+    assert status.returncode == 0 and "latest metaworld@v" in status.stdout
+    report = run_cli("evolve", "report", "--benchmark", "metaworld", env=env)
     assert report.returncode == 0 and "Promoted:" in report.stdout
-    exported = run_cli("evolve", "export-hard-cases", str(tmp_path / "hard"), "--format", "jsonl")
-    assert exported.returncode == 0, exported.stderr
-    lines = (tmp_path / "hard" / "metaworld-hard-cases.jsonl").read_text().splitlines()
-    assert lines and json.loads(lines[0])["failures"]
-    lerobot = run_cli("evolve", "export-hard-cases", str(tmp_path / "lr"), "--format", "lerobot")
-    assert lerobot.returncode == 0, lerobot.stderr
-    info = json.loads((tmp_path / "lr" / "meta" / "info.json").read_text())
-    assert info["total_episodes"] == len(lines)
+
+
+def test_the_promoted_version_runs_its_added_conditions(evolved):
+    env, _ = evolved
+    done = run_cli("eval", "run", "metaworld-expert", "-b", "metaworld@v2", "--suite", "evolved-y1", env=env)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "success: 1.00" in done.stdout  # the reference still solves every promoted condition
+
+
+@pytest.fixture(scope="module")
+def exported(evolved, tmp_path_factory):
+    env, state = evolved
+    root = tmp_path_factory.mktemp("export")
+    for form in ("jsonl", "lerobot"):
+        done = run_cli("evolve", "export-hard-cases", str(root / form), "--format", form, env=env)
+        assert done.returncode == 0, done.stderr
+    return state, root
+
+
+def test_hard_cases_export_as_jsonl(exported):
+    state, root = exported
+    lines = (root / "jsonl" / "metaworld-hard-cases.jsonl").read_text().splitlines()
+    members = sum(len(c["members"]) for cycle in state["cycles"] for c in cycle["clusters"])
+    case = json.loads(lines[0])
+    assert len(lines) == members and case["failures"] and len(case["steps"][0]["action"]) == 4
+
+
+def test_the_lerobot_export_follows_its_v3_layout(exported):
+    state, root = exported
+    root = root / "lerobot"
+    info = json.loads((root / "meta" / "info.json").read_text())
+    frames = pq.read_table(root / "data" / "chunk-000" / "file-000.parquet")
+    episodes = pq.read_table(root / "meta" / "episodes" / "chunk-000" / "file-000.parquet").to_pylist()
+    members = sum(len(c["members"]) for cycle in state["cycles"] for c in cycle["clusters"])
+    assert info["codebase_version"] == "v3.0" and info["total_episodes"] == members == len(episodes)
+    assert frames.num_rows == info["total_frames"] == sum(e["length"] for e in episodes)
+    assert set(info["features"]) == set(frames.column_names)
+    assert frames.schema.field("observation.state").type.list_size == 39
+    assert [e["dataset_from_index"] for e in episodes[1:]] == [e["dataset_to_index"] for e in episodes[:-1]]
+    tasks = pq.read_table(root / "meta" / "tasks.parquet")
+    assert json.loads(tasks.schema.metadata[b"pandas"])["index_columns"] == ["task"]
+
+
+def test_lerobot_reads_the_export(exported):
+    reader = os.environ.get("SEQ_LEROBOT_PYTHON")
+    if reader is None:
+        pytest.skip("lerobot's reader needs torch: set SEQ_LEROBOT_PYTHON (tools/lerobot_venv.sh)")
+    _, root = exported
+    frames = pq.read_table(root / "lerobot" / "data" / "chunk-000" / "file-000.parquet")
+    read = subprocess.run(
+        [reader, str(TOOLS / "read_lerobot.py"), str(root / "lerobot")],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, "HF_HUB_OFFLINE": "1"},
+    )
+    assert read.returncode == 0, read.stderr[-3000:]
+    seen = json.loads(read.stdout.strip().splitlines()[-1])
+    assert seen["codebase_version"] == "v3.0" and seen["frames"] == frames.num_rows
+    assert seen["shapes"]["observation.state"] == [39] and seen["shapes"]["action"] == [4]
