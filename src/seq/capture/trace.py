@@ -44,6 +44,8 @@ def _array(value: np.ndarray) -> dict[str, Any]:
 
 def low_dim(value: Any, key: str | None = None) -> Any:
     """An observation without its images: arrays as float32 bytes, numbers as numbers."""
+    if type(value) is np.ndarray and value.ndim == 1 and value.dtype.kind == "f":  # the common case, fast
+        return {"f4": value.astype(np.float32).tobytes(), "shape": [len(value)]}
     if isinstance(value, np.ndarray):
         if _is_image(value, key) or value.dtype.kind not in "fiub":
             return None
@@ -58,16 +60,20 @@ def low_dim(value: Any, key: str | None = None) -> Any:
     return None
 
 
+NUMBERS = (bool, int, float, np.bool_, np.integer, np.floating)
+
+
 def _info(env: Any) -> dict[str, float]:
+    """The numeric scalars of the env's last `info` (where the env keeps one as `env.info`)."""
     info = getattr(env, "info", None)
     if not isinstance(info, dict):
         return {}
     out = {}
     for key, value in info.items():
-        if isinstance(value, (bool, int, float, np.generic)) and not isinstance(value, str):
+        if isinstance(value, NUMBERS):
             number = float(value)
             if math.isfinite(number):
-                out[str(key)] = number
+                out[key if type(key) is str else str(key)] = number
     return out
 
 
@@ -97,14 +103,22 @@ class Contacts:
         ]
 
     def read(self) -> dict[str, bytes]:
-        count = int(self.data.ncon)
+        data = self.data
+        count = int(data.ncon)
         if count == 0:
             return {"g": b"", "f": b""}
-        pairs = np.asarray(self.data.contact.geom[:count], dtype=np.int16)
-        forces = np.empty(count, dtype=np.float32)
-        for index in range(count):
-            self._mujoco.mj_contactForce(self.model, self.data, index, self._force)
-            forces[index] = self._force[0]
+        contact = data.contact
+        pairs = contact.geom[:count].astype(np.int16)
+        # The normal force of a contact is the first row of its constraint (mj_contactForce's
+        # forces[0], for the default pyramidal cones too): summed pyramid edges read as normal.
+        address, dim = contact.efc_address[:count], contact.dim[:count]
+        if self.model.opt.cone == self._mujoco.mjtCone.mjCONE_ELLIPTIC:
+            forces = data.efc_force[address].astype(np.float32)
+        else:
+            forces = np.empty(count, dtype=np.float32)
+            for index in range(count):
+                rows = 1 if dim[index] == 1 else 2 * (int(dim[index]) - 1)
+                forces[index] = data.efc_force[address[index] : address[index] + rows].sum()
         if count > MAX_CONTACTS:
             strongest = np.argsort(-np.abs(forces))[:MAX_CONTACTS]
             pairs, forces = pairs[strongest], forces[strongest]

@@ -394,7 +394,5 @@ def _observer_specs(spec: Any, items: list, request: EvalRequest, directory: Any
     if wanted or spec.declared.get("render"):
         from seq.capture.observers import observer_specs
 
-        return observer_specs(
-            spec, items, request.record, request.trajectories, directory, request.traces
-        )
+        return observer_specs(spec, items, request.record, request.trajectories, directory, request.traces)
     return []

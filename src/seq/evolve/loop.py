@@ -123,6 +123,22 @@ def diagnose(eval_id: str, store: Store) -> tuple[list[FailedEpisode], dict[str,
     return failed, base
 
 
+def summarize(found: Any, endpoint: Endpoint | None) -> str | None:
+    """A sentence on a failure cluster from the LLM endpoint (None without one or on its timeout)."""
+    if endpoint is None:
+        return None
+    from seq.evolve.llm import Deferred
+
+    try:
+        return endpoint.ask(
+            "You summarise robot policy failure clusters in one sentence.",
+            f"Cluster signature: {found.signature()}; evidence of its first member: "
+            f"{found.members[0].failures[0].evidence}.",
+        ).strip()[:400]
+    except Deferred:
+        return None
+
+
 def _suites(row: VersionRow, settings: Settings) -> list[str]:
     spec = spec_of(load_version(row))
     chosen = list(settings.suites or [spec.default_suite])
@@ -158,7 +174,7 @@ def run_cycle(
     failed, base = diagnose(cycle["eval_id"], store)
     clusters = cluster(failed)
     cycle["failed_episodes"] = len(failed)
-    cycle["clusters"] = [c.to_dict() for c in clusters]
+    cycle["clusters"] = [{**c.to_dict(), "summary": summarize(c, endpoint)} for c in clusters]
     say(
         f"  diagnose: {len(failed)} failed episodes, {len(clusters)} clusters "
         f"({', '.join(f'{c.id} {c.type} ×{len(c.members)}' for c in clusters)})"
