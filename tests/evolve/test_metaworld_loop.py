@@ -116,3 +116,59 @@ def test_lerobot_reads_the_export(exported):
     seen = json.loads(read.stdout.strip().splitlines()[-1])
     assert seen["codebase_version"] == "v3.0" and seen["frames"] == frames.num_rows
     assert seen["shapes"]["observation.state"] == [39] and seen["shapes"]["action"] == [4]
+
+
+def test_diff_compares_two_policies_on_the_evolved_slices(evolved, monkeypatch):
+    env, _ = evolved
+    monkeypatch.setenv("SEQ_HOME", env["SEQ_HOME"])
+    import seq
+    import seq.evolve
+
+    runs = [
+        seq.eval.run(policy, benchmark="metaworld@v2", suites=["evolved-y1"], trials=5, params=params, envs=1)
+        for policy, params in (("noisy-expert", {"noise": 0.3}), ("metaworld-expert", None))
+    ]
+    rows = seq.evolve.diff(runs[0].eval_id, runs[1].eval_id)
+    assert rows and all(row["pairs"] > 0 for row in rows)
+    assert sum(row["difference"] * row["pairs"] for row in rows) > 0  # the reference does better
+    shown = run_cli("evolve", "diff", runs[0].eval_id, runs[1].eval_id, env=env)
+    assert shown.returncode == 0 and rows[0]["task"] in shown.stdout
+
+
+def test_review_approve_promotes_and_reject_closes(evolved, monkeypatch):
+    env, _ = evolved
+    monkeypatch.setenv("SEQ_HOME", env["SEQ_HOME"])
+    import seq.evolve
+    from seq.evolve import state as log
+
+    state = log.load("metaworld")
+    rejected = [c for c in state["cycles"][-1]["candidates"] if c["decision"] == "reject"]
+    for candidate in rejected[:2]:  # as if they had been borderline
+        candidate["decision"] = "review"
+    log.save(state)
+    listed = run_cli("evolve", "review", "list", env=env)
+    assert listed.returncode == 0 and rejected[0]["id"] in listed.stdout
+    before = state["cycles"][-1]["next"]
+    approved = run_cli("evolve", "review", "approve", rejected[0]["id"], env=env)
+    assert approved.returncode == 0, approved.stderr
+    after = log.load("metaworld")["cycles"][-1]["next"]
+    assert after != before and after in approved.stdout
+    assert run_cli("evolve", "review", "reject", rejected[1]["id"], env=env).returncode == 0
+    assert seq.evolve.review_list("metaworld") == []
+    again = run_cli("evolve", "review", "approve", rejected[1]["id"], env=env)
+    assert again.returncode == 2 and "not under review" in again.stderr
+
+
+def test_prune_removes_old_traces_and_keeps_rows(evolved, monkeypatch):
+    env, state = evolved
+    monkeypatch.setenv("SEQ_HOME", env["SEQ_HOME"])
+    import seq.evolve
+    from seq.record.store import Store
+
+    first = state["cycles"][0]["eval_id"]
+    rows = len(Store().episodes(first))
+    done = seq.evolve.prune("metaworld", keep_cycles=1)
+    assert done["files"] > 0 and done["bytes"] > 0
+    episodes = Store().episodes(first)
+    assert len(episodes) == rows
+    assert not any(Path(e.artifacts["trace"]).exists() for e in episodes if "trace" in e.artifacts)

@@ -7,7 +7,6 @@ runs the base's hooks unchanged; only its conditions differ.
 
 from __future__ import annotations
 
-import importlib
 import json
 from dataclasses import replace
 from typing import Any
@@ -16,12 +15,13 @@ from seq.authoring.benchmark import SPEC_ATTRIBUTE, spec_of
 from seq.authoring.conditions import Condition
 
 
-def evolved_class(module: str, qualname: str, suites_json: str, manifest_json: str = "{}") -> type:
-    """A subclass of `module.qualname` whose suites are the base's plus those in `suites_json`
-    (`{suite: [condition dicts]}`; a suite of the same name replaces the base's)."""
-    base: Any = importlib.import_module(module)
-    for part in qualname.split("."):
-        base = getattr(base, part)
+def evolved_class(root_json: str, suites_json: str, manifest_json: str = "{}") -> type:
+    """A subclass of the root benchmark class (`root_json`: its registry reference, a module or a
+    stored file) whose suites are the root's plus those in `suites_json` (`{suite: [condition
+    dicts]}`; a suite of the same name replaces the root's)."""
+    from seq.registry.loader import load_class
+
+    base: Any = load_class(json.loads(root_json))
     spec = spec_of(base)
     added = {
         suite: [Condition.from_dict({**c, "suite": c.get("suite") or suite}) for c in conditions]

@@ -84,6 +84,9 @@ def _evaluate(
         envs=settings.envs,
         store=store,
     )
+    if report.status != "completed" or not report.episodes:
+        why = report.unfinished[0].reason if report.unfinished else report.status
+        raise RuntimeError(f"eval {report.eval_id} of {policy} on {row.label} did not complete: {why}")
     return report.eval_id
 
 

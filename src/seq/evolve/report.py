@@ -1,6 +1,7 @@
-"""`seq evolve report`: the evolve log as Markdown: per cycle, the clusters, the candidates by
-operator and decision, the promoted conditions with their evidence, and the frontier (the
-target's success on the base and on the evolved slices, per task)."""
+"""`seq evolve report`: the evolve log as Markdown: per cycle, the clusters, the frontier (the
+target's success per task on the base and on the evolved slices, from the cycle's eval in the
+record), the candidates by operator and decision, and the promoted conditions with their
+evidence."""
 
 from __future__ import annotations
 
@@ -9,13 +10,29 @@ from typing import Any
 
 from seq.evolve import state as log
 from seq.evolve.gates import PROMOTE
+from seq.record.store import Store
 
 
 def _pct(value: float | None) -> str:
     return "—" if value is None or value != value else f"{100 * value:.0f}%"
 
 
-def markdown(benchmark: str | None = None) -> str:
+def frontier(eval_id: str, store: Store) -> dict[str, dict[str, tuple[float, int]]]:
+    """task → slice ("base" or "evolved") → (the target's success rate, episodes) in one eval."""
+    conditions = {item.item_id: item.condition for item in store.items(eval_id)}
+    tally: dict[str, dict[str, list[float]]] = {}
+    for episode in store.episodes(eval_id):
+        condition = conditions[episode.item_id]
+        part = "evolved" if (condition.suite or "").startswith("evolved") else "base"
+        success = float(episode.metrics.get("success", 0.0)) if episode.ok else 0.0
+        tally.setdefault(condition.task, {}).setdefault(part, []).append(success)
+    return {
+        task: {part: (sum(v) / len(v), len(v)) for part, v in parts.items()} for task, parts in tally.items()
+    }
+
+
+def markdown(benchmark: str | None = None, store: Store | None = None) -> str:
+    store = store or Store()
     state = log.only(benchmark)
     lines = [f"# seq evolve: {state['benchmark']}", ""]
     for cycle in state["cycles"]:
@@ -36,6 +53,18 @@ def markdown(benchmark: str | None = None) -> str:
             lines.append(
                 f"| {c['id']} | {c['type']} | {s['size']} | {len(c['conditions'])} | {s['when']:.2f} |"
             )
+        lines += [
+            "",
+            "Frontier (the target's success in this cycle's eval, base vs evolved slices):",
+            "",
+            "| task | base | evolved |",
+            "|---|---|---|",
+        ]
+        for task, parts in sorted(frontier(cycle["eval_id"], store).items()):
+            cells = [
+                f"{_pct(parts[p][0])} (n {parts[p][1]})" if p in parts else "—" for p in ("base", "evolved")
+            ]
+            lines.append(f"| {task} | {cells[0]} | {cells[1]} |")
         candidates = cycle.get("candidates", [])
         by = Counter((c["operator"], c["decision"]) for c in candidates)
         lines += ["", "| operator | promote | review | reject |", "|---|---|---|---|"]
