@@ -43,6 +43,36 @@ def once(tasks: int, seeds: int, trials: int, traces: bool) -> dict[str, float]:
         return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+def per_step(steps: int = 3000) -> tuple[float, float]:
+    """In one process: seconds per MetaWorld step (expert action + env.step) and per trace frame."""
+    import tempfile
+    import time
+    import warnings
+
+    from seq.authoring.conditions import Condition
+    from seq.capture.trace import TraceWriter
+    from seq.shelf.metaworld import _Experts, make_env
+
+    warnings.filterwarnings("ignore")
+    env, experts = make_env("pick-place-v3", 0, {}, 10**6), _Experts()
+    obs, _ = env.reset(seed=0)
+    item = type(
+        "Item", (), {"item_id": "bench", "trial": 0, "arm": "", "condition": Condition("pick-place-v3")}
+    )
+    with tempfile.TemporaryDirectory() as folder:
+        writer = TraceWriter(folder)
+        writer.begin(item, env, obs)
+        loop = trace = 0.0
+        for _ in range(steps):
+            start = time.perf_counter()
+            action = experts.action(obs, "pick-place-v3")
+            obs, reward, *_ = env.step(action)
+            middle = time.perf_counter()
+            writer.step(env, obs, action, reward, 0)
+            loop, trace = loop + middle - start, trace + time.perf_counter() - middle
+    return loop / steps, trace / steps
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tasks", type=int, default=5)
@@ -63,6 +93,11 @@ def main() -> None:
     print(f"  with traces:    {best[True]:,.0f} steps/s")
     print(f"  ratio: {best[True] / best[False]:.3f} (goal ≥ 0.9)")
     print(f"  trace size: {min(sizes):,.0f} bytes per step")
+    loop, trace = per_step()
+    print(
+        f"  in one process: {loop * 1e6:,.0f} µs per step, {trace * 1e6:,.0f} µs per trace frame "
+        f"(ratio {loop / (loop + trace):.3f})"
+    )
 
 
 if __name__ == "__main__":
