@@ -8,6 +8,7 @@ from typing import Any
 from seq.errors import SeqInputError
 from seq.evolve import state as log
 from seq.evolve.gates import PROMOTE, REVIEW
+from seq.evolve.loop import evals_of
 from seq.record.store import Store
 
 
@@ -90,7 +91,7 @@ def prune(benchmark: str | None = None, keep_cycles: int = 1, store: Store | Non
     for state in states:
         old = state["cycles"][:-keep_cycles] if keep_cycles else state["cycles"]
         for cycle in old:
-            evals = [cycle.get("eval_id"), *cycle.get("validation_evals", {}).values()]
+            evals = [*evals_of(cycle), *cycle.get("validation_evals", {}).values()]
             for eval_id in filter(None, evals):
                 for episode in store.episodes(eval_id):
                     path = Path(episode.artifacts.get("trace") or "")

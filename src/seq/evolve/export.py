@@ -21,6 +21,7 @@ import numpy as np
 from seq.capture.trace import read_trace
 from seq.errors import SeqInputError
 from seq.evolve import state as log
+from seq.evolve.loop import evals_of
 from seq.record.store import Store
 
 FORMATS = ("jsonl", "lerobot")
@@ -58,7 +59,7 @@ def _failed(state: dict[str, Any], store: Store) -> list[tuple[dict[str, Any], A
     """(member record, trace path) of every clustered failed episode whose trace is kept."""
     out = []
     for cycle in state["cycles"]:
-        paths = {e.item_id: e.artifacts.get("trace") for e in store.episodes(cycle["eval_id"])}
+        paths = {e.item_id: e.artifacts.get("trace") for i in evals_of(cycle) for e in store.episodes(i)}
         for cluster in cycle.get("clusters", []):
             for member in cluster["members"]:
                 path = paths.get(member["item_id"])

@@ -9,6 +9,7 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
+from functools import partial
 from typing import Any
 
 from seq.authoring.benchmark import spec_of
@@ -43,14 +44,20 @@ class Settings:
     envs: int | None = None
 
 
-def _outcomes(eval_id: str, store: Store) -> dict[str, dict[int, tuple[float, Any]]]:
-    """condition identity → trial → (success, episode)."""
-    conditions = {item.item_id: item.condition for item in store.items(eval_id)}
+def evals_of(cycle: dict[str, Any]) -> list[str]:
+    """The target's evals of a cycle: the base conditions', then the evolved ones' (if any)."""
+    return list(cycle.get("eval_ids") or [cycle["eval_id"]])
+
+
+def _outcomes(eval_ids: str | Sequence[str], store: Store) -> dict[str, dict[int, tuple[float, Any]]]:
+    """condition identity → trial → (success, episode), over one eval or several."""
     out: dict[str, dict[int, tuple[float, Any]]] = {}
-    for episode in store.episodes(eval_id):
-        c = conditions[episode.item_id]
-        success = float(episode.metrics.get("success", 0.0)) if episode.ok else 0.0
-        out.setdefault(_identity(c), {})[episode.trial] = (success, episode)
+    for eval_id in [eval_ids] if isinstance(eval_ids, str) else eval_ids:
+        conditions = {item.item_id: item.condition for item in store.items(eval_id)}
+        for episode in store.episodes(eval_id):
+            c = conditions[episode.item_id]
+            success = float(episode.metrics.get("success", 0.0)) if episode.ok else 0.0
+            out.setdefault(_identity(c), {})[episode.trial] = (success, episode)
     return out
 
 
@@ -90,12 +97,12 @@ def _evaluate(
     return report.eval_id
 
 
-def _profiles(eval_id: str, store: Store) -> dict[str, dict[str, float]]:
+def _profiles(eval_ids: Sequence[str], store: Store) -> dict[str, dict[str, float]]:
     """Per condition: the target's success rate and the median steps of its successes."""
     import statistics
 
     out = {}
-    for ident, runs in _outcomes(eval_id, store).items():
+    for ident, runs in _outcomes(eval_ids, store).items():
         wins = [episode.steps for success, episode in runs.values() if success >= 1.0]
         out[ident] = {
             "success": rate([s for s, _ in runs.values()]),
@@ -104,14 +111,15 @@ def _profiles(eval_id: str, store: Store) -> dict[str, dict[str, float]]:
     return out
 
 
-def diagnose(eval_id: str, store: Store) -> tuple[list[FailedEpisode], dict[str, Baseline]]:
-    """Read the eval's traces, detect each failed episode's failures."""
-    items = {item.item_id: item for item in store.items(eval_id)}
+def diagnose(eval_ids: Sequence[str], store: Store) -> tuple[list[FailedEpisode], dict[str, Baseline]]:
+    """Read the evals' traces, detect each failed episode's failures."""
+    items = {item.item_id: item for eval_id in eval_ids for item in store.items(eval_id)}
     traced = []
-    for episode in store.episodes(eval_id):
-        path = episode.artifacts.get("trace")
-        if path:
-            traced.append((episode, read_trace(path)))
+    for eval_id in eval_ids:
+        for episode in store.episodes(eval_id):
+            path = episode.artifacts.get("trace")
+            if path:
+                traced.append((episode, read_trace(path)))
     base = baselines([t for _, t in traced])
     failed = []
     for episode, trace in traced:
@@ -142,10 +150,11 @@ def summarize(found: Any, endpoint: Endpoint | None) -> str | None:
         return None
 
 
-def _suites(row: VersionRow, settings: Settings) -> list[str]:
+def _suites(row: VersionRow, settings: Settings) -> tuple[list[str], list[str]]:
+    """The suites chosen of the root benchmark, and those evolve added to this version."""
     spec = spec_of(load_version(row))
     chosen = list(settings.suites or [spec.default_suite])
-    return chosen + [s for s in evolved_conditions(row) if s not in chosen]
+    return chosen, [s for s in evolved_conditions(row) if s not in chosen]
 
 
 def run_cycle(
@@ -171,10 +180,14 @@ def run_cycle(
         "thresholds": asdict(settings.thresholds),
     }
     say(f"cycle {number}: evaluate {policy} on {row.label}")
-    cycle["eval_id"] = _evaluate(
-        policy, row, _suites(row, settings), settings, settings.trials, settings.policy_params, store
-    )
-    failed, base = diagnose(cycle["eval_id"], store)
+    base_suites, evolved_suites = _suites(row, settings)
+    evaluate = partial(_evaluate, policy, row, settings=settings, trials=settings.trials,
+                       params=settings.policy_params, store=store)  # fmt: skip
+    cycle["eval_ids"] = [evaluate(base_suites)]
+    if evolved_suites:  # exactly the promoted conditions: their own seeds, not the settings' ones
+        cycle["eval_ids"].append(evaluate(evolved_suites, narrow=False))
+    cycle["eval_id"] = cycle["eval_ids"][0]
+    failed, base = diagnose(cycle["eval_ids"], store)
     clusters = cluster(failed)
     cycle["failed_episodes"] = len(failed)
     cycle["clusters"] = [{**c.to_dict(), "summary": summarize(c, endpoint)} for c in clusters]
@@ -191,7 +204,7 @@ def run_cycle(
         settings.per_cluster,
         endpoint,
         prefix=f"y{number}c",
-        profiles=_profiles(cycle["eval_id"], store),
+        profiles=_profiles(cycle["eval_ids"], store),
         least_success=settings.thresholds.drop + settings.thresholds.margin,
     )[: settings.max_candidates]
     say(f"  generate: {len(candidates)} candidates by {sorted({c.operator for c in candidates})}")
@@ -260,7 +273,7 @@ def _validate(
         narrow=False,
     )
     cycle["validation_evals"] = {"target": target_eval, "reference": reference_eval}
-    seeds, target, reference = (_outcomes(e, store) for e in (cycle["eval_id"], target_eval, reference_eval))
+    seeds, target, reference = (_outcomes(e, store) for e in (cycle["eval_ids"], target_eval, reference_eval))
     types = {c.id: c.type for c in clusters}
     out = []
     for candidate in candidates:

@@ -10,6 +10,7 @@ from typing import Any
 
 from seq.evolve import state as log
 from seq.evolve.gates import PROMOTE
+from seq.evolve.loop import evals_of
 from seq.record.store import Store
 
 
@@ -17,11 +18,11 @@ def _pct(value: float | None) -> str:
     return "—" if value is None or value != value else f"{100 * value:.0f}%"
 
 
-def frontier(eval_id: str, store: Store) -> dict[str, dict[str, tuple[float, int]]]:
-    """task → slice ("base" or "evolved") → (the target's success rate, episodes) in one eval."""
-    conditions = {item.item_id: item.condition for item in store.items(eval_id)}
+def frontier(eval_ids: list[str], store: Store) -> dict[str, dict[str, tuple[float, int]]]:
+    """task → slice ("base" or "evolved") → (the target's success rate, episodes) in a cycle."""
+    conditions = {item.item_id: item.condition for eval_id in eval_ids for item in store.items(eval_id)}
     tally: dict[str, dict[str, list[float]]] = {}
-    for episode in store.episodes(eval_id):
+    for episode in (e for eval_id in eval_ids for e in store.episodes(eval_id)):
         condition = conditions[episode.item_id]
         part = "evolved" if (condition.suite or "").startswith("evolved") else "base"
         success = float(episode.metrics.get("success", 0.0)) if episode.ok else 0.0
@@ -40,7 +41,8 @@ def markdown(benchmark: str | None = None, store: Store | None = None) -> str:
         lines += [
             f"## Cycle {cycle['cycle']}: {cycle['base']} → {cycle['next']}",
             "",
-            f"Target `{cycle['policy']}`, reference `{cycle['reference']}`; eval `{cycle['eval_id']}`; "
+            f"Target `{cycle['policy']}`, reference `{cycle['reference']}`; "
+            f"evals {', '.join(f'`{e}`' for e in evals_of(cycle))}; "
             f"{cycle.get('failed_episodes', 0)} failed episodes.",
             f"Gates: drop ≥ {t.get('drop')}, interval above 0; reference ≥ {t.get('solvable')}; "
             f"novelty ≥ {t.get('novelty')}; critics agree.",
@@ -60,7 +62,7 @@ def markdown(benchmark: str | None = None, store: Store | None = None) -> str:
             "| task | base | evolved |",
             "|---|---|---|",
         ]
-        for task, parts in sorted(frontier(cycle["eval_id"], store).items()):
+        for task, parts in sorted(frontier(evals_of(cycle), store).items()):
             cells = [
                 f"{_pct(parts[p][0])} (n {parts[p][1]})" if p in parts else "—" for p in ("base", "evolved")
             ]
