@@ -206,7 +206,8 @@ def run_cycle(
         prefix=f"y{number}c",
         profiles=_profiles(cycle["eval_ids"], store),
         least_success=settings.thresholds.drop + settings.thresholds.margin,
-    )[: settings.max_candidates]
+        limit=settings.max_candidates,
+    )
     say(f"  generate: {len(candidates)} candidates by {sorted({c.operator for c in candidates})}")
     cycle["candidates"] = []
     if candidates:

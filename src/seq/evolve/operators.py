@@ -188,27 +188,39 @@ def generate(
     prefix: str = "c",
     profiles: Mapping[str, Mapping[str, float]] | None = None,
     least_success: float = 0.0,
+    limit: int | None = None,
 ) -> list[Candidate]:
     """Candidates from each cluster's conditions, by every supported operator, leaving out
     conditions that exist already. `profiles` (condition key → the target's `success` rate and
     median successful `steps` there) picks the `per_cluster` seeds the target succeeds on most
-    (at least `least_success`: a drop needs room) and scales the horizon."""
+    (at least `least_success`: a drop needs room) and scales the horizon. At most `limit`,
+    taken from the clusters and operators in turn."""
     profiles = profiles or {}
     chosen = {**OPERATORS, "instruction": InstructionParaphrase(endpoint)}
-    out: list[Candidate] = []
     seen = set(existing)
+    queues: list[list[tuple[Condition, Condition, str, str]]] = []  # per cluster, operators interleaved
     for cluster in clusters:
         seeds = [Condition.from_dict(raw) for raw in cluster.conditions]
         seeds = [s for s in seeds if profiles.get(_ident(s), {}).get("success", 1.0) >= least_success]
         seeds.sort(key=lambda s: -profiles.get(_ident(s), {}).get("success", 0.0))
+        by_operator: dict[str, list[tuple[Condition, Condition, str, str]]] = {}
         for seed in seeds[:per_cluster]:
             profile = profiles.get(_ident(seed), {})
             for name, declared in operators.items():
                 how = {**declared, "seed_steps": profile.get("steps")} if name == "horizon" else declared
                 for condition in chosen[name].mutate(seed, cluster, how):
-                    identity = _ident(condition)
-                    if identity in seen:
-                        continue
-                    seen.add(identity)
-                    out.append(Candidate(f"{prefix}{len(out) + 1}", condition, seed, name, cluster.id))
+                    if _ident(condition) not in seen:
+                        seen.add(_ident(condition))
+                        by_operator.setdefault(name, []).append((condition, seed, name, cluster.id))
+        queues.append(_interleave(list(by_operator.values())))
+    picked = _interleave(queues)[:limit]
+    return [Candidate(f"{prefix}{n}", *entry) for n, entry in enumerate(picked, 1)]
+
+
+def _interleave(lists: list[list[Any]]) -> list[Any]:
+    """One from each list in turn, until all are used: every cluster and operator gets its share
+    of a limited number of candidates."""
+    out, depth = [], max((len(x) for x in lists), default=0)
+    for index in range(depth):
+        out += [x[index] for x in lists if index < len(x)]
     return out
