@@ -3,10 +3,11 @@ registry and the engine: traces → failure clusters → mutated conditions → 
 a new version of the benchmark."""
 
 from seq.evolve.commands import diff, prune, review_decide, review_list, status
+from seq.evolve.evals import Settings
 from seq.evolve.export import export_hard_cases
 from seq.evolve.gates import Thresholds
 from seq.evolve.llm import Deferred, Endpoint
-from seq.evolve.loop import Settings, run
+from seq.evolve.loop import run
 from seq.evolve.report import markdown as report
 
 __all__ = [

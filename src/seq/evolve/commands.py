@@ -7,8 +7,8 @@ from typing import Any
 
 from seq.errors import SeqInputError
 from seq.evolve import state as log
+from seq.evolve.evals import evals_of
 from seq.evolve.gates import PROMOTE, REVIEW
-from seq.evolve.loop import evals_of
 from seq.record.store import Store
 
 
@@ -62,7 +62,7 @@ def review_decide(
     candidate_id: str, approve: bool, benchmark: str | None = None, note: str = "", store: Store | None = None
 ) -> dict[str, Any]:
     """Approve (promote into the benchmark's next version) or reject a candidate under review."""
-    from seq.evolve.loop import promote
+    from seq.evolve.validate import promote
     from seq.registry.deploy import resolve
 
     state = log.only(benchmark)

@@ -21,7 +21,7 @@ import numpy as np
 from seq.capture.trace import read_trace
 from seq.errors import SeqInputError
 from seq.evolve import state as log
-from seq.evolve.loop import evals_of
+from seq.evolve.evals import evals_of
 from seq.record.store import Store
 
 FORMATS = ("jsonl", "lerobot")

@@ -9,8 +9,8 @@ from collections import Counter
 from typing import Any
 
 from seq.evolve import state as log
+from seq.evolve.evals import evals_of
 from seq.evolve.gates import PROMOTE
-from seq.evolve.loop import evals_of
 from seq.record.store import Store
 
 
