@@ -38,12 +38,13 @@ ALLOWED: dict[str, set[str]] = {
     "shelf": {"seq", "authoring", "capture"},  # built-in benchmarks, written as a user writes them
     "cli": {"seq", "authoring", "tf", "record", "capture", "isolation", "registry", "serving", "engine",
             "report", "eval", "image", "volume", "secret", "grid", "console", "scheduling", "port",
-            "deployment"},
+            "deployment", "evolve"},
     "grid": {"seq", "record", "eval"},  # on top: drives seq.eval.run and reads its reports
     "seqbench": {"report", "cli"},  # its own CLI reuses seq's seed-range parsing
     "console": {"record", "capture", "report"},  # the web console reads the record, never the engine
     "scheduling": {"record", "registry", "engine", "report", "eval"},  # scheduled evals drive seq.eval
     "port": {"authoring", "isolation", "record", "registry"},  # loads benchmarks as a user's file would
+    "evolve": {"authoring", "record", "capture", "registry", "eval"},  # on top: runs evals
 }  # fmt: skip
 
 

@@ -39,7 +39,12 @@ def _recorded_items(items: list[Any], record: str) -> list[str]:
 
 
 def observer_specs(
-    spec: Any, items: list[Any], record: str | None, trajectories: bool, directory: Path
+    spec: Any,
+    items: list[Any],
+    record: str | None,
+    trajectories: bool,
+    directory: Path,
+    traces: bool = False,
 ) -> list[dict[str, Any]]:
     """The observers (as plain `{"kind": …, **options}` specs) the eval's workers build."""
     if record is not None and record not in RECORD_CHOICES:
@@ -78,4 +83,6 @@ def observer_specs(
         )
     if trajectories:
         specs.append({"kind": "trajectory", "directory": str(directory / "trajectories")})
+    if traces:
+        specs.append({"kind": "trace", "directory": str(directory / "traces")})
     return specs

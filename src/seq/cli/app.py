@@ -8,6 +8,7 @@ from seq.cli.adapter import app as adapter_app
 from seq.cli.benchmark import app as benchmark_app
 from seq.cli.deploy import deploy_command
 from seq.cli.eval import app as eval_app
+from seq.cli.evolve import app as evolve_app
 from seq.cli.grid import app as grid_app
 from seq.cli.help import SectionedHelp, plain_help
 from seq.cli.image import app as image_app
@@ -59,4 +60,5 @@ eval_app.command("schedule", cls=SectionedHelp)(schedule_command)
 eval_app.command("schedules")(schedules_command)
 eval_app.command("trend")(trend_command)
 app.add_typer(scheduler_app, name="scheduler")
+app.add_typer(evolve_app, name="evolve")
 plain_help(app)

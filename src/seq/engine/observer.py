@@ -83,6 +83,7 @@ class Finishing:
 OBSERVER_KINDS = {
     "video": "seq.capture.video:VideoRecorder",
     "trajectory": "seq.capture.trajectory:TrajectoryWriter",
+    "trace": "seq.capture.trace:TraceWriter",
 }
 
 

@@ -411,8 +411,9 @@ def _check_compatibility(
 
 def _observer_specs(spec: Any, items: list, request: EvalRequest, directory: Any) -> list[dict[str, Any]]:
     """The recordings and trajectories this eval writes (see `seq.capture.observers`)."""
-    if request.trajectories or request.record not in (None, "none") or spec.declared.get("render"):
+    wanted = request.trajectories or request.traces or request.record not in (None, "none")
+    if wanted or spec.declared.get("render"):
         from seq.capture.observers import observer_specs
 
-        return observer_specs(spec, items, request.record, request.trajectories, directory)
+        return observer_specs(spec, items, request.record, request.trajectories, directory, request.traces)
     return []

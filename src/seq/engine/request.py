@@ -110,6 +110,9 @@ class EvalRequest:
         Cli(metavar="WHICH", shown="the benchmark's render="),
     )
     trajectories: bool = option(False, "Keep every episode's steps.", Cli("flag"))
+    traces: bool = option(
+        False, "Keep every episode's compact trace (low-dim obs, actions, info, contacts).", Cli("flag")
+    )
     save: bool = option(
         True, "Keep the eval in the record (--no-save: a scratch record; shards a fixed share).", Cli("flag")
     )
@@ -240,7 +243,7 @@ HELP_GROUPS = {
         "trials",
         "params",
     ),
-    "What to keep": ("record", "trajectories", "save", "report_to"),
+    "What to keep": ("record", "trajectories", "traces", "save", "report_to"),
     "Arms and their comparison": (
         "vs",
         "vs_params",

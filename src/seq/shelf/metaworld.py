@@ -3,8 +3,9 @@ and `mt50`, and the policies `metaworld-expert` and `noisy-expert`.
 
 Each condition is a task and a seed. The seed picks one of the task's 50 MetaWorld goal
 configurations (`metaworld.MT1(task, seed=0).train_tasks[seed % 50]`, the set MT10/MT50 train on)
-and seeds `env.reset`; success is the env's own `info["success"]`, and an episode is done at the
-first success or at `max_steps` (500, MetaWorld's own horizon).
+and seeds `env.reset`; a condition's `extra` may move the object and goal or change the physics
+(`seq.shelf.metaworld_variants`); success is the env's own `info["success"]`, and an episode is
+done at the first success or at `max_steps` (500, MetaWorld's own horizon).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Any
 import numpy as np
 
 import seq
+from seq.shelf.metaworld_variants import EVOLVE_OPERATORS, apply_variant
 
 MT10 = [
     "reach-v3",
@@ -128,13 +130,18 @@ def make_env(task: str, seed: int, cache: dict[str, Any] | None = None, max_step
     render=seq.Record(camera="corner2", fps=20, options={"record": "none"}),
 )
 class MetaWorld(seq.Benchmark):
+    # The mutations `seq evolve` may apply to a condition (`seq.shelf.metaworld_variants`).
+    evolve_operators = EVOLVE_OPERATORS
+
     @seq.setup
     def setup(self) -> None:
         self.envs: dict[str, Any] = {}
 
     @seq.reset
     def reset(self, seed: int, variant: seq.Condition) -> Any:
-        return make_env(variant.task, seed, self.envs, variant.max_steps or 500)
+        env = make_env(variant.task, seed, self.envs, variant.max_steps or 500)
+        apply_variant(env, variant.extra)
+        return env
 
     @seq.check
     def check(self, env: Any) -> seq.Step:

@@ -1,0 +1,185 @@
+"""`seq evolve run / status / report / review / diff / export-hard-cases / prune`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import typer
+
+from seq.errors import SeqInputError
+
+app = typer.Typer(
+    help="Evolve a benchmark from its failures into harder, still solvable versions.", no_args_is_help=True
+)
+review_app = typer.Typer(help="Candidates waiting for a person's decision.", no_args_is_help=True)
+app.add_typer(review_app, name="review")
+
+
+def _params(pairs: list[str] | None, flag: str) -> dict[str, object]:
+    out: dict[str, object] = {}
+    for pair in pairs or []:
+        name, sep, value = pair.partition("=")
+        if not sep or not name:
+            raise SeqInputError(f"{flag} {pair!r}: expected NAME=VALUE.")
+        try:
+            out[name] = json.loads(value)
+        except ValueError:
+            out[name] = value
+    return out
+
+
+@app.command("run")
+def run_command(
+    benchmark: str = typer.Argument(..., help="The benchmark (NAME or NAME@vN) to evolve."),
+    policy: str = typer.Option(..., "--policy", help="The target policy, whose failures are mined."),
+    reference: str = typer.Option(..., "--reference", help="The reference policy that must still succeed."),
+    cycles: int = typer.Option(1, "--cycles", help="Cycles to run."),
+    param: list[str] = typer.Option(None, "--param", help="NAME=VALUE for the target (noise=0.3)."),
+    tasks: str = typer.Option(None, "--tasks", help="Only these tasks (comma-separated)."),
+    seeds: str = typer.Option(None, "--seeds", help="Seeds, such as 0,1,2."),
+    trials: int = typer.Option(10, "--trials", help="Target episodes per condition."),
+    reference_trials: int = typer.Option(2, "--reference-trials", help="Reference episodes per candidate."),
+    max_candidates: int = typer.Option(24, "--max-candidates", help="Candidates per cycle, at most."),
+    endpoint: str = typer.Option(
+        None, "--endpoint", help="An OpenAI-compatible base URL for the semantic critic."
+    ),
+    model: str = typer.Option("gpt-4o-mini", "--model", help="The endpoint's model."),
+    timeout_s: float = typer.Option(
+        30.0, "--timeout-s", help="How long the endpoint may take (then: deferred)."
+    ),
+    envs: int = typer.Option(None, "--envs", help="Worker processes."),
+) -> None:
+    """Evaluate → Diagnose → Generate → Validate → Promote, for each cycle."""
+    import seq.evolve
+    from seq.evolve.llm import Endpoint
+
+    if cycles < 1 or trials < 1 or reference_trials < 1:
+        raise SeqInputError("--cycles, --trials and --reference-trials must be 1 or more.")
+    try:
+        seed_list = [int(s) for s in seeds.split(",")] if seeds else None
+    except ValueError:
+        raise SeqInputError(f"--seeds {seeds!r}: expected integers separated by commas.") from None
+    settings = seq.evolve.Settings(
+        tasks=tasks.split(",") if tasks else None,
+        seeds=seed_list,
+        trials=trials,
+        reference_trials=reference_trials,
+        max_candidates=max_candidates,
+        policy_params=_params(param, "--param"),
+        envs=envs,
+    )
+    found = seq.evolve.run(
+        benchmark,
+        policy,
+        reference,
+        cycles,
+        settings,
+        Endpoint(endpoint, model, timeout_s) if endpoint else None,
+        say=typer.echo,
+    )
+    typer.echo(f"evolved: {found[0]['base']} → {found[-1]['next']}")
+
+
+@app.command("status")
+def status_command(benchmark: str = typer.Option(None, "--benchmark", help="Only this benchmark.")) -> None:
+    """Cycles, latest version, promoted and pending candidates of each evolved benchmark."""
+    import seq.evolve
+
+    for row in seq.evolve.status(benchmark):
+        typer.echo(f"{row['benchmark']}: {row['cycles']} cycle(s), latest {row['latest']}")
+        typer.echo(
+            f"  {row['candidates']} candidates: {row['promoted']} promoted, "
+            f"{row['pending_review']} waiting for review"
+        )
+
+
+@app.command("report")
+def report_command(
+    benchmark: str = typer.Option(None, "--benchmark", help="The evolved benchmark."),
+    output: Path = typer.Option(None, "--output", "-o", help="Write the Markdown here."),
+) -> None:
+    """The evolve log as Markdown: clusters, candidates, promoted conditions and their evidence."""
+    import seq.evolve
+
+    text = seq.evolve.report(benchmark)
+    if output:
+        output.write_text(text)
+        typer.echo(f"wrote {output}")
+    else:
+        typer.echo(text)
+
+
+@review_app.command("list")
+def review_list_command(benchmark: str = typer.Option(None, "--benchmark")) -> None:
+    """Candidates under review, with why."""
+    import seq.evolve
+
+    pending = seq.evolve.review_list(benchmark)
+    if not pending:
+        typer.echo("nothing to review")
+    for c in pending:
+        typer.echo(
+            f"{c['id']} (cycle {c['cycle']}, {c['operator']}, cluster {c['cluster']}): "
+            f"{c['condition']['task']} {c['condition']['extra']}"
+        )
+        for reason in c["reasons"]:
+            typer.echo(f"  {reason}")
+
+
+@review_app.command("approve")
+def approve_command(
+    candidate: str, benchmark: str = typer.Option(None, "--benchmark"), note: str = typer.Option("", "--note")
+) -> None:
+    """Promote a candidate under review into the benchmark's next version."""
+    import seq.evolve
+
+    done = seq.evolve.review_decide(candidate, True, benchmark, note)
+    typer.echo(f"{candidate} promoted into {done['promoted_into']}")
+
+
+@review_app.command("reject")
+def reject_command(
+    candidate: str, benchmark: str = typer.Option(None, "--benchmark"), note: str = typer.Option("", "--note")
+) -> None:
+    """Reject a candidate under review."""
+    import seq.evolve
+
+    seq.evolve.review_decide(candidate, False, benchmark, note)
+    typer.echo(f"{candidate} rejected")
+
+
+@app.command("diff")
+def diff_command(first: str, second: str) -> None:
+    """Per task of the evolved slices: two evals' success and their paired difference."""
+    import seq.evolve
+
+    for row in seq.evolve.diff(first, second):
+        typer.echo(
+            f"{row['task']}: {row[first]:.2f} → {row[second]:.2f} "
+            f"({row['difference']:+.2f} [{row['low']:+.2f}, {row['high']:+.2f}], n {row['pairs']})"
+        )
+
+
+@app.command("export-hard-cases")
+def export_command(
+    directory: Path = typer.Argument(..., help="Where to write."),
+    format: str = typer.Option("jsonl", "--format", help="jsonl or lerobot."),
+    benchmark: str = typer.Option(None, "--benchmark"),
+) -> None:
+    """The failed episodes as a dataset (JSONL, or LeRobot's on-disk layout)."""
+    import seq.evolve
+
+    typer.echo(f"wrote {seq.evolve.export_hard_cases(directory, format, benchmark)}")
+
+
+@app.command("prune")
+def prune_command(
+    benchmark: str = typer.Option(None, "--benchmark"),
+    keep_cycles: int = typer.Option(1, "--keep-cycles", help="The latest cycles whose traces stay."),
+) -> None:
+    """Delete old cycles' trace files; their rows stay in the record."""
+    import seq.evolve
+
+    done = seq.evolve.prune(benchmark, keep_cycles)
+    typer.echo(f"removed {done['files']} trace files ({done['bytes']} bytes)")

@@ -1,0 +1,26 @@
+"""`seq evolve`: a benchmark that learns from its failures (seed 002), built on the record, the
+registry and the engine: traces → failure clusters → mutated conditions → critics and gates →
+a new version of the benchmark."""
+
+from seq.evolve.commands import diff, prune, review_decide, review_list, status
+from seq.evolve.evals import Settings
+from seq.evolve.export import export_hard_cases
+from seq.evolve.gates import Thresholds
+from seq.evolve.llm import Deferred, Endpoint
+from seq.evolve.loop import run
+from seq.evolve.report import markdown as report
+
+__all__ = [
+    "Deferred",
+    "Endpoint",
+    "Settings",
+    "Thresholds",
+    "diff",
+    "export_hard_cases",
+    "prune",
+    "report",
+    "review_decide",
+    "review_list",
+    "run",
+    "status",
+]

@@ -1,0 +1,186 @@
+"""Critics and promotion gates: whether a candidate condition is harder, solvable, new and sane.
+
+Each critic gives a verdict (`pass`, `fail`, `deferred` or `skipped`) with its evidence:
+- safety: the reference's peak contact force on the candidate stays under `force_limit`
+  (`FORCE_FACTOR` × the peak of successful episodes of the task, at least `FORCE_FLOOR`);
+- robustness: the candidate separates the reference from the target by at least `separation`;
+- solvability: the reference succeeds on at least `solvable` of its episodes;
+- semantic: an LLM judge (an OpenAI-compatible endpoint) finds the variant a fair version of the
+  task; `deferred` when it does not answer in time, `skipped` without an endpoint.
+
+The gates, with their thresholds (`Thresholds`): difficulty (the target's success on the seed
+condition minus on the candidate, paired by trial, at least `drop`, its Agresti–Min interval
+above zero), solvability, novelty (distance from every existing condition of the task at least
+`novelty`) and the critics' agreement. A candidate that passes them all is promoted; one that
+misses by a little (difficulty or solvability within `margin`, or a critic deferred) waits for
+review; any other is rejected. Every number that decided is kept as evidence.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from seq.authoring.conditions import Condition
+from seq.evolve.detectors import FORCE_FLOOR
+from seq.evolve.llm import Deferred, Endpoint
+from seq.stats.paired import agresti_min_interval, paired_table
+
+PROMOTE, REVIEW, REJECT = "promote", "review", "reject"
+SAFETY_FACTOR = 3.0
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    """The gates' thresholds (success rates as fractions)."""
+
+    drop: float = 0.30
+    solvable: float = 0.80
+    novelty: float = 0.10
+    separation: float = 0.20
+    margin: float = 0.10
+
+
+def _log(value: float) -> float:
+    return math.log(max(float(value), 1e-6))
+
+
+def variant_vector(condition: Condition, default_steps: int) -> list[float]:
+    """A condition's variation as numbers on comparable scales (0.1 m, a factor e, the horizon)."""
+    e = condition.extra
+    return (
+        [float(e.get(k, 0.0)) / 0.1 for k in ("obj_dx", "obj_dy", "goal_dx", "goal_dy")]
+        + [_log(e.get(k, 1.0)) for k in ("friction", "mass", "damping")]
+        + [1.0 - (condition.max_steps or default_steps) / default_steps]
+    )
+
+
+def novelty(candidate: Condition, existing: Sequence[Condition], default_steps: int) -> float:
+    """Distance from the nearest existing condition of the same task and seed (inf: none)."""
+    mine = variant_vector(candidate, default_steps)
+    same = [c for c in existing if c.task == candidate.task and c.seed == candidate.seed]
+    if not same:
+        return math.inf
+    return min(math.dist(mine, variant_vector(c, default_steps)) for c in same)
+
+
+def rate(outcomes: Sequence[float]) -> float:
+    return sum(outcomes) / len(outcomes) if outcomes else math.nan
+
+
+def difficulty(seed_outcomes: Mapping[int, float], candidate_outcomes: Mapping[int, float]) -> dict[str, Any]:
+    """The target's success drop from the seed condition to the candidate, paired by trial."""
+    trials = sorted(set(seed_outcomes) & set(candidate_outcomes))
+    a = [candidate_outcomes[t] for t in trials]
+    b = [seed_outcomes[t] for t in trials]
+    interval = agresti_min_interval(paired_table(a, b))  # B − A: seed minus candidate
+    return {
+        "seed_success": rate(b),
+        "candidate_success": rate(a),
+        "drop": interval.difference,
+        "low": interval.low,
+        "high": interval.high,
+        "pairs": interval.n,
+        "method": interval.method,
+    }
+
+
+def semantic(endpoint: Endpoint | None, task: str, condition: Condition, base: Condition) -> dict[str, Any]:
+    """The LLM judge's verdict on a variant (its instruction and changes against the seed's)."""
+    if endpoint is None:
+        return {"verdict": "skipped", "reason": "no endpoint configured"}
+    changes = {k: v for k, v in condition.extra.items() if base.extra.get(k) != v}
+    question = (
+        f"Task: {task}. Seed condition: {dict(base.extra)} (max_steps {base.max_steps}). "
+        f"Variant changes: {changes} (max_steps {condition.max_steps}). Is the variant still a fair, "
+        'coherent version of the task? Reply with JSON {"verdict": "ok"|"reject", "reason": "..."}.'
+    )
+    try:
+        reply = endpoint.ask("You judge robot benchmark variants.", question)
+    except Deferred as why:
+        return {"verdict": "deferred", "reason": str(why)}
+    import json
+
+    try:
+        parsed = json.loads(reply)
+        verdict = "pass" if str(parsed.get("verdict", "")).lower() == "ok" else "fail"
+        return {"verdict": verdict, "reason": str(parsed.get("reason", ""))[:300]}
+    except (ValueError, AttributeError):
+        return {"verdict": "deferred", "reason": f"unreadable reply: {reply[:120]!r}"}
+
+
+def critics(
+    target_rate: float,
+    reference_outcomes: Sequence[float],
+    reference_peak_n: float,
+    baseline_peak_n: float,
+    thresholds: Thresholds,
+    semantic_verdict: dict[str, Any],
+) -> dict[str, dict[str, Any]]:
+    reference_rate = rate(reference_outcomes)
+    limit = max(FORCE_FLOOR, SAFETY_FACTOR * baseline_peak_n)
+    separation = reference_rate - target_rate
+    return {
+        "safety": {
+            "verdict": "pass" if reference_peak_n <= limit else "fail",
+            "peak_n": round(reference_peak_n, 1),
+            "limit_n": round(limit, 1),
+        },
+        "robustness": {
+            "verdict": "pass" if separation >= thresholds.separation else "fail",
+            "separation": round(separation, 3),
+            "reference_spread": round(_spread(reference_outcomes), 3),
+        },
+        "solvability": {
+            "verdict": "pass" if reference_rate >= thresholds.solvable else "fail",
+            "reference_success": round(reference_rate, 3),
+            "episodes": len(reference_outcomes),
+        },
+        "semantic": semantic_verdict,
+    }
+
+
+def _spread(outcomes: Sequence[float]) -> float:
+    if len(outcomes) < 2:
+        return 0.0
+    mean = rate(outcomes)
+    return math.sqrt(sum((x - mean) ** 2 for x in outcomes) / (len(outcomes) - 1))
+
+
+def decide(
+    hard: dict[str, Any], verdicts: dict[str, dict[str, Any]], distance: float, thresholds: Thresholds
+) -> tuple[str, list[str]]:
+    """The decision and the reasons, gate by gate."""
+    t = thresholds
+    reasons, borderline = [], []
+    drop_ok = hard["drop"] >= t.drop and hard["low"] > 0
+    if not drop_ok:
+        near = hard["drop"] >= t.drop - t.margin and hard["low"] > 0
+        (borderline if near else reasons).append(
+            f"difficulty: drop {hard['drop']:+.2f} [{hard['low']:+.2f}, {hard['high']:+.2f}] "
+            f"(needs ≥ {t.drop:.2f}, interval above 0)"
+        )
+    solvable = verdicts["solvability"]["reference_success"]
+    if solvable < t.solvable:
+        (borderline if solvable >= t.solvable - t.margin else reasons).append(
+            f"solvability: reference {solvable:.2f} (needs ≥ {t.solvable:.2f})"
+        )
+    if distance < t.novelty:
+        reasons.append(f"novelty: {distance:.3f} from an existing condition (needs ≥ {t.novelty:.2f})")
+    for name in ("safety", "robustness", "semantic"):
+        verdict = verdicts[name]["verdict"]
+        if verdict == "fail":
+            reasons.append(f"{name} critic: fail")
+        elif verdict == "deferred":
+            borderline.append(f"{name} critic: deferred ({verdicts[name].get('reason', '')[:80]})")
+    if reasons:
+        return REJECT, reasons + borderline
+    if borderline:
+        return REVIEW, borderline
+    return PROMOTE, ["all gates passed"]
+
+
+def describe_thresholds(thresholds: Thresholds) -> dict[str, float]:
+    return asdict(thresholds)
