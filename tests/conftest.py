@@ -166,6 +166,9 @@ def refused_in_one_line(result: subprocess.CompletedProcess, *fragments: str) ->
 
 # -- the contributor's short path: `pytest -m "not slow"` leaves out real simulators, images, Ray and
 # tests that kill processes and wait for their recovery; CI runs everything.
+
+pytest_plugins = ["tests.port.ball"]  # the port's session-wide export (ball_scene)
+
 SLOW = (
     "tests/shelf/",
     "tests/evolve/test_metaworld_loop.py",

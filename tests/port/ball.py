@@ -1,4 +1,5 @@
-"""An export made once for the port's fast tests: the raw-MuJoCo ball, in seq's own Python."""
+"""An export made once for the port's fast tests: the raw-MuJoCo ball, in seq's own Python (a
+plugin of tests/conftest.py: a conftest.py here would shadow the top one's `from conftest import`)."""
 
 from __future__ import annotations
 
