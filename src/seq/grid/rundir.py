@@ -3,6 +3,7 @@
 ```
 OUTPUT_DIR/20261201_174233/
 ├── grid.json              # the config as run (resume checks it has not changed)
+├── versions.json          # NAME@vN each benchmark/policy name resolved to (resume checks them)
 ├── origin.json            # which config file started it (resume takes that config's runs)
 ├── summary.json / .tsv
 ├── aaa_done_flag.txt      # every cell ran
@@ -102,6 +103,10 @@ def check_unchanged(run_dir: Path, config: GridConfig) -> list[str]:
 
 
 def cell_file(run_dir: Path, cell_path: str) -> Path:
+    """Where a cell's result lives: always inside `run_dir` (a cell path has no `.`/`..` step)."""
+    parts = Path(cell_path).parts
+    if Path(cell_path).is_absolute() or any(part in (".", "..") for part in parts):
+        raise ValueError(f"cell path {cell_path!r} is not a folder inside the run directory")
     return run_dir / cell_path / "cell_result.json"
 
 
