@@ -214,3 +214,18 @@ def test_an_empty_filter_is_refused_not_taken_for_the_whole_grid(tmp_path: Path,
     path = _config(tmp_path, GRID)
     refused_in_one_line(run_cli("grid", "run", str(path), flag, ","), flag, "empty")
     assert seq.eval.ls() == []
+
+
+def test_the_gate_fails_when_one_policy_or_family_ran_two_versions() -> None:
+    from seq.grid.results import CellResult
+    from seq.grid.summary import gate
+
+    def cell(variation: str, policy_version: str) -> CellResult:
+        return CellResult("default", "p", "coin", variation, "", f"default@p/coin/{variation}",
+                          n_success=2, n_trials=2, benchmark_version="coin@v1",
+                          policy_version=policy_version)  # fmt: skip
+
+    assert gate([cell("a", "p@v1"), cell("b", "p@v1")], 0.9, "rate", {}) == []
+    assert gate([cell("a", "p@v1"), cell("b", "p@v2")], 0.9, "rate", {}) == [
+        "the cells of policy p ran 2 versions (p@v1, p@v2)"
+    ]

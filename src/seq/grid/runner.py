@@ -69,8 +69,7 @@ def run(
     threshold = grid.gate_threshold if threshold is None else threshold
     if not 0.0 <= threshold <= 1.0:
         raise SeqInputError(f"--threshold {threshold}: expected a rate in [0, 1].")
-    every_cell = expand(grid)
-    check_floors(grid, every_cell)  # against the whole grid: a filter may leave a floor idle
+    check_floors(grid, expand(grid))  # against the whole grid: a filter may leave a floor idle
     cells = expand(grid, families, modes, policies)
     if not cells:
         raise SeqInputError(
@@ -80,11 +79,11 @@ def run(
     entries = list({cell.policy.id: cell.policy for cell in cells if cell.policy.served}.values())
     floors = {cell.key: floor_of(grid, cell.key) for cell in cells}
     with servers(entries, grid.source):  # every server answers, every eval checks, before any runs
-        _check_groups(groups, grid.source)
+        plans = _check_groups(groups, grid.source)
         where = "--output-dir" if output_dir is not None else f"{grid.source}: key 'output_dir'"
         run_dir, resumed = _run_dir(grid, Path(output_dir or grid.output_dir).resolve(), resume, where, say)
         results: dict[str, CellResult] = {}
-        now = versions.resolve(every_cell)
+        now = versions.resolved(groups, plans)
         if resumed:
             for cell in cells:
                 kept = rundir.load_cell(run_dir, cell.path)
@@ -160,19 +159,21 @@ def _run_dir(grid: GridConfig, output_dir: Path, resume: bool, where: str, say: 
     return run_dir, False
 
 
-def _check_groups(groups: list[EvalGroup], source: str) -> None:
+def _check_groups(groups: list[EvalGroup], source: str) -> dict[str, dict[str, Any]]:
     """Every eval is checked (names, tasks, parameters) before any runs: a typo is exit 2, not an
-    error cell an hour in."""
+    error cell an hour in. Returns each group's dry run (the versions its names resolve to)."""
     import seq
 
+    plans = {}
     for found in groups:
         try:
-            seq.eval.dry_run(**found.request(found.arms))
+            plans[found.id] = seq.eval.dry_run(**found.request(found.arms))
         except SeqInputError as error:
             keys = ", ".join(cell.key for cell in found.cells[:3])
             more = f" and {len(found.cells) - 3} more" if len(found.cells) > 3 else ""
             words = _config_words(found.first, str(error))
             raise SeqInputError(f"{source}: cells {keys}{more}: {words}") from None
+    return plans
 
 
 def _config_words(cell: Cell, message: str) -> str:

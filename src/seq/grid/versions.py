@@ -10,30 +10,30 @@ from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from seq.errors import SeqInputError
-from seq.grid.cells import Cell
+from seq.grid.cells import Cell, EvalGroup
 from seq.grid.results import CellResult
 
 FILE = "versions.json"
 Resolved = dict[str, dict[str, str]]  # kind -> name as the config writes it -> NAME@vN
 
 
-def resolve(cells: Sequence[Cell]) -> Resolved:
-    """What each benchmark and registered policy name of `cells` resolves to now (a served policy
-    has no version of ours; a name no longer known is left out: the eval's check names it)."""
-    from seq.record.store import Store
-    from seq.registry.deploy import resolve as resolve_one
-
-    store = Store()
+def resolved(groups: Sequence[EvalGroup], plans: Mapping[str, Mapping[str, Any]]) -> Resolved:
+    """What each benchmark and registered policy name of `groups` resolves to now, as the evals'
+    dry runs (`plans`, by group id) say (a served policy has no version of ours)."""
     found: Resolved = {"benchmark": {}, "policy": {}}
-    names = [("benchmark", cell.benchmark) for cell in cells]
-    names += [("policy", c.policy.policy) for c in cells if not c.policy.served and c.policy.policy]
-    for kind, name in dict.fromkeys(names):
-        with contextlib.suppress(SeqInputError):
-            found[kind][name] = resolve_one(kind, name, store).label
+    for group in groups:
+        plan = plans.get(group.id)
+        if not plan:
+            continue
+        found["benchmark"][group.first.benchmark] = plan["benchmark"]
+        for arm, planned in zip(group.arms, plan.get("arms") or [], strict=False):
+            if not arm.policy.served and arm.policy.policy:
+                found["policy"][arm.policy.policy] = planned["policy"]
     return found
 
 
