@@ -91,6 +91,8 @@ def test_two_names_cleaned_to_one_folder_are_refused_and_every_folder_stays_insi
     variations = {"a b": {"tasks": ["heads"]}, "a_b": {"tasks": ["tails"]}}
     _refused(_axes(families={"coin": {"variations": variations}}), "cells default@coin-player/coin/a b",
              "default@coin-player/coin/a_b", "share", "'default/coin-player/coin/a_b'")  # fmt: skip
+    variations = {"a b": {"tasks": ["heads"]}, "a-b": {"tasks": ["tails"]}}  # one name in videos/
+    _refused(_axes(families={"coin": {"variations": variations}}), "a b and default@coin-player/coin/a-b")
     _refused(_axes(modes={"summary.json": {}}), "clash with the run directory's own files")
     odd = _axes(families={"...": {"benchmark": "coin", "variations": {"..x": {"tasks": ["heads"]}}}})
     (cell,) = expand(GridConfig.from_dict(odd))
@@ -176,6 +178,14 @@ def test_an_output_dir_that_cannot_hold_runs_is_one_sentence(tmp_path: Path) -> 
                         "--output-dir", "/proc/nope")  # fmt: skip
     path.write_text(GRID.replace("output_dir: runs", "output_dir: afile"))
     refused_in_one_line(run_cli("grid", "run", str(path)), "grid.yaml", "key 'output_dir'", "afile")
+
+
+def test_resume_of_a_run_whose_grid_json_is_damaged_is_one_sentence(tmp_path: Path) -> None:
+    path = _config(tmp_path, GRID)
+    first = seq.grid.run(path)
+    for damage in ("{nope", "[1, 2]"):
+        (first.run_dir / "grid.json").write_text(damage)
+        refused_in_one_line(run_cli("grid", "run", str(path), "--resume"), "--resume", "grid.json", "damaged")
 
 
 # -- 8 and 9. seq grid ls / show, filters ------------------------------------------------------

@@ -11,6 +11,7 @@ from __future__ import annotations
 import fnmatch
 import hashlib
 import json
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -123,6 +124,11 @@ RESERVED = ("summary.json", "summary.tsv", "grid.json", "origin.json", "versions
             "videos", "aaa_done_flag.txt")  # fmt: skip
 
 
+def video_name(parts: Sequence[Any]) -> str:
+    """A recording's name in the flat `videos/` folder: `mode__policy__family__variation__…mp4`."""
+    return "__".join(re.sub(r"[^A-Za-z0-9.=-]+", "-", str(part)) for part in parts) + ".mp4"
+
+
 def _safe(text: str) -> str:
     """`text` as one folder name: letters, digits, `.`, `_` and `-`, never `.` or `..`."""
     cleaned = "".join(c if c.isalnum() or c in "._-" else "_" for c in text) or "_"
@@ -171,19 +177,20 @@ def _check_distinct(config: GridConfig, cells: Sequence[Cell]) -> None:
     keys: dict[str, Cell] = {}
     paths: dict[str, Cell] = {}
     for cell in cells:
-        clash = keys.get(cell.key) or paths.get(cell.path.lower())  # a folder is one on macOS too
+        video = video_name([cell.mode, cell.policy.id, cell.family, cell.variation]).lower()
+        clash = keys.get(cell.key) or paths.get(cell.path.lower()) or paths.get(video)  # macOS: a is A
         if clash is not None:
             raise SeqInputError(
-                f"{config.source}: cells {clash.key} and {cell.key} would share the name or the "
-                f"folder {cell.path!r} of the run directory; rename one (folders keep letters, "
-                "digits, '.', '_' and '-')."
+                f"{config.source}: cells {clash.key} and {cell.key} would share a name, the "
+                f"folder {cell.path!r} or their videos' names in the run directory; rename one "
+                "(names there keep letters, digits, '.', '_' and '-')."
             )
         if cell.path.split("/")[0] in RESERVED or cell.path.split("/")[1] == RESERVED[-1]:
             raise SeqInputError(
                 f"{config.source}: cell {cell.key}: its folder {cell.path!r} would clash with the "
                 "run directory's own files; rename its mode or policy."
             )
-        keys[cell.key], paths[cell.path.lower()] = cell, cell
+        keys[cell.key], paths[cell.path.lower()], paths[video] = cell, cell, cell
 
 
 def _check_filters(config: GridConfig, families: Any, modes: Any, policies: Any) -> None:
