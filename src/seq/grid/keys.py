@@ -77,7 +77,7 @@ def name_of(value: Any, where: str, source: str) -> str:
     """A name of the grid (a family, variation, mode, policy id or suite cell) that can be a folder
     of the run directory: not empty, not `.` or `..`, and without `/`."""
     name = str(value)
-    if not name.strip() or name in (".", "..") or "/" in name or "\\" in name or "\0" in name:
+    if not name.strip() or name in (".", "..") or "/" in name:
         raise SeqInputError(
             f"{source}: key {where!r}: {name!r} cannot name a cell; a name is not empty, "
             "not '.' or '..', and holds no '/'."
