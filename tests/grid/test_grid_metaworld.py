@@ -106,11 +106,13 @@ def test_a_grid_killed_mid_way_resumes_only_its_unfinished_cells(tmp_path: Path)
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
     )  # fmt: skip
     deadline = time.monotonic() + 240
-    while not list((tmp_path / "killed").glob("*/*/*/metaworld/reach/cell_result.json")):
+    # kill it once the first eval is persisted and the second has started (its state file is
+    # written as it starts): no sleep that a fast machine outruns
+    while not (list((tmp_path / "killed").glob("*/*/*/metaworld/reach/cell_result.json"))
+               and len(list((tmp_path / "killed").glob("*/evals/*.json"))) == 2):  # fmt: skip
         assert grid.poll() is None, grid.communicate()
         assert time.monotonic() < deadline
-        time.sleep(0.05)
-    time.sleep(2.0)  # into the second eval
+        time.sleep(0.01)
     os.killpg(grid.pid, signal.SIGKILL)
     grid.wait()
     run_dir = _run_dir(tmp_path, "killed")

@@ -14,6 +14,8 @@ from rich.console import Console
 from seq.cli.options import split_list
 from seq.errors import EvalCanceled
 
+CANCELED = 130  # the shell's code for Ctrl-C: a canceled run is neither a gate FAIL (1) nor bad input (2)
+
 app = typer.Typer(help="Ablation grids of evals, their summary and an acceptance gate.", no_args_is_help=True)
 
 
@@ -43,7 +45,8 @@ def run_command(
 ) -> None:
     """Run every cell of CONFIG, write summary.tsv and summary.json, and judge the gate.
 
-    Exit codes: 0 done (gate PASS), 1 a cell errored, the run failed or the gate FAILed, 2 a bad config.
+    Exit codes: 0 done (gate PASS), 1 a cell errored, the run failed or the gate FAILed, 2 a bad
+    config or argument, 130 canceled (Ctrl-C; --resume finishes it).
     """
     import seq.grid
 
@@ -65,7 +68,7 @@ def run_command(
         )
     except (EvalCanceled, KeyboardInterrupt):
         console.print("seq grid: canceled; run it again with --resume to finish.", highlight=False)
-        raise typer.Exit(1) from None
+        raise typer.Exit(CANCELED) from None
     out = sys.stderr if as_json else sys.stdout  # with --json, stdout is the JSON alone
     if as_json:
         from seq.report.report import finite  # JSON has no NaN: a NaN figure prints as null
@@ -117,15 +120,24 @@ def ls_command(
         print(json.dumps(rows, indent=2))
         return
     for row in rows:
-        gate = row["gate"] or {}
-        verdict = ("PASS" if gate.get("passed") else "FAIL") if gate.get("gated") else "-"
-        state = "complete" if row["complete"] else "partial"
         print(f"{row['run']}  {row['config']}")
-        print(
-            f"  {row['cells']} cells ({row['errors']} errored), {row['n_trials']} trials, "
-            f"success {_rate(row['success_rate'])}, gate {verdict}, {state}"
-        )
+        if row["damaged"]:
+            print(f"  damaged: {row['damaged']}")
+        else:
+            interval = f"[{_rate(row['success_low'])}, {_rate(row['success_high'])}]"
+            print(f"  success {_rate(row['success_rate'])} {interval} n={row['n_trials']}, {_state(row)}")
         print(f"  {row['run_dir']}")
+
+
+def _state(row: dict[str, Any]) -> str:
+    """Coverage, error cells and the gate of a listed run, in words."""
+    gate = row["gate"] or {}
+    verdict = ("gate PASS" if gate.get("passed") else "gate FAIL") if gate.get("gated") else "not gated"
+    planned = row["n_cells"] or row["cells"]
+    cells = f"{row['cells']} of {planned} cells" if row["cells"] != planned else f"{planned} cell(s)"
+    coverage = "complete" if row["complete"] else "partial"
+    errors = f", {row['errors']} errored" if row["errors"] else ""
+    return f"{cells}{errors}, {coverage}, {verdict}"
 
 
 @app.command("show")

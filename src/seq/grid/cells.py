@@ -11,6 +11,7 @@ from __future__ import annotations
 import fnmatch
 import hashlib
 import json
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -118,8 +119,20 @@ class EvalGroup:
         return options
 
 
+# What the run directory itself holds: a cell's folder must not be one of them.
+RESERVED = ("summary.json", "summary.tsv", "grid.json", "origin.json", "versions.json", "evals",
+            "videos", "aaa_done_flag.txt")  # fmt: skip
+
+
+def video_name(parts: Sequence[Any]) -> str:
+    """A recording's name in the flat `videos/` folder: `mode__policy__family__variation__…mp4`."""
+    return "__".join(re.sub(r"[^A-Za-z0-9.=-]+", "-", str(part)) for part in parts) + ".mp4"
+
+
 def _safe(text: str) -> str:
-    return "".join(c if c.isalnum() or c in "._-" else "_" for c in text) or "_"
+    """`text` as one folder name: letters, digits, `.`, `_` and `-`, never `.` or `..`."""
+    cleaned = "".join(c if c.isalnum() or c in "._-" else "_" for c in text) or "_"
+    return "_" * len(cleaned) if cleaned in (".", "..") else cleaned
 
 
 def expand(
@@ -130,6 +143,18 @@ def expand(
 ) -> list[Cell]:
     """Every cell of the grid, in run order, narrowed to the families/modes/policies given."""
     _check_filters(config, families, modes, policies)
+    cells = _all_cells(config)
+    _check_distinct(config, cells)
+    return [
+        cell
+        for cell in cells
+        if (families is None or cell.family in families)
+        and (modes is None or cell.mode in modes)
+        and (policies is None or cell.policy.id in policies)
+    ]
+
+
+def _all_cells(config: GridConfig) -> list[Cell]:
     if config.shape == "suites":
         cells = [_suite_cell(config, suite) for suite in config.suites]
     else:
@@ -143,13 +168,29 @@ def expand(
             for entry in config.policies
             if mode.policies is None or entry.id in mode.policies
         ]
-    return [
-        cell
-        for cell in cells
-        if (not families or cell.family in families)
-        and (not modes or cell.mode in modes)
-        and (not policies or cell.policy.id in policies)
-    ]
+    return cells
+
+
+def _check_distinct(config: GridConfig, cells: Sequence[Cell]) -> None:
+    """Every cell has a name and a folder of its own: two cells sharing one would overwrite each
+    other's result, and a resume would take one for the other."""
+    keys: dict[str, Cell] = {}
+    paths: dict[str, Cell] = {}
+    for cell in cells:
+        video = video_name([cell.mode, cell.policy.id, cell.family, cell.variation]).lower()
+        clash = keys.get(cell.key) or paths.get(cell.path.lower()) or paths.get(video)  # macOS: a is A
+        if clash is not None:
+            raise SeqInputError(
+                f"{config.source}: cells {clash.key} and {cell.key} would share a name, the "
+                f"folder {cell.path!r} or their videos' names in the run directory; rename one "
+                "(names there keep letters, digits, '.', '_' and '-')."
+            )
+        if cell.path.split("/")[0] in RESERVED or cell.path.split("/")[1] == RESERVED[-1]:
+            raise SeqInputError(
+                f"{config.source}: cell {cell.key}: its folder {cell.path!r} would clash with the "
+                "run directory's own files; rename its mode or policy."
+            )
+        keys[cell.key], paths[cell.path.lower()], paths[video] = cell, cell, cell
 
 
 def _check_filters(config: GridConfig, families: Any, modes: Any, policies: Any) -> None:
@@ -165,6 +206,8 @@ def _check_filters(config: GridConfig, families: Any, modes: Any, policies: Any)
         "--policies": sorted({c.policy for c in config.suites} | {p.id for p in config.policies}),
     }
     for flag, given in (("--families", families), ("--modes", modes), ("--policies", policies)):
+        if given is not None and not given:
+            raise SeqInputError(f"{flag}: empty; give at least one name, or leave the flag out.")
         for name in given or ():
             if name not in known[flag]:
                 raise SeqInputError(f"{flag} {name}: {where} has no such one ({', '.join(known[flag])}).")

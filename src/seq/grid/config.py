@@ -13,10 +13,12 @@ from pathlib import Path
 from typing import Any
 
 from seq.errors import SeqInputError
-from seq.grid.keys import Keys, as_list, checked, typed
+from seq.grid.keys import Keys, as_list, checked, name_of, typed
 
 DEFAULT_GATE_THRESHOLD = 0.90
 DEFAULT_OUTPUT_DIR = "grid_runs"
+MAX_EPISODES = 10**6  # trials, seeds, and tasks × seeds × trials of one cell
+INT_LIMIT = 2**31  # seeds, max_steps, workers, steps_per_query: what the record stores as int32
 
 
 @dataclass(frozen=True)
@@ -119,17 +121,12 @@ class GridConfig:
     @classmethod
     def from_yaml(cls, path: str | Path) -> GridConfig:
         """Read and check a YAML grid config."""
-        import yaml
+        from seq.grid.yamlfile import read_yaml
 
         path = Path(path)
         if not path.is_file():
             raise SeqInputError(f"{path}: no such grid config (expected a YAML file).")
-        try:
-            data = yaml.safe_load(path.read_text())
-        except yaml.YAMLError as error:
-            mark = getattr(error, "problem_mark", None)
-            where = f" at line {mark.line + 1}" if mark is not None else ""
-            raise SeqInputError(f"{path}: not valid YAML{where}.") from None
+        data = read_yaml(path)
         config = cls.from_dict(data, str(path))
         if not Path(config.output_dir).is_absolute():  # relative to the config, as seed 001 has it
             config = _with_output_dir(config, str(path.parent / config.output_dir))
@@ -189,6 +186,10 @@ def parse(data: Any, source: str) -> GridConfig:
             raise SeqInputError(f"{source}: key 'policies': the axes shape needs at least one policy.")
         families = _families(data["families"], source)
         modes = _modes(data.get("modes"), ids, source)
+        for family in families:
+            for variation in family.variations:
+                _check_episodes(variation.tasks or common["tasks"], common["seeds"], common["trials"],
+                                f"families.{family.name}.variations.{variation.name}", source)  # fmt: skip
         return GridConfig(policies=policies, families=families, modes=modes, source=source,
                           echo=dict(data), **common)  # fmt: skip
     suites = tuple(
@@ -197,10 +198,35 @@ def parse(data: Any, source: str) -> GridConfig:
     )
     if not suites:
         raise SeqInputError(f"{source}: key 'suites': the list is empty; give at least one cell.")
+    for i, suite in enumerate(suites):
+        _check_episodes(suite.tasks or common["tasks"], suite.seeds or common["seeds"],
+                        suite.trials or common["trials"], f"suites[{i}]", source)  # fmt: skip
     names = [s.name for s in suites]
     if len(set(names)) != len(names):
         raise SeqInputError(f"{source}: key 'suites': two cells are named {_dup(names)!r}.")
     return GridConfig(policies=policies, suites=suites, source=source, echo=dict(data), **common)
+
+
+def _check_episodes(tasks: Any, seeds: Any, trials: int, where: str, source: str) -> None:
+    """A cell's tasks × seeds × trials (where the config names them) is at most MAX_EPISODES."""
+    episodes = len(tasks or (0,)) * len(seeds or (0,)) * trials
+    if episodes > MAX_EPISODES:
+        raise SeqInputError(
+            f"{source}: key {where!r}: tasks × seeds × trials make {episodes:,} episodes per cell; "
+            f"at most {MAX_EPISODES:,}."
+        )
+
+
+def _valid_url(url: str) -> bool:
+    """A ws:// or wss:// URL with a host and, where given, a port from 1 to 65535."""
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError:  # `ws://[::1`, a port out of range or not a number
+        return False
+    return parts.scheme in ("ws", "wss") and bool(parts.hostname) and port != 0
 
 
 def _dup(values: list[str]) -> str:
@@ -225,10 +251,10 @@ def _common(data: Mapping[str, Any], source: str) -> dict[str, Any]:
     return {
         "tasks": _tasks(data.get("tasks"), "tasks", source),
         "seeds": _seeds(data.get("seeds"), "seeds", source),
-        "trials": typed(data, "trials", int, "", source, positive=True) or 1,
-        "max_steps": typed(data, "max_steps", int, "", source, positive=True),
+        "trials": typed(data, "trials", int, "", source, positive=True, below=MAX_EPISODES + 1) or 1,
+        "max_steps": typed(data, "max_steps", int, "", source, positive=True, below=INT_LIMIT),
         "timeout_s": typed(data, "timeout_s", float, "", source, positive=True),
-        "workers": typed(data, "workers", int, "", source, positive=True),
+        "workers": typed(data, "workers", int, "", source, positive=True, below=INT_LIMIT),
         "record": record,
         "gate_threshold": DEFAULT_GATE_THRESHOLD if threshold is None else threshold,
         "floors": {str(k): float(v) for k, v in floors.items()},
@@ -240,12 +266,20 @@ def _seeds(value: Any, key: str, source: str) -> tuple[int, ...] | None:
     if value is None:
         return None
     if isinstance(value, int) and not isinstance(value, bool):  # `seeds: 3` → seeds 0, 1, 2
-        if value < 1:
-            raise SeqInputError(f"{source}: key {key!r}: expected a positive count or a list of seeds.")
+        if not 1 <= value <= MAX_EPISODES:
+            raise SeqInputError(
+                f"{source}: key {key!r}: expected a count of seeds from 1 to {MAX_EPISODES:,} or a "
+                f"list of seeds, got {value!r}."
+            )
         return tuple(range(value))
     items = as_list(value, key, source)
     if not items or not all(isinstance(s, int) and not isinstance(s, bool) for s in items):
         raise SeqInputError(f"{source}: key {key!r}: expected a list of integer seeds, such as [0, 1].")
+    if len(items) > MAX_EPISODES:
+        raise SeqInputError(f"{source}: key {key!r}: at most {MAX_EPISODES:,} seeds, got {len(items):,}.")
+    wrong = next((s for s in items if not 0 <= s < INT_LIMIT), None)
+    if wrong is not None:
+        raise SeqInputError(f"{source}: key {key!r}: a seed is from 0 to {INT_LIMIT - 1:,}, got {wrong!r}.")
     return tuple(items)
 
 
@@ -266,6 +300,7 @@ def _families(value: Any, source: str) -> tuple[Family, ...]:
     families = []
     for name, body in value.items():
         where = f"families.{name}"
+        name = name_of(name, "families", source)
         body = {} if body is None else body
         checked(body, FAMILY, where, source)
         variations = body.get("variations")
@@ -274,7 +309,7 @@ def _families(value: Any, source: str) -> tuple[Family, ...]:
         elif isinstance(variations, list):  # a list of suite names
             if not all(isinstance(v, str) for v in variations):
                 raise SeqInputError(f"{source}: key '{where}.variations': expected suite names.")
-            parsed = tuple(Variation(v, suite=v) for v in variations)
+            parsed = tuple(Variation(name_of(v, f"{where}.variations", source), suite=v) for v in variations)
         elif isinstance(variations, Mapping):
             parsed = tuple(
                 _variation(str(k), v, f"{where}.variations.{k}", source) for k, v in variations.items()
@@ -292,6 +327,7 @@ def _families(value: Any, source: str) -> tuple[Family, ...]:
 
 
 def _variation(name: str, body: Any, where: str, source: str) -> Variation:
+    name_of(name, where.removesuffix(f".{name}"), source)
     body = {} if body is None else body
     checked(body, VARIATION, where, source)
     return Variation(
@@ -301,25 +337,30 @@ def _variation(name: str, body: Any, where: str, source: str) -> Variation:
 
 def _policy(item: Any, where: str, source: str) -> PolicyEntry:
     if isinstance(item, str):
-        return PolicyEntry(item, item)
+        return PolicyEntry(name_of(item, where, source), item)
     checked(item, POLICY, where, source)
     url, start = typed(item, "url", str, where, source), typed(item, "start_cmd", str, where, source)
     name = typed(item, "policy", str, where, source)
     policy_id = typed(item, "id", str, where, source) or name
     if policy_id is None:
         raise SeqInputError(f"{source}: key '{where}.id': a policy entry needs an id (or a policy name).")
+    name_of(policy_id, f"{where}.id", source)
     if url is None and name is None:
         raise SeqInputError(f"{source}: key '{where}': give a registered policy name or a url.")
     if start is not None and url is None:
         raise SeqInputError(
             f"{source}: key '{where}.start_cmd': a managed server needs the url it serves at."
         )
-    if url is not None and not url.startswith(("ws://", "wss://")):
+    if url is not None and not _valid_url(url):
         raise SeqInputError(f"{source}: key '{where}.url': expected ws://HOST:PORT, got {url!r}.")
     protocol = typed(item, "protocol", str, where, source) or "seq"
     if protocol not in PROTOCOLS:
         raise SeqInputError(f"{source}: key '{where}.protocol': expected one of {', '.join(PROTOCOLS)}.")
     timeout = typed(item, "startup_timeout_s", float, where, source, positive=True)
+    if timeout is not None and timeout > 7 * 24 * 3600:  # beyond what time.sleep and deadlines take
+        raise SeqInputError(
+            f"{source}: key '{where}.startup_timeout_s': at most a week (604800 s), got {timeout:g}."
+        )
     return PolicyEntry(policy_id, name, url, protocol, start, 120.0 if timeout is None else timeout)
 
 
@@ -331,6 +372,7 @@ def _modes(value: Any, policy_ids: list[str], source: str) -> tuple[Mode, ...]:
     modes = []
     for name, body in value.items():
         where = f"modes.{name}"
+        name_of(name, "modes", source)
         body = {} if body is None else body
         checked(body, MODE, where, source)
         params = body.get("params") or {}
@@ -348,8 +390,8 @@ def _modes(value: Any, policy_ids: list[str], source: str) -> tuple[Mode, ...]:
                 str(name),
                 dict(params),
                 typed(body, "adapter", str, where, source),
-                typed(body, "steps_per_query", int, where, source, positive=True),
-                typed(body, "workers", int, where, source, positive=True),
+                typed(body, "steps_per_query", int, where, source, positive=True, below=INT_LIMIT),
+                typed(body, "workers", int, where, source, positive=True, below=INT_LIMIT),
                 only,
             )
         )
@@ -365,16 +407,18 @@ def _suite(item: Any, where: str, source: str) -> SuiteCell:
     if not isinstance(params, Mapping):
         raise SeqInputError(f"{source}: key '{where}.params': expected NAME: VALUE pairs.")
     return SuiteCell(
-        name=str(item["name"]),
+        name=name_of(item["name"], f"{where}.name", source),
         benchmark=typed(item, "benchmark", str, where, source),  # type: ignore[arg-type]
         policy=typed(item, "policy", str, where, source),  # type: ignore[arg-type]
-        mode=typed(item, "mode", str, where, source) or "default",
+        mode=name_of(typed(item, "mode", str, where, source) or "default", f"{where}.mode", source),
         params=dict(params),
         suite=typed(item, "suite", str, where, source),
         tasks=_tasks(item.get("tasks"), f"{where}.tasks", source),
         seeds=_seeds(item.get("seeds"), f"{where}.seeds", source),
-        trials=typed(item, "trials", int, where, source, positive=True),
-        workers=typed(item, "workers", int, where, source, positive=True),
+        trials=typed(item, "trials", int, where, source, positive=True, below=MAX_EPISODES + 1),
+        workers=typed(item, "workers", int, where, source, positive=True, below=INT_LIMIT),
         adapter=typed(item, "adapter", str, where, source),
-        steps_per_query=typed(item, "steps_per_query", int, where, source, positive=True),
+        steps_per_query=typed(
+            item, "steps_per_query", int, where, source, positive=True, below=INT_LIMIT
+        ),  # fmt: skip
     )

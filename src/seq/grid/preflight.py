@@ -25,7 +25,7 @@ PROBE_TIMEOUT_S = 5.0
 def probe(url: str, timeout_s: float = PROBE_TIMEOUT_S) -> str | None:
     """None when a websocket server answers the handshake at `url`, else why not in a few words.
     A server that answers but refuses (a token missing, say) is reachable: the eval will say more."""
-    from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidStatus
+    from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidStatus, InvalidURI
     from websockets.sync.client import connect
 
     try:
@@ -33,7 +33,7 @@ def probe(url: str, timeout_s: float = PROBE_TIMEOUT_S) -> str | None:
             return None
     except InvalidStatus:
         return None
-    except (OSError, TimeoutError, InvalidHandshake, ConnectionClosed) as error:
+    except (OSError, TimeoutError, InvalidHandshake, ConnectionClosed, InvalidURI, ValueError) as error:
         return str(error) or type(error).__name__
 
 

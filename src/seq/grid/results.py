@@ -40,6 +40,8 @@ class CellResult:
     eval_id: str | None = None
     eval_wall_s: float | None = None
     arm: str = ""
+    benchmark_version: str | None = None  # NAME@vN the eval ran (a resume refuses to pool another)
+    policy_version: str | None = None
     params: dict[str, Any] = field(default_factory=dict)
     tasks: list[dict[str, Any]] = field(default_factory=list)
 
@@ -109,6 +111,16 @@ def last_attempts(episodes: Iterable[Any]) -> list[Any]:
     return list(latest.values())
 
 
+def _versions(report: Any, arm: str) -> tuple[str | None, str | None]:
+    """The benchmark's and the arm's policy's NAME@vN, as the eval's manifest pins them."""
+    manifest = getattr(report, "manifest", None)
+    if manifest is None:
+        return None, None
+    arms = [a for a in manifest.arms if a.name == arm] or manifest.arms[:1]
+    policy = arms[0].policy if arms else manifest.policy.label
+    return manifest.benchmark.label, policy
+
+
 def from_report(cell: Cell, report: Any, arm: str) -> CellResult:
     """The cell measured by arm `arm` of the eval `report` describes."""
     single = len(report.arms) <= 1
@@ -118,6 +130,7 @@ def from_report(cell: Cell, report: Any, arm: str) -> CellResult:
     ran = report.arguments.suites
     result.suite = ",".join(ran) or result.suite  # what ran: the default suite where none was named
     result.eval_wall_s = report.cost.get("wall_s")
+    result.benchmark_version, result.policy_version = _versions(report, arm)
     result.wall_clock_s = round(sum(e.duration_s for e in mine), 3)
     result.n_timed_out = sum(e.status == "timed_out" for e in mine)
     for key, value in _rates(mine).items():

@@ -3,6 +3,7 @@
 ```
 OUTPUT_DIR/20261201_174233/
 ├── grid.json              # the config as run (resume checks it has not changed)
+├── versions.json          # NAME@vN each benchmark/policy name resolved to (resume checks them)
 ├── origin.json            # which config file started it (resume takes that config's runs)
 ├── summary.json / .tsv
 ├── aaa_done_flag.txt      # every cell ran
@@ -25,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from seq.errors import SeqInputError
+from seq.grid.cells import video_name
 from seq.grid.config import GridConfig
 from seq.grid.results import CellResult
 
@@ -90,7 +92,15 @@ def check_unchanged(run_dir: Path, config: GridConfig) -> list[str]:
     path = run_dir / "grid.json"
     if not path.is_file():
         raise SeqInputError(f"--resume: {run_dir} holds no grid.json; it is not a grid run to resume.")
-    before, now = json.loads(path.read_text()), config_echo(config)
+    try:
+        before = json.loads(path.read_text())
+    except (OSError, ValueError):
+        before = None
+    if not isinstance(before, dict):
+        raise SeqInputError(
+            f"--resume: {path} is damaged (expected the config as run); start a fresh run without --resume."
+        )
+    now = config_echo(config)
     changed = sorted(k for k in set(before) | set(now) if before.get(k) != now.get(k))
     measured = [k for k in changed if k not in GATE_KEYS]
     if measured:
@@ -102,6 +112,10 @@ def check_unchanged(run_dir: Path, config: GridConfig) -> list[str]:
 
 
 def cell_file(run_dir: Path, cell_path: str) -> Path:
+    """Where a cell's result lives: always inside `run_dir` (a cell path has no `.`/`..` step)."""
+    parts = Path(cell_path).parts
+    if Path(cell_path).is_absolute() or any(part in (".", "..") for part in parts):
+        raise ValueError(f"cell path {cell_path!r} is not a folder inside the run directory")
     return run_dir / cell_path / "cell_result.json"
 
 
@@ -152,7 +166,7 @@ def link_videos(run_dir: Path, result: CellResult, episodes: list[Any]) -> int:
         outcome = "error" if not episode.ok else ("pass" if success else "fail")
         parts = [result.mode, result.policy, result.family, result.variation, episode.task,
                  f"seed{episode.seed}", f"trial{episode.trial}", outcome]  # fmt: skip
-        name = "__".join(re.sub(r"[^A-Za-z0-9.=-]+", "-", p) for p in parts) + ".mp4"
+        name = video_name(parts)
         target = run_dir / "videos" / name
         target.parent.mkdir(parents=True, exist_ok=True)
         target.unlink(missing_ok=True)

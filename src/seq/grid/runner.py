@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from seq.errors import EvalCanceled, SeqInputError
-from seq.grid import rundir, summary
+from seq.grid import rundir, summary, versions
 from seq.grid.cells import Arm, Cell, EvalGroup, check_floors, expand, floor_of, group
 from seq.grid.config import GridConfig
 from seq.grid.history import remember
@@ -79,15 +79,20 @@ def run(
     entries = list({cell.policy.id: cell.policy for cell in cells if cell.policy.served}.values())
     floors = {cell.key: floor_of(grid, cell.key) for cell in cells}
     with servers(entries, grid.source):  # every server answers, every eval checks, before any runs
-        _check_groups(groups, grid.source)
-        run_dir = _run_dir(grid, Path(output_dir or grid.output_dir).resolve(), resume, say)
-        remember(run_dir, grid.source)
+        plans = _check_groups(groups, grid.source)
+        where = "--output-dir" if output_dir is not None else f"{grid.source}: key 'output_dir'"
+        run_dir, resumed = _run_dir(grid, Path(output_dir or grid.output_dir).resolve(), resume, where, say)
         results: dict[str, CellResult] = {}
-        if resume:
+        now = versions.resolved(groups, plans)
+        if resumed:
             for cell in cells:
                 kept = rundir.load_cell(run_dir, cell.path)
                 if kept is not None:
                     results[cell.key] = kept
+            versions.check_resume(run_dir, cells, results, now, grid.source)
+            say(f"resuming {run_dir}")
+        versions.record(run_dir, now)
+        remember(run_dir, grid.source)
 
         def finish() -> summary.Summary:
             done = [results[cell.key] for cell in cells if cell.key in results]
@@ -133,34 +138,42 @@ def _devices_from(offset: int) -> Iterator[None]:
             os.environ["SEQ_DEVICES_OFFSET"] = before
 
 
-def _run_dir(grid: GridConfig, output_dir: Path, resume: bool, say: Say) -> Path:
+def _run_dir(grid: GridConfig, output_dir: Path, resume: bool, where: str, say: Say) -> tuple[Path, bool]:
+    """The run directory, and whether it is an earlier run's (a resume) or a fresh one."""
     if resume:
         latest = rundir.latest_run_dir(output_dir, rundir.config_identity(grid))
         if latest is not None:
             for key in rundir.check_unchanged(latest, grid):
                 say(f"warning: {key} changed since {latest.name} began; the gate uses the new value")
-            say(f"resuming {latest}")
-            return latest
+            return latest, True
         say(f"--resume: {output_dir} holds no run of {grid.source}; starting a fresh one")
-    run_dir = rundir.new_run_dir(output_dir)
-    rundir.write_grid(run_dir, grid)
+    try:
+        run_dir = rundir.new_run_dir(output_dir)
+        rundir.write_grid(run_dir, grid)
+    except OSError as error:
+        raise SeqInputError(
+            f"{where} {output_dir}: cannot make a run directory there ({error.strerror or error}); "
+            "expected a folder that can be created and written."
+        ) from None
     say(f"run directory {run_dir}")
-    return run_dir
+    return run_dir, False
 
 
-def _check_groups(groups: list[EvalGroup], source: str) -> None:
+def _check_groups(groups: list[EvalGroup], source: str) -> dict[str, dict[str, Any]]:
     """Every eval is checked (names, tasks, parameters) before any runs: a typo is exit 2, not an
-    error cell an hour in."""
+    error cell an hour in. Returns each group's dry run (the versions its names resolve to)."""
     import seq
 
+    plans = {}
     for found in groups:
         try:
-            seq.eval.dry_run(**found.request(found.arms))
+            plans[found.id] = seq.eval.dry_run(**found.request(found.arms))
         except SeqInputError as error:
             keys = ", ".join(cell.key for cell in found.cells[:3])
             more = f" and {len(found.cells) - 3} more" if len(found.cells) > 3 else ""
             words = _config_words(found.first, str(error))
             raise SeqInputError(f"{source}: cells {keys}{more}: {words}") from None
+    return plans
 
 
 def _config_words(cell: Cell, message: str) -> str:

@@ -95,6 +95,7 @@ def gate(
     if totals["n_trials"] == 0:
         reasons.append("no trial ran")
     reasons += [f"cell {cell.key} errored: {cell.error}" for cell in cells if cell.error]
+    reasons += mixed_versions(cells)
     measure = totals["success_rate"] if gate_on == "rate" else totals["success_low"]
     if measure is not None and measure < threshold:
         what = "success_rate" if gate_on == "rate" else "the interval's lower bound"
@@ -104,6 +105,22 @@ def gate(
         if floor is not None and not cell.error and (cell.success_rate or 0.0) < floor:
             reasons.append(f"cell {cell.key}: success_rate {cell.success_rate:.3f} < floor {floor:.2f}")
     return reasons
+
+
+def mixed_versions(cells: Sequence[CellResult]) -> list[str]:
+    """A family or policy whose cells ran more than one version (one redeployed mid-run): its
+    cells do not measure one thing, so the pooled rate is not a verdict on either."""
+    seen: dict[tuple[str, str], set[str]] = {}
+    for cell in cells:
+        if cell.benchmark_version:
+            seen.setdefault(("family", cell.family), set()).add(cell.benchmark_version)
+        if cell.policy_version:
+            seen.setdefault(("policy", cell.policy), set()).add(cell.policy_version)
+    return [
+        f"the cells of {kind} {name} ran {len(labels)} versions ({', '.join(sorted(labels))})"
+        for (kind, name), labels in seen.items()
+        if len(labels) > 1
+    ]
 
 
 def pivot(cells: Sequence[CellResult], metric: str) -> dict[str, dict[str, float | str | None]]:
