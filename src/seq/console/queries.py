@@ -20,7 +20,7 @@ from typing import Any
 from seq.record.episode import ERROR, INFRASTRUCTURE, EpisodeResult
 from seq.record.lease import LeaseRow, this_process
 from seq.record.schema import columns, select
-from seq.record.store import INTERRUPTED, LAST_ATTEMPT, RUNNING
+from seq.record.store import INTERRUPTED, LAST_ATTEMPT, RUNNING, episode_from_row
 from seq.report.analysis import BUILT_IN_METRICS
 from seq.stats import metric_interval, wilson_interval
 
@@ -290,7 +290,7 @@ class RecordReader:
             f"FROM episodes e JOIN items i ON e.eval_id = i.eval_id AND e.item_id = i.item_id WHERE {where}",
             args,
         )
-        return [_episode(row) for row in rows]
+        return [episode_from_row(row) for row in rows]
 
 
 def _summary(row: sqlite3.Row, live: set[str]) -> EvalSummary:
@@ -313,28 +313,4 @@ def _summary(row: sqlite3.Row, live: set[str]) -> EvalSummary:
         wall_s=row["wall_s"],
         error=error[-1] if error else None,
         declared={str(k): str(v) for k, v in declared.items()} if isinstance(declared, dict) else {},
-    )
-
-
-def _episode(row: sqlite3.Row) -> EpisodeResult:
-    condition = json.loads(row["condition"])
-    return EpisodeResult(
-        item_id=row["item_id"],
-        task=condition["task"],
-        seed=row["seed"],
-        trial=row["trial"],
-        suite=condition.get("suite"),
-        variation=condition.get("variation"),
-        arm=row["arm"],
-        status=row["status"],
-        metrics=json.loads(row["metrics"]),
-        steps=row["steps"],
-        duration_s=row["duration_s"],
-        cpu_s=row["cpu_s"],
-        queries=row["queries"],
-        ended_by=row["ended_by"],
-        error=row["error"],
-        artifacts=json.loads(row["artifacts"]),
-        attempt=row["attempt"],
-        failure=row["failure"],
     )

@@ -535,32 +535,7 @@ class Store:
             f"WHERE e.eval_id=? AND {where} ORDER BY i.ordinal, e.attempt",
             (eval_id,),
         ).fetchall()
-        results = []
-        for row in rows:
-            condition = json.loads(row["condition"])
-            results.append(
-                EpisodeResult(
-                    item_id=row["item_id"],
-                    task=condition["task"],
-                    seed=row["seed"],
-                    trial=row["trial"],
-                    suite=condition.get("suite"),
-                    variation=condition.get("variation"),
-                    arm=row["arm"],
-                    status=row["status"],
-                    metrics=json.loads(row["metrics"]),
-                    steps=row["steps"],
-                    duration_s=row["duration_s"],
-                    cpu_s=row["cpu_s"],
-                    queries=row["queries"],
-                    ended_by=row["ended_by"],
-                    error=row["error"],
-                    artifacts=json.loads(row["artifacts"]),
-                    attempt=row["attempt"],
-                    failure=row["failure"],
-                )
-            )
-        return results
+        return [episode_from_row(row) for row in rows]
 
     def write_scores(self, eval_id: str, scores: dict[GroupKey, tuple[dict | None, str | None]]) -> None:
         """Replace an eval's score-hook results, keyed by (arm, group kind, group name)."""
@@ -681,3 +656,28 @@ def _attached(store: Store, path: Path | str) -> Iterator[sqlite3.Connection]:
                 yield db
         finally:
             store._db.execute("DETACH DATABASE other")
+
+
+def episode_from_row(row: sqlite3.Row) -> EpisodeResult:
+    """An episode row joined with its work item (`condition`, `trial`, `arm`) as an `EpisodeResult`."""
+    condition = json.loads(row["condition"])
+    return EpisodeResult(
+        item_id=row["item_id"],
+        task=condition["task"],
+        seed=row["seed"],
+        trial=row["trial"],
+        suite=condition.get("suite"),
+        variation=condition.get("variation"),
+        arm=row["arm"],
+        status=row["status"],
+        metrics=json.loads(row["metrics"]),
+        steps=row["steps"],
+        duration_s=row["duration_s"],
+        cpu_s=row["cpu_s"],
+        queries=row["queries"],
+        ended_by=row["ended_by"],
+        error=row["error"],
+        artifacts=json.loads(row["artifacts"]),
+        attempt=row["attempt"],
+        failure=row["failure"],
+    )
