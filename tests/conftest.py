@@ -167,8 +167,6 @@ def refused_in_one_line(result: subprocess.CompletedProcess, *fragments: str) ->
 # -- the contributor's short path: `pytest -m "not slow"` leaves out real simulators, images, Ray and
 # tests that kill processes and wait for their recovery; CI runs everything.
 
-pytest_plugins = ["tests.port.ball"]  # the port's session-wide export (ball_scene)
-
 SLOW = (
     "tests/shelf/",
     "tests/evolve/test_metaworld_loop.py",
@@ -251,3 +249,21 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
         for node, why in unexpected:
             terminalreporter.line(f"{node}: {why}")
         terminalreporter.line("Install what the README's test command installs, or set SEQ_ALLOW_SKIPS=1.")
+
+
+@pytest.fixture(scope="session")
+def ball_scene(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The port tools' fast tests share one export (tests/port): the raw-MuJoCo ball, exported in
+    seq's own Python (3 starts, 20 steps); copy it before changing it."""
+    from port.scenes import BALL  # tests/ is on sys.path, as for `from conftest import`
+
+    root = tmp_path_factory.mktemp("ball")
+    source = root / "ball_bench.py"
+    source.write_text(BALL)
+    out = root / "scene"
+    exported = run_cli(
+        "benchmark", "export", f"{source}:Ball", "--out", str(out), "--steps", "20",
+        env={"SEQ_HOME": str(root / "home")},
+    )
+    assert exported.returncode == 0, exported.stderr
+    return out

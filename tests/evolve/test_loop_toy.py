@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import textwrap
 
-from tests.conftest import run_cli
+from conftest import run_cli
 
 LINE = textwrap.dedent('''
     import numpy as np

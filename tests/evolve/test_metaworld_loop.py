@@ -10,8 +10,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-
-from tests.conftest import run_cli
+from conftest import run_cli
 
 pytest.importorskip("metaworld")
 pq = pytest.importorskip("pyarrow.parquet")

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import refused_in_one_line, run_cli
+from scenes import BALL
 
 import seq
-from tests.conftest import refused_in_one_line, run_cli
-from tests.port.scenes import BALL
 
 
 def test_a_folder_that_is_not_an_export_is_refused(tmp_path: Path) -> None:

@@ -9,8 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-from tests.conftest import refused_in_one_line, run_cli
+from conftest import refused_in_one_line, run_cli
 
 COMMANDS = (("check-model",), ("scaffold",), ("compare", "--replay"))
 

@@ -10,9 +10,8 @@ import json
 from pathlib import Path
 
 import pytest
-
-from tests.conftest import run_cli
-from tests.port.scenes import heavier
+from conftest import run_cli
+from scenes import heavier
 
 pytest.importorskip("metaworld")
 

@@ -7,9 +7,8 @@ import json
 from pathlib import Path
 
 import pytest
-
-from tests.conftest import run_cli
-from tests.port.scenes import BALL
+from conftest import run_cli
+from scenes import BALL
 
 
 @pytest.fixture

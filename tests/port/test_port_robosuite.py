@@ -9,9 +9,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
-from tests.conftest import run_cli
-from tests.port.scenes import heavier
+from conftest import run_cli
+from scenes import heavier
 
 HEAVY_LINK = "robot0_link4"
 

@@ -8,8 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
-
-from tests.conftest import run_cli
+from conftest import run_cli
 
 pytest.importorskip("metaworld")
 
