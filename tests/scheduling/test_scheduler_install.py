@@ -7,6 +7,7 @@ import configparser
 import os
 import shlex
 import subprocess
+import time
 
 from conftest import run_cli
 
@@ -14,10 +15,14 @@ import seq
 
 
 def _due_schedule(toy_file) -> None:
+    """A schedule that fires every second, waited for until its first fire is due (a scheduler
+    that looked within the second it was made would rightly find nothing to run)."""
     seq.deploy(toy_file)
     seq.schedule(
         "line-controller", benchmark="line", every="* * * * * */1", envs=1, tasks=["near"], seeds=[0]
     )
+    (listed,) = seq.schedules()
+    time.sleep(max(0.0, listed["next_run"] - time.time()) + 0.2)
 
 
 def _evals() -> list[dict]:

@@ -17,6 +17,7 @@ import sys
 import time
 import traceback
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -157,11 +158,13 @@ def check_episode(
 
 
 def main(arguments: list[str]) -> None:
-    """`python -m seq.engine.check RESULT_FILE REF_JSON`, in the benchmark's environment."""
+    """`python -m seq.engine.check RESULT_FILE REF_JSON`, in the benchmark's environment; the
+    stage it reached is kept in RESULT_FILE.stage, for a process that dies before it can say."""
     from seq.engine.worker_process import enter_worker_limits
 
     enter_worker_limits()  # its memory limit and its volume, as a worker has them
-    result = check_episode(json.loads(arguments[1]))
+    stage = Path(arguments[0] + ".stage")
+    result = check_episode(json.loads(arguments[1]), on_stage=stage.write_text)
     with open(arguments[0], "w") as handle:
         json.dump(result, handle)
 

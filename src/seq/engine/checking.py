@@ -1,8 +1,9 @@
 """Run a deployed benchmark version's check where it runs, and keep what it printed and measured.
 
-A benchmark that declares nothing about where it runs is checked in a fork of this process (one
-short episode, nothing imported again: deploy stays fast; a crash costs the check, not the
-deploy), its output caught at the file descriptors so that even what a C library prints is kept.
+A benchmark that declares nothing about where it runs is checked in a fork of this process where
+that is safe (one short episode, nothing imported again: deploy stays fast; a crash costs the
+check, not the deploy; a process with threads or one that rendered starts a fresh one), its output
+caught at the file descriptors so that even what a C library prints is kept.
 One that declares an image, a volume, secrets or a memory limit is checked the way its workers
 run: its image is built (the build's lines kept), and the episode runs in a process of the
 image's Python with the volume, the secrets and the limit, its output masked.
@@ -16,6 +17,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -29,6 +31,23 @@ from seq.record.store import VersionRow
 
 CHECK_TIMEOUT_S = 900.0  # one short episode in its own process: past this it is stuck
 ISOLATING = ("image", "assets", "secrets", "memory")
+
+
+# Modules that hold an OpenGL context once used: a fork of a process that rendered inherits a
+# context the child cannot use (seen: the check's render hung until its timeout).
+_GRAPHICS = ("mujoco.egl", "mujoco.osmesa", "mujoco.glfw", "OpenGL.GL", "OpenGL.EGL", "pyglet.gl")
+
+
+def _fork_is_safe() -> bool:
+    """A fork runs the check without importing anything again, but only a single-threaded process
+    that has not rendered forks safely (a lock held by another thread, a graphics context); any
+    other is checked in a fresh process of this Python."""
+    return (
+        hasattr(os, "fork")
+        and sys.platform.startswith("linux")
+        and threading.active_count() == 1
+        and not any(name in sys.modules for name in _GRAPHICS)
+    )
 
 
 def _forked(ref: dict[str, Any]) -> tuple[dict[str, Any], str]:
@@ -100,11 +119,18 @@ def _apart(process: WorkerProcess, ref: dict[str, Any]) -> tuple[dict[str, Any],
                 timeout=CHECK_TIMEOUT_S,
             )
         except subprocess.TimeoutExpired as timed_out:
-            return {"figures": {}, "failure": _died("start", None)}, (timed_out.stdout or b"").decode()
+            stage = _stage(result_file)
+            return {"figures": {}, "failure": _died(stage, None)}, (timed_out.stdout or b"").decode()
         output = done.stdout.decode(errors="replace")
         if not result_file.is_file():
-            return {"figures": {}, "failure": _died("start", done.returncode)}, output
+            return {"figures": {}, "failure": _died(_stage(result_file), done.returncode)}, output
         return json.loads(result_file.read_text()), output
+
+
+def _stage(result_file: Path) -> str:
+    """The stage a check in another process reached (`seq.engine.check.main` keeps it)."""
+    stage = Path(f"{result_file}.stage")
+    return stage.read_text() if stage.is_file() else "start"
 
 
 def _message(row: VersionRow, failure: dict[str, Any], in_image: bool) -> str:
@@ -142,7 +168,7 @@ def check_version(row: VersionRow) -> CheckRow:
         if used.get("image"):
             figures["image"] = {**used["image"], "build": build}
         result, output = _apart(isolation.process, row.ref)
-    elif hasattr(os, "fork") and sys.platform.startswith("linux"):
+    elif _fork_is_safe():
         result, output = _forked(row.ref)
     else:  # no fork to rely on: a fresh process of this Python
         result, output = _apart(WorkerProcess(), row.ref)
