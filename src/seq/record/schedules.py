@@ -13,7 +13,7 @@ import sqlite3
 from dataclasses import dataclass
 from typing import Any
 
-from seq.record.schema import insert, select
+from seq.record.schema import COLUMNS, insert, select
 from seq.record.store import Store
 
 # What became of one fire of a schedule.
@@ -176,18 +176,7 @@ class Schedules:
         return float(row[0])
 
 
-_GIVEN = (
-    "policy",
-    "benchmark",
-    "every",
-    "trials",
-    "max_core_hours",
-    "options",
-    "enabled",
-    "created_at",
-    "anchor_at",
-    "seen_version",
-)
+_GIVEN = tuple(name for name in COLUMNS["schedules"] if name != "id")  # the id is SQLite's
 
 
 def _values(run: ScheduleRun) -> tuple[Any, ...]:
