@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from seq.stats.resampling import bootstrap_mean, wilson
+from seq.stats.resampling import COUNTS_FROM, bootstrap_mean, wilson
 
 
 def _samples() -> list[np.ndarray]:
@@ -54,3 +54,27 @@ def test_a_report_does_not_import_scipy(tmp_path):
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "False"
+
+
+@pytest.mark.parametrize("method", ["BCa", "percentile"])
+def test_a_large_sample_of_few_values_is_resampled_as_counts_with_scipy_s_interval(method):
+    """From COUNTS_FROM episodes, few distinct values are drawn as counts: other draws than
+    scipy's, the same distribution, so the bounds agree within the bootstrap's Monte Carlo error
+    (a quarter of the mean's standard error here; resampling indices is as far from scipy's with
+    another seed)."""
+    rng = np.random.default_rng(7)
+    samples = [
+        rng.integers(20, 200, 3000).astype(float),  # step counts
+        np.where(rng.random(2000) < 0.8, 0.0, rng.integers(1, 4, 2000)).astype(float),  # sparse
+        rng.integers(0, 2, 1500).astype(float),  # a 0/1 metric reported as a mean
+    ]
+    assert all(len(data) >= COUNTS_FROM and 4 * len(np.unique(data)) <= len(data) for data in samples)
+    for data in samples:
+        theirs = stats.bootstrap(
+            (data,), np.mean, method=method, n_resamples=2000, random_state=0, batch=200
+        ).confidence_interval
+        standard_error = data.std() / math.sqrt(len(data))
+        mine = bootstrap_mean(data, 0.95, method, 2000, 0)
+        assert mine[0] < data.mean() < mine[1]
+        assert abs(mine[0] - theirs.low) < 0.25 * standard_error
+        assert abs(mine[1] - theirs.high) < 0.25 * standard_error

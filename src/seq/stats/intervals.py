@@ -18,6 +18,7 @@ so a report does not import `scipy.stats`, a second or more of a short eval's st
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -65,6 +66,14 @@ def wilson_interval(successes: int, n: int, level: float = 0.95) -> Interval:
 def bootstrap_interval(values: Sequence[float], level: float = 0.95) -> Interval:
     """BCa bootstrap interval of the mean; the percentile bootstrap where BCa is degenerate."""
     data = np.asarray(values, dtype=float)
+    return _bootstrap_interval(data.tobytes(), level)
+
+
+@functools.lru_cache(maxsize=4096)
+def _bootstrap_interval(values: bytes, level: float) -> Interval:
+    """Kept by value: the seed is fixed, so the same values give the same interval, and a report
+    asks for most twice (a group's row, then its comparison)."""
+    data = np.frombuffer(values, dtype=float)
     n = len(data)
     if n == 0:
         return Interval(math.nan, None, None, 0, "bootstrap-bca", level)

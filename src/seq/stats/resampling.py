@@ -5,10 +5,17 @@ second or more of a short eval's start-up. These give what `scipy.stats.bootstra
 percentile, `random_state=` a seed) and `scipy.stats.binomtest(...).proportion_ci(method="wilson")`
 give — the same resamples, the same formulas (Efron & Tibshirani 1993, 14.3 and 15.4; Wilson
 1927) — and a test holds them equal to scipy's.
+
+A large sample with few distinct values (step counts, returns of a sparse reward: 10,000 episodes
+hold a few hundred values) is resampled as counts: how often each distinct value is drawn is
+multinomial, the same distribution as drawing indices, at resamples × distinct values instead of
+resamples × n. Those draws are not scipy's, so a test holds the intervals to scipy's within the
+bootstrap's own Monte Carlo error instead.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 from statistics import NormalDist
 
@@ -60,14 +67,47 @@ def _bca_levels(data: np.ndarray, means: np.ndarray, alpha: float) -> tuple[floa
     return levels[0], levels[1]
 
 
+COUNTS_FROM = 1000  # n from which few distinct values are resampled as counts
+_CHUNK = 1 << 22  # indices drawn at a time: 32 MB, whatever n
+_KEPT = 1 << 20  # indices kept for the next group of the same size: up to 8 MB each
+
+
+@functools.lru_cache(maxsize=8)
+def _indices(n: int, resamples: int, seed: int) -> np.ndarray:
+    """scipy's resampled indices for a sample of n: the same for every group of that size (the seed
+    is fixed), so a report of many equal-sized groups draws them once."""
+    indices = np.random.RandomState(seed).randint(0, n, (resamples, n), dtype=np.int64)
+    indices.flags.writeable = False
+    return indices
+
+
+def _resampled_means(data: np.ndarray, resamples: int, seed: int) -> np.ndarray:
+    """[resamples] means of `data` resampled with replacement: scipy's draws (indices from
+    `RandomState(seed)`, in chunks that draw the same numbers), or, for a large sample with few
+    distinct values, the counts of each value."""
+    n = len(data)
+    if n >= COUNTS_FROM:
+        values, counts = np.unique(data, return_counts=True)
+        if 4 * len(values) <= n:
+            drawn = np.random.default_rng(seed).multinomial(n, counts / n, size=resamples)
+            return drawn @ values / n
+    if resamples * n <= _KEPT:
+        return data[_indices(n, resamples, seed)].mean(axis=-1)
+    state = np.random.RandomState(seed)
+    rows = max(1, _CHUNK // n)
+    means = np.empty(resamples)
+    for start in range(0, resamples, rows):
+        stop = min(resamples, start + rows)
+        means[start:stop] = data[state.randint(0, n, (stop - start, n), dtype=np.int64)].mean(axis=-1)
+    return means
+
+
 def bootstrap_mean(
     data: np.ndarray, level: float, method: str, resamples: int, seed: int
 ) -> tuple[float, float]:
     """The `method` ("BCa" or "percentile") bootstrap interval of the mean of `data`; nan bounds
     where it is degenerate."""
-    n = len(data)
-    indices = np.random.RandomState(seed).randint(0, n, (resamples, n), dtype=np.int64)
-    means = data[indices].mean(axis=-1)
+    means = _resampled_means(data, resamples, seed)
     alpha = (1 - level) / 2
     low_level, high_level = _bca_levels(data, means, alpha) if method == "BCa" else (alpha, 1 - alpha)
     if math.isnan(low_level) or math.isnan(high_level):
