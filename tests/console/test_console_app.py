@@ -88,6 +88,7 @@ def test_seq_ui_refuses_a_missing_record_and_a_taken_port(tmp_path, toy_file):
         taken.bind(("127.0.0.1", 0))
         port = taken.getsockname()[1]
         refused_in_one_line(run_cli("ui", "--port", str(port)), f"--port {port}", "is taken")
+    refused_in_one_line(run_cli("ui", "--refresh", "-1"), "--refresh -1", "from 0 (never)")
 
 
 def test_a_benchmark_page_orders_its_evals_by_version(client, toy_file):

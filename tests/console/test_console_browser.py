@@ -62,8 +62,9 @@ def console(toy_file):
     seq.deploy(toy_file)
     record = build_record()
     port = free_port()
+    ui = ["ui", "--port", str(port), "--refresh", "600"]  # no reload mid-click (default: every 5 s)
     server = subprocess.Popen(
-        [sys.executable, "-c", "from seq.cli import main; main()", "ui", "--port", str(port)],
+        [sys.executable, "-c", "from seq.cli import main; main()", *ui],
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
@@ -149,9 +150,9 @@ def test_every_page_in_chromium_shows_the_reports_numbers(console, browser, arti
             assert shown_interval(success) in row[7], (eval_id, row[7])
     assert rows[record.running][1] == "running" and rows[record.running][4] == "3/8"
     page.select_option('select[name="status"]', "running")
-    page.click("form.filters button")
+    with page.expect_navigation():
+        page.click("form.filters button")
     assert [r[0] for r in table_rows(page, "#evals")] == [record.running]
-
     # an eval with two arms: every group table, plots, and the numbers of the report's JSON
     page.goto(f"{url}/evals/{record.arms}")
     assert plots_drawn(page) == 5  # per suite, per task, forest, task × arm, across tasks
@@ -175,6 +176,8 @@ def test_every_page_in_chromium_shows_the_reports_numbers(console, browser, arti
     # the running eval: done/total so far, its episodes, and one episode's video and trajectory
     page.goto(f"{url}/evals/{record.running}")
     assert plots_drawn(page) == 2  # per suite, per task
+    # it reloads itself as `seq ui --refresh 600` says (the default 5 s could fire mid-click here)
+    assert page.get_attribute('meta[http-equiv="refresh"]', "content") == "600"
     page.screenshot(path=artifacts / "eval-running.png", full_page=True)
     running = reports[record.running]
     assert page.inner_text('[data-field="done"]') == "3" and page.inner_text('[data-field="total"]') == "8"

@@ -11,6 +11,9 @@ from rich.console import Console
 def ui_command(
     port: int = typer.Option(8765, "--port", help="The port on 127.0.0.1 to serve on."),
     record: Path = typer.Option(None, "--record", help="The record to read (default: $SEQ_HOME/seq.db)."),
+    refresh: int = typer.Option(
+        5, "--refresh", metavar="S", help="A running eval's pages reload every S seconds (0: never)."
+    ),
 ) -> None:
     """Browse evals, episodes, comparisons and benchmarks in a web page (read-only, local)."""
     from seq.console.serve import serve
@@ -19,6 +22,6 @@ def ui_command(
         Console(highlight=False).print(f"seq console at {url} (Ctrl+C stops it)")
 
     try:
-        serve(port=port, record=record, on_ready=ready)
+        serve(port=port, record=record, on_ready=ready, refresh_s=refresh)
     except KeyboardInterrupt:
         pass

@@ -30,8 +30,9 @@ PAGE_SIZE = 50
 REFRESH_S = 5  # a page showing a running eval reloads itself this often
 
 
-def create_app(record: str | Path | None = None) -> Starlette:
-    """The console's ASGI app over the record at `record` (default: `$SEQ_HOME/seq.db`)."""
+def create_app(record: str | Path | None = None, refresh_s: int = REFRESH_S) -> Starlette:
+    """The console's ASGI app over the record at `record` (default: `$SEQ_HOME/seq.db`); a page
+    showing a running eval reloads itself every `refresh_s` seconds (0: never)."""
     path = Path(record) if record else seq_home() / "seq.db"
     if not path.is_file():
         raise SeqInputError(f"there is no record at {path} (run an eval first, or set SEQ_HOME).")
@@ -53,7 +54,7 @@ def create_app(record: str | Path | None = None) -> Starlette:
         choices = data.filter_choices()
         running = any(e.status == "running" for e in evals)
         return page(
-            "evals.html", evals=evals, filters=filters, choices=choices, refresh=running and REFRESH_S
+            "evals.html", evals=evals, filters=filters, choices=choices, refresh=running and refresh_s
         )
 
     async def eval_page(request: Request) -> Response:
@@ -80,7 +81,7 @@ def create_app(record: str | Path | None = None) -> Starlette:
             page=number,
             pages=pages,
             episode_href=episode_href(eval_id),
-            refresh=report.status == "running" and REFRESH_S,
+            refresh=report.status == "running" and refresh_s,
         )
 
     async def report_json(request: Request) -> Response:

@@ -23,12 +23,16 @@ def _require() -> None:
         ) from None
 
 
-def create_app(record: str | Path | None = None) -> Any:
-    """The console's ASGI app over the record at `record` (default: `$SEQ_HOME/seq.db`)."""
+def create_app(record: str | Path | None = None, refresh_s: int | None = None) -> Any:
+    """The console's ASGI app over the record at `record` (default: `$SEQ_HOME/seq.db`); a page
+    showing a running eval reloads itself every `refresh_s` seconds (default 5; 0: never)."""
     _require()
+    from seq.console.app import REFRESH_S
     from seq.console.app import create_app as build
 
-    return build(record)
+    if refresh_s is not None and not 0 <= refresh_s <= 86_400:
+        raise SeqInputError(f"--refresh {refresh_s}: expected seconds from 0 (never) to 86400.")
+    return build(record, REFRESH_S if refresh_s is None else refresh_s)
 
 
 def _check_port(port: int) -> None:
@@ -41,10 +45,15 @@ def _check_port(port: int) -> None:
             raise SeqInputError(f"--port {port}: {HOST}:{port} is taken ({error.strerror}).") from None
 
 
-def serve(port: int = DEFAULT_PORT, record: str | Path | None = None, on_ready: Any = None) -> None:
+def serve(
+    port: int = DEFAULT_PORT,
+    record: str | Path | None = None,
+    on_ready: Any = None,
+    refresh_s: int | None = None,
+) -> None:
     """Serve the console at http://127.0.0.1:PORT until interrupted; `on_ready(url)` is called
     just before it starts listening (the port was free a moment before)."""
-    app = create_app(record)
+    app = create_app(record, refresh_s)
     _check_port(port)
     import uvicorn
 
