@@ -86,6 +86,14 @@ def mujoco_of(env: Any) -> tuple[Any, Any] | None:
     return None
 
 
+def _instruction_of(env: Any) -> str | None:
+    for candidate in (env, getattr(env, "unwrapped", None)):
+        text = getattr(candidate, "instruction", None)
+        if isinstance(text, str) and text:
+            return text
+    return None
+
+
 class Contacts:
     """Reads a MuJoCo step's contacts: geom pairs and their normal forces."""
 
@@ -101,6 +109,11 @@ class Contacts:
             mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_BODY, int(model.geom_bodyid[g])) or ""
             for g in range(model.ngeom)
         ]
+
+    def geom_fixed(self) -> list[bool]:
+        """Whether each geom belongs to the fixed scene (its body welded to the world)."""
+        model = self.model
+        return [bool(model.body_weldid[int(model.geom_bodyid[g])] == 0) for g in range(model.ngeom)]
 
     def read(self) -> dict[str, bytes]:
         data = self.data
@@ -159,6 +172,9 @@ class TraceWriter:
                 "suite": c.suite,
                 "extra": {str(k): v for k, v in c.extra.items()},
                 "geom_body": self._reader.geom_bodies() if self._reader else None,
+                "geom_fixed": self._reader.geom_fixed() if self._reader else None,
+                # the language an env says it was given (LIBERO's), for instruction checks
+                "instruction": _instruction_of(env),
             }
         )
         self._write({"t": 0, "o": low_dim(obs)})

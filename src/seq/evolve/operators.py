@@ -120,6 +120,37 @@ class HorizonChange:
 
 
 @dataclass(frozen=True)
+class DistractorInjection:
+    """Adds a distractor object near the condition's object: one in the way (part of the way to
+    the goal) and one beside it at an angle seeded by the condition, each shape in turn."""
+
+    name: str = "distractor"
+
+    def mutate(
+        self, condition: Condition, cluster: FailureCluster, how: Mapping[str, Any]
+    ) -> list[Condition]:
+        if condition.extra.get("distractor"):
+            return []  # one distractor a scene
+        shapes = tuple(how.get("shapes", ("box",)))
+        beside = float(how.get("beside_m", 0.07))
+        rng = np.random.default_rng(condition.seed + 104729)
+        out = []
+        for n, along in enumerate(how.get("along", (0.5,))):
+            out.append(_variant(condition, self.name, distractor=shapes[n % len(shapes)], distractor_along=along))
+        angle = rng.uniform(0, 2 * np.pi)
+        out.append(
+            _variant(
+                condition,
+                self.name,
+                distractor=shapes[len(out) % len(shapes)],
+                distractor_dx=beside * np.cos(angle),
+                distractor_dy=beside * np.sin(angle),
+            )
+        )
+        return out
+
+
+@dataclass(frozen=True)
 class InstructionParaphrase:
     """Rewrites a condition's `instruction`: by templates, or by the LLM `endpoint` when given
     (templates again when it does not answer in time)."""
@@ -158,6 +189,7 @@ OPERATORS: dict[str, Operator] = {
     "pose": PosePerturbation(),
     "physics": PhysicsSwap(),
     "horizon": HorizonChange(),
+    "distractor": DistractorInjection(),
     "instruction": InstructionParaphrase(),
 }
 
