@@ -2,9 +2,10 @@
 
 They read what a MetaWorld-style env exposes (`info["success"]`, `obj_to_target`, `near_object`,
 `grasp_success`; the hand at `obs[0:3]` and the object at `obs[4:7]`) and MuJoCo contacts; a
-detector whose inputs a trace lacks says nothing, and `unavailable` says why for the ones that
-need what only some benchmarks expose (a distractor, an instruction). `Baseline` holds what successful episodes of
-the same task look like (their peak contact force), so that "excess force" is relative.
+detector whose inputs a trace lacks says nothing, and `unavailable` says why for the ones
+that need what only some benchmarks expose (a distractor, an instruction). `Baseline` holds
+what successful episodes of the same task look like (their peak contact force), so that
+"excess force" is relative.
 """
 
 from __future__ import annotations
@@ -196,7 +197,11 @@ def failed_recovery(trace: Trace, baseline: Baseline, hold: int = 5) -> Failure 
             return Failure(
                 "failed_recovery",
                 lost + 1,
-                {"lost": "grasp", "held_steps": runs[-1][1] - runs[-1][0], "steps_after": len(grasped) - lost},
+                {
+                    "lost": "grasp",
+                    "held_steps": runs[-1][1] - runs[-1][0],
+                    "steps_after": len(grasped) - lost,
+                },
             )
     distance = _series(trace, "obj_to_target")
     if distance is None or not len(distance):
@@ -209,7 +214,12 @@ def failed_recovery(trace: Trace, baseline: Baseline, hold: int = 5) -> Failure 
     return Failure(
         "failed_recovery",
         lost + 1,
-        {"lost": "distance", "best_m": round(best, 4), "final_m": round(final, 4), "best_step": best_step + 1},
+        {
+            "lost": "distance",
+            "best_m": round(best, 4),
+            "final_m": round(final, 4),
+            "best_step": best_step + 1,
+        },
     )
 
 

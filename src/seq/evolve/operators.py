@@ -136,7 +136,9 @@ class DistractorInjection:
         rng = np.random.default_rng(condition.seed + 104729)
         out = []
         for n, along in enumerate(how.get("along", (0.5,))):
-            out.append(_variant(condition, self.name, distractor=shapes[n % len(shapes)], distractor_along=along))
+            out.append(
+                _variant(condition, self.name, distractor=shapes[n % len(shapes)], distractor_along=along)
+            )
         angle = rng.uniform(0, 2 * np.pi)
         out.append(
             _variant(

@@ -21,7 +21,7 @@ DISTRACTOR_PREFIX = "seq_distractor"
 ROBOT_PREFIXES = ("robot", "gripper", "mount", "right_", "left_", "hand", "rightclaw", "leftclaw",
                   "rightpad", "leftpad", "pedestal", "torso", "base")  # fmt: skip
 WORDS_IGNORED = {"the", "a", "an", "of", "on", "in", "to", "and", "it", "put", "pick", "up", "place",
-                 "main", "obj", "object", "link", "body", "top", "into", "from", "with"}  # fmt: skip
+                 "main", "object", "link", "body", "top", "into", "from", "with"}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -49,7 +49,10 @@ def is_robot(body: str) -> bool:
 def distractors(trace: Trace) -> set[str]:
     """The scene's distractor bodies."""
     found = bodies(trace)
-    prefixes = (DISTRACTOR_PREFIX, *[str(p) for p in (trace.header.get("extra") or {}).get("distractors", ())])
+    prefixes = (
+        DISTRACTOR_PREFIX,
+        *[str(p) for p in (trace.header.get("extra") or {}).get("distractors", ())],
+    )
     return {b for b in (found[0] if found else []) if b.startswith(prefixes)}
 
 
@@ -63,7 +66,9 @@ def words(text: str) -> set[str]:
     return {w for w in re.split(r"[^a-z]+", text.lower()) if len(w) > 2 and w not in WORDS_IGNORED}
 
 
-def contacts_of(trace: Trace, body_set: set[str], movable_only: bool = True) -> list[tuple[int, str, str, float]]:
+def contacts_of(
+    trace: Trace, body_set: set[str], movable_only: bool = True
+) -> list[tuple[int, str, str, float]]:
     """(step, the body of `body_set`, the other body, normal force) of every contact of a body in
     `body_set` with a body outside it that is not the fixed scene (with `movable_only`)."""
     found = bodies(trace)
