@@ -14,6 +14,7 @@ from seq.errors import SeqInputError
 from seq.evolve.clusters import FailureCluster
 from seq.evolve.detectors import detect, unavailable
 from seq.evolve.operators import OPERATORS, supported
+from seq.evolve.scene import words as scene_words
 from seq.evolve.versions import register
 from seq.record.store import Store
 from seq.registry.deploy import resolve
@@ -59,6 +60,53 @@ def test_pose_and_horizon_candidates_run_on_libero():
     assert np.allclose(shifted - start, offset, atol=0.01)
     short_episode, _ = by_extra["short"]
     assert short_episode.steps == 48 and short_episode.metrics["success"] == 0.0
+
+
+WRONG_OBJECT = """
+import numpy as np
+
+import seq
+from seq.evolve.scene import words
+from seq.shelf.libero_scripted import scripted_action
+
+
+@seq.policy(name="libero-wrong-object")
+class WrongObject(seq.Policy):
+    \"\"\"libero-scripted sent to an object the goal does not name: it moves the wrong one.\"\"\"
+
+    benchmark_parameters = {"obs_mode": "state"}
+    inputs = {"state": (8,), "objects": None, "object_boxes": None, "goal": None}
+
+    @seq.infer
+    def infer(self, obs, *, seed=None, instruction=None):
+        ((predicate, name, target),) = obs["goal"]
+        other = next(o for o in sorted(obs["objects"]) if not words(o) & (words(name) | words(target)))
+        return scripted_action({**obs, "goal": [[predicate, other, target]]}).astype(np.float32)
+"""
+
+
+def test_the_wrong_object_is_an_instruction_mismatch_and_a_distractor_touched(tmp_path):
+    """Told to put the alphabet soup in the basket, a policy that takes another object fails
+    with both: LIBERO's other objects are the scene's distractors."""
+    import importlib.util
+    import sys
+
+    (tmp_path / "wrong_object.py").write_text(WRONG_OBJECT)
+    spec = importlib.util.spec_from_file_location("wrong_object", tmp_path / "wrong_object.py")
+    module = sys.modules["wrong_object"] = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    task = SUITES["libero_object"][0][0]
+    report = seq.eval.run(module.WrongObject, benchmark="libero", suites=["libero_object"],
+                          tasks=[task], seeds=[0], max_steps=100, traces=True, envs=1)  # fmt: skip
+    (episode,) = report.episodes
+    trace = read_trace(episode.artifacts["trace"])
+    assert episode.metrics["success"] == 0.0 and "alphabet soup" in trace.header["instruction"]
+    found = {f.type: f for f in detect(trace)}
+    mismatch, touched = found["instruction_mismatch"], found["distractor_interaction"]
+    assert not scene_words(mismatch.evidence["touched"]) & scene_words(trace.header["instruction"])
+    assert touched.evidence["distractor"] == mismatch.evidence["touched"]
+    assert any(b.startswith(("gripper", "robot")) for b in touched.evidence["touched_by"])
+    assert list(found).index("instruction_mismatch") == 0  # the most specific names the failure
 
 
 def test_a_key_libero_does_not_take_is_refused():

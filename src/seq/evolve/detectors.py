@@ -225,8 +225,10 @@ def failed_recovery(trace: Trace, baseline: Baseline, hold: int = 5) -> Failure 
 
 def distractor_interaction(trace: Trace, baseline: Baseline) -> Failure | None:
     """The robot or the task's object touched a distractor (contacts with the fixed scene, such
-    as the table it stands on, do not count)."""
+    as the table it stands on, and those the scene started with do not count)."""
     found = scene.contacts_of(trace, scene.distractors(trace))
+    resting = {(d, o) for step, d, o, _ in found if step == 0}  # how the scene started: not an interaction
+    found = [c for c in found if (c[1], c[2]) not in resting]
     if not found:
         return None
     step, distractor, other, _ = found[0]

@@ -3,8 +3,9 @@ bodies are the robot, the fixed scene, distractors, and which the instruction na
 
 A trace's header names each geom's body (`geom_body`) and whether it is welded to the world
 (`geom_fixed`); a distractor is a body `seq` added (`seq_distractor…`, MetaWorld's distractor
-injection) or one a condition lists in `extra["distractors"]` (name prefixes). The instruction is
-the header's or the condition's `instruction` when the benchmark gives one.
+injection), one a condition lists in `extra["distractors"]` (name prefixes), or, where the trace
+has an instruction, a movable object the instruction does not name (LIBERO's scenes). The
+instruction is the header's or the condition's `instruction` when the benchmark gives one.
 """
 
 from __future__ import annotations
@@ -47,13 +48,20 @@ def is_robot(body: str) -> bool:
 
 
 def distractors(trace: Trace) -> set[str]:
-    """The scene's distractor bodies."""
+    """The scene's distractor bodies: those `seq` or the condition names so, and where the trace
+    has an instruction, every movable object it does not name (LIBERO's other objects)."""
     found = bodies(trace)
-    prefixes = (
-        DISTRACTOR_PREFIX,
-        *[str(p) for p in (trace.header.get("extra") or {}).get("distractors", ())],
-    )
-    return {b for b in (found[0] if found else []) if b.startswith(prefixes)}
+    if found is None:
+        return set()
+    names, fixed = found
+    listed = (trace.header.get("extra") or {}).get("distractors", ())
+    out = {b for b in names if b.startswith((DISTRACTOR_PREFIX, *map(str, listed)))}
+    text = instruction(trace)
+    if text is not None:
+        wanted = words(text)
+        movable = {n for n, f in zip(names, fixed, strict=True) if not f and n and not is_robot(n)}
+        out |= {n for n in movable if not words(n) & wanted}
+    return out
 
 
 def instruction(trace: Trace) -> str | None:
