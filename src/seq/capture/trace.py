@@ -5,14 +5,17 @@ the action, its act seed, the reward, the env's numeric `info` (MetaWorld's `suc
 `obj_to_target`, `grasp_success` …) and, for a MuJoCo env, the contacts of the step (geom pairs
 and normal forces). One file per episode, a stream of msgpack frames:
 
-    {"seq_trace": 1, "item_id", "task", "seed", "trial", "arm", "extra", "geom_body": [...]}
+    {"seq_trace": 1, "item_id", "task", "seed", "trial", "arm", "extra", "geom_body": [...],
+     "geom_fixed": [...], "instruction": str | None}
     {"t": 0, "o": obs}                                       the observation after reset
     {"t": 1, "a": f32 bytes, "s": act seed, "r": reward, "o": obs, "i": {info}, "c": contacts}
     {"end": {"status", "steps", "ended_by", "metrics"}}
 
 Arrays are float32 bytes (`{"f4": bytes, "shape": [...]}`); contacts are `{"g": int16 bytes
 (pairs of geom ids), "f": float32 bytes (normal force per pair)}`; `geom_body` names each geom's
-body so a reader can tell the object from the table. A trace cut off by a crash (the writer's
+body so a reader can tell the object from the table, `geom_fixed` whether that body is welded to
+the world (the fixed scene), and `instruction` is the language the env says it was given (an env
+attribute `instruction`: LIBERO's task language), for the evolve detectors. A trace cut off by a crash (the writer's
 buffer unflushed) reads back up to its last whole frame.
 """
 
