@@ -15,8 +15,8 @@ Arrays are float32 bytes (`{"f4": bytes, "shape": [...]}`); contacts are `{"g": 
 (pairs of geom ids), "f": float32 bytes (normal force per pair)}`; `geom_body` names each geom's
 body so a reader can tell the object from the table, `geom_fixed` whether that body is welded to
 the world (the fixed scene), and `instruction` is the language the env says it was given (an env
-attribute `instruction`: LIBERO's task language), for the evolve detectors. A trace cut off by a crash (the writer's
-buffer unflushed) reads back up to its last whole frame.
+attribute `instruction`: LIBERO's task language), for the evolve detectors. A trace cut off
+by a crash (the writer's buffer unflushed) reads back up to its last whole frame.
 """
 
 from __future__ import annotations
