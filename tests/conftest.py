@@ -170,6 +170,7 @@ def refused_in_one_line(result: subprocess.CompletedProcess, *fragments: str) ->
 SLOW = (
     "tests/shelf/",
     "tests/evolve/test_metaworld_loop.py",
+    "tests/evolve/test_libero_operators.py",  # builds LIBERO's image; ~90 s of LIBERO physics
     "tests/isolation/test_image_evals.py",
     "tests/isolation/test_images.py",
     "tests/engine/test_ray_backend.py",

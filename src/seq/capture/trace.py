@@ -5,15 +5,18 @@ the action, its act seed, the reward, the env's numeric `info` (MetaWorld's `suc
 `obj_to_target`, `grasp_success` …) and, for a MuJoCo env, the contacts of the step (geom pairs
 and normal forces). One file per episode, a stream of msgpack frames:
 
-    {"seq_trace": 1, "item_id", "task", "seed", "trial", "arm", "extra", "geom_body": [...]}
+    {"seq_trace": 1, "item_id", "task", "seed", "trial", "arm", "extra", "geom_body": [...],
+     "geom_fixed": [...], "instruction": str | None}
     {"t": 0, "o": obs}                                       the observation after reset
     {"t": 1, "a": f32 bytes, "s": act seed, "r": reward, "o": obs, "i": {info}, "c": contacts}
     {"end": {"status", "steps", "ended_by", "metrics"}}
 
 Arrays are float32 bytes (`{"f4": bytes, "shape": [...]}`); contacts are `{"g": int16 bytes
 (pairs of geom ids), "f": float32 bytes (normal force per pair)}`; `geom_body` names each geom's
-body so a reader can tell the object from the table. A trace cut off by a crash (the writer's
-buffer unflushed) reads back up to its last whole frame.
+body so a reader can tell the object from the table, `geom_fixed` whether that body is welded to
+the world (the fixed scene), and `instruction` is the language the env says it was given (an env
+attribute `instruction`: LIBERO's task language), for the evolve detectors. A trace cut off
+by a crash (the writer's buffer unflushed) reads back up to its last whole frame.
 """
 
 from __future__ import annotations
@@ -86,6 +89,14 @@ def mujoco_of(env: Any) -> tuple[Any, Any] | None:
     return None
 
 
+def _instruction_of(env: Any) -> str | None:
+    for candidate in (env, getattr(env, "unwrapped", None)):
+        text = getattr(candidate, "instruction", None)
+        if isinstance(text, str) and text:
+            return text
+    return None
+
+
 class Contacts:
     """Reads a MuJoCo step's contacts: geom pairs and their normal forces."""
 
@@ -101,6 +112,11 @@ class Contacts:
             mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_BODY, int(model.geom_bodyid[g])) or ""
             for g in range(model.ngeom)
         ]
+
+    def geom_fixed(self) -> list[bool]:
+        """Whether each geom belongs to the fixed scene (its body welded to the world)."""
+        model = self.model
+        return [bool(model.body_weldid[int(model.geom_bodyid[g])] == 0) for g in range(model.ngeom)]
 
     def read(self) -> dict[str, bytes]:
         data = self.data
@@ -159,6 +175,9 @@ class TraceWriter:
                 "suite": c.suite,
                 "extra": {str(k): v for k, v in c.extra.items()},
                 "geom_body": self._reader.geom_bodies() if self._reader else None,
+                "geom_fixed": self._reader.geom_fixed() if self._reader else None,
+                # the language an env says it was given (LIBERO's), for instruction checks
+                "instruction": _instruction_of(env),
             }
         )
         self._write({"t": 0, "o": low_dim(obs)})

@@ -2,8 +2,10 @@
 
 They read what a MetaWorld-style env exposes (`info["success"]`, `obj_to_target`, `near_object`,
 `grasp_success`; the hand at `obs[0:3]` and the object at `obs[4:7]`) and MuJoCo contacts; a
-detector whose inputs a trace lacks says nothing. `Baseline` holds what successful episodes of
-the same task look like (their peak contact force), so that "excess force" is relative.
+detector whose inputs a trace lacks says nothing, and `unavailable` says why for the ones
+that need what only some benchmarks expose (a distractor, an instruction). `Baseline` holds
+what successful episodes of the same task look like (their peak contact force), so that
+"excess force" is relative.
 """
 
 from __future__ import annotations
@@ -15,15 +17,29 @@ from typing import Any
 import numpy as np
 
 from seq.capture.trace import Trace
+from seq.evolve import scene
 
 # The order a failure is named in when an episode shows several: the most specific first.
-TYPES = ("contact_anomaly", "drop", "grasp_failure", "out_of_reach", "stall", "final_pose_error", "timeout")
+TYPES = (
+    "contact_anomaly",
+    "instruction_mismatch",
+    "distractor_interaction",
+    "drop",
+    "grasp_failure",
+    "out_of_reach",
+    "failed_recovery",
+    "stall",
+    "final_pose_error",
+    "timeout",
+)
 STALL_WINDOW = 60  # steps without progress
 STALL_PROGRESS = 0.01  # metres of obj_to_target (or of the hand) that count as progress
 REACH_DISTANCE = 0.05  # the hand never came this close to the object
 POSE_TOLERANCE = 0.05  # final obj_to_target above this: the object was left off its goal
 FORCE_FACTOR = 2.0  # a peak this many times the successful episodes' highest is anomalous
 FORCE_FLOOR = 500.0  # newtons: never anomalous below this
+RECOVERY_GAIN = 0.02  # metres towards the goal that count as progress made
+RECOVERY_LOSS = 0.03  # metres given back (and not regained by the end) that count as progress lost
 
 
 @dataclass(frozen=True)
@@ -170,11 +186,127 @@ def final_pose_error(trace: Trace, baseline: Baseline) -> Failure | None:
     return Failure("final_pose_error", trace.steps, {"final_m": round(float(distance[-1]), 4)})
 
 
+def failed_recovery(trace: Trace, baseline: Baseline, hold: int = 5) -> Failure | None:
+    """Progress lost and not regained by the end: a grasp held then let go and never held again,
+    or the object brought towards its goal and then left further from it than its best."""
+    grasped = _series(trace, "grasp_success")
+    if grasped is not None and baseline.grasps:
+        runs = _runs(grasped > 0)
+        if runs and runs[-1][1] - runs[-1][0] >= hold and runs[-1][1] < len(grasped) - hold:
+            lost = runs[-1][1]
+            return Failure(
+                "failed_recovery",
+                lost + 1,
+                {
+                    "lost": "grasp",
+                    "held_steps": runs[-1][1] - runs[-1][0],
+                    "steps_after": len(grasped) - lost,
+                },
+            )
+    distance = _series(trace, "obj_to_target")
+    if distance is None or not len(distance):
+        return None
+    best_step = int(distance.argmin())
+    best, final = float(distance[best_step]), float(distance[-1])
+    if distance[0] - best < RECOVERY_GAIN or final - best < RECOVERY_LOSS or final <= POSE_TOLERANCE:
+        return None
+    lost = best_step + int(np.argmax(distance[best_step:] > best + RECOVERY_LOSS))
+    return Failure(
+        "failed_recovery",
+        lost + 1,
+        {
+            "lost": "distance",
+            "best_m": round(best, 4),
+            "final_m": round(final, 4),
+            "best_step": best_step + 1,
+        },
+    )
+
+
+def distractor_interaction(trace: Trace, baseline: Baseline) -> Failure | None:
+    """The robot or the task's object touched a distractor (contacts with the fixed scene, such
+    as the table it stands on, and those the scene started with do not count)."""
+    found = scene.contacts_of(trace, scene.distractors(trace))
+    resting = {(d, o) for step, d, o, _ in found if step == 0}  # how the scene started: not an interaction
+    found = [c for c in found if (c[1], c[2]) not in resting]
+    if not found:
+        return None
+    step, distractor, other, _ = found[0]
+    return Failure(
+        "distractor_interaction",
+        step + 1,
+        {
+            "distractor": distractor,
+            "touched_by": sorted({o for _, _, o, _ in found})[:4],
+            "contact_steps": len({s for s, *_ in found}),
+            "peak_n": round(max(f for *_, f in found), 1),
+            "first_other": other,
+        },
+    )
+
+
+def instruction_mismatch(trace: Trace, baseline: Baseline) -> Failure | None:
+    """The robot handled an object the instruction does not name before (or without) handling
+    one it names: the instruction's words matched against the scene's body names."""
+    text = scene.instruction(trace)
+    touches = scene.robot_touches(trace)
+    if text is None or not touches:
+        return None
+    wanted = scene.words(text)
+    named = {body for body in touches if scene.words(body) & wanted}
+    others = sorted((t for body, t in touches.items() if body not in named), key=lambda t: t.step)
+    if not others:
+        return None
+    first_named = min((touches[b].step for b in named), default=None)
+    wrong = others[0]
+    if first_named is not None and first_named <= wrong.step:
+        return None
+    return Failure(
+        "instruction_mismatch",
+        wrong.step + 1,
+        {
+            "instruction": text,
+            "touched": wrong.body,
+            "touched_steps": wrong.steps,
+            "named_touched": sorted(named),
+        },
+    )
+
+
+def unavailable(trace: Trace) -> dict[str, str]:
+    """The detectors that cannot judge this trace, each with why (a detector missing here and
+    silent on a trace found nothing)."""
+    why = {}
+    if scene.bodies(trace) is None:
+        reason = "the trace has no contacts (the env exposes no MuJoCo model)"
+        why["distractor_interaction"] = why["instruction_mismatch"] = why["contact_anomaly"] = reason
+        return why
+    if not scene.distractors(trace):
+        why["distractor_interaction"] = "the scene holds no distractor"
+    text = scene.instruction(trace)
+    if text is None:
+        why["instruction_mismatch"] = "the benchmark exposes no instruction for this condition"
+    else:
+        names = set(scene.bodies(trace)[0])  # type: ignore[index]
+        if not any(scene.words(n) & scene.words(text) for n in names if not scene.is_robot(n)):
+            why["instruction_mismatch"] = f"no body of the scene is named in the instruction {text!r}"
+    return why
+
+
+def _runs(mask: np.ndarray) -> list[tuple[int, int]]:
+    """The [start, stop) spans where `mask` holds."""
+    edges = np.diff(np.concatenate([[0], mask.astype(int), [0]]))
+    return list(zip(np.flatnonzero(edges == 1).tolist(), np.flatnonzero(edges == -1).tolist(), strict=True))
+
+
 DETECTORS: dict[str, Callable[[Trace, Baseline], Failure | None]] = {
     "contact_anomaly": contact_anomaly,
+    "instruction_mismatch": instruction_mismatch,
+    "distractor_interaction": distractor_interaction,
     "drop": drop,
     "grasp_failure": grasp_failure,
     "out_of_reach": out_of_reach,
+    "failed_recovery": failed_recovery,
     "stall": stall,
     "final_pose_error": final_pose_error,
     "timeout": timeout,

@@ -48,12 +48,17 @@ def _log(value: float) -> float:
 
 
 def variant_vector(condition: Condition, default_steps: int) -> list[float]:
-    """A condition's variation as numbers on comparable scales (0.1 m, a factor e, the horizon)."""
+    """A condition's variation as numbers on comparable scales (0.1 m, a factor e, the horizon,
+    a distractor)."""
     e = condition.extra
     return (
         [float(e.get(k, 0.0)) / 0.1 for k in ("obj_dx", "obj_dy", "goal_dx", "goal_dy")]
         + [_log(e.get(k, 1.0)) for k in ("friction", "mass", "damping")]
         + [1.0 - (condition.max_steps or default_steps) / default_steps]
+        # a distractor counts 1, its place in 0.1 m (and the share of the way to the goal)
+        + [float(bool(e.get("distractor")))]
+        + [float(e.get(k, 0.0)) / 0.1 for k in ("distractor_dx", "distractor_dy")]
+        + [float(e.get("distractor_along", 0.0))]
     )
 
 

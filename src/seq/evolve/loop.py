@@ -8,6 +8,7 @@ conditions become the next version of the benchmark (`seq.evolve.validate`,
 from __future__ import annotations
 
 import time
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import asdict
 from functools import partial
@@ -17,7 +18,7 @@ from seq.authoring.benchmark import spec_of
 from seq.capture.trace import read_trace
 from seq.evolve import state as log
 from seq.evolve.clusters import FailedEpisode, cluster, features
-from seq.evolve.detectors import Baseline, baselines, detect
+from seq.evolve.detectors import Baseline, baselines, detect, unavailable
 from seq.evolve.evals import Settings, evaluate, identity, profiles
 from seq.evolve.gates import PROMOTE, REVIEW
 from seq.evolve.llm import Endpoint
@@ -28,8 +29,11 @@ from seq.record.store import Store, VersionRow
 from seq.registry.deploy import load_version, resolve
 
 
-def diagnose(eval_ids: Sequence[str], store: Store) -> tuple[list[FailedEpisode], dict[str, Baseline]]:
-    """Read the evals' traces, detect each failed episode's failures."""
+def diagnose(
+    eval_ids: Sequence[str], store: Store
+) -> tuple[list[FailedEpisode], dict[str, Baseline], dict[str, str]]:
+    """Read the evals' traces, detect each failed episode's failures; and which detectors could
+    not judge them, why, and for how many failed episodes (the cycle's log keeps it)."""
     items = {item.item_id: item for eval_id in eval_ids for item in store.items(eval_id)}
     traced = []
     for eval_id in eval_ids:
@@ -39,16 +43,21 @@ def diagnose(eval_ids: Sequence[str], store: Store) -> tuple[list[FailedEpisode]
                 traced.append((episode, read_trace(path)))
     base = baselines([t for _, t in traced])
     failed = []
+    unjudged: Counter[tuple[str, str]] = Counter()
     for episode, trace in traced:
         found = detect(trace, base.get(trace.header["task"]))
         if found:
+            unjudged.update(unavailable(trace).items())
             item = items[episode.item_id]
             failed.append(
                 FailedEpisode(
                     episode.item_id, item.condition.to_dict(), episode.trial, found, features(trace, found)
                 )
             )
-    return failed, base
+    reasons: dict[str, list[str]] = {}
+    for (name, why), count in sorted(unjudged.items()):
+        reasons.setdefault(name, []).append(f"{why} ({count} failed episodes)")
+    return failed, base, {name: "; ".join(whys) for name, whys in reasons.items()}
 
 
 def summarize(found: Any, endpoint: Endpoint | None) -> str | None:
@@ -104,7 +113,7 @@ def run_cycle(
     if evolved_suites:  # exactly the promoted conditions: their own seeds, not the settings' ones
         cycle["eval_ids"].append(run_eval(evolved_suites, narrow=False))
     cycle["eval_id"] = cycle["eval_ids"][0]
-    failed, base = diagnose(cycle["eval_ids"], store)
+    failed, base, cycle["unjudged"] = diagnose(cycle["eval_ids"], store)
     clusters = cluster(failed)
     cycle["failed_episodes"] = len(failed)
     cycle["clusters"] = [{**c.to_dict(), "summary": summarize(c, endpoint)} for c in clusters]

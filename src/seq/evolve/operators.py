@@ -60,8 +60,8 @@ def _variant(condition: Condition, operator: str, **changes: Any) -> Condition:
 
 @dataclass(frozen=True)
 class PosePerturbation:
-    """Moves the object (and the goal, where the task has one) away from where it failed least:
-    a fixed step in each of four directions, seeded by the condition."""
+    """Moves the object (and the goal, where the benchmark's `keys` include it) away from where it
+    failed: a fixed step in two directions, seeded by the condition."""
 
     name: str = "pose"
 
@@ -69,6 +69,7 @@ class PosePerturbation:
         self, condition: Condition, cluster: FailureCluster, how: Mapping[str, Any]
     ) -> list[Condition]:
         step, most = float(how.get("step_m", 0.05)), float(how.get("max_m", 0.12))
+        keys = tuple(how.get("keys", ("obj_dx", "obj_dy", "goal_dx", "goal_dy")))
         rng = np.random.default_rng(condition.seed + 7919 * len(cluster.members))
         angle = rng.uniform(0, 2 * np.pi)
         out = []
@@ -80,7 +81,8 @@ class PosePerturbation:
                 for v, k in ((dx, "obj_dx"), (dy, "obj_dy"))
             ]
             out.append(_variant(condition, self.name, obj_dx=clipped[0], obj_dy=clipped[1]))
-            out.append(_variant(condition, self.name, goal_dx=-clipped[0], goal_dy=-clipped[1]))
+            if "goal_dx" in keys:
+                out.append(_variant(condition, self.name, goal_dx=-clipped[0], goal_dy=-clipped[1]))
         return out
 
 
@@ -117,6 +119,39 @@ class HorizonChange:
         return [
             _variant(condition, self.name, max_steps=limit, horizon=limit) for limit in limits if limit < base
         ]
+
+
+@dataclass(frozen=True)
+class DistractorInjection:
+    """Adds a distractor object near the condition's object: one in the way (part of the way to
+    the goal) and one beside it at an angle seeded by the condition, each shape in turn."""
+
+    name: str = "distractor"
+
+    def mutate(
+        self, condition: Condition, cluster: FailureCluster, how: Mapping[str, Any]
+    ) -> list[Condition]:
+        if condition.extra.get("distractor"):
+            return []  # one distractor a scene
+        shapes = tuple(how.get("shapes", ("box",)))
+        beside = float(how.get("beside_m", 0.07))
+        rng = np.random.default_rng(condition.seed + 104729)
+        out = []
+        for n, along in enumerate(how.get("along", (0.5,))):
+            out.append(
+                _variant(condition, self.name, distractor=shapes[n % len(shapes)], distractor_along=along)
+            )
+        angle = rng.uniform(0, 2 * np.pi)
+        out.append(
+            _variant(
+                condition,
+                self.name,
+                distractor=shapes[len(out) % len(shapes)],
+                distractor_dx=beside * np.cos(angle),
+                distractor_dy=beside * np.sin(angle),
+            )
+        )
+        return out
 
 
 @dataclass(frozen=True)
@@ -158,6 +193,7 @@ OPERATORS: dict[str, Operator] = {
     "pose": PosePerturbation(),
     "physics": PhysicsSwap(),
     "horizon": HorizonChange(),
+    "distractor": DistractorInjection(),
     "instruction": InstructionParaphrase(),
 }
 

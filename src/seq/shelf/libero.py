@@ -22,6 +22,8 @@ declares an image of its own, built with uv by the first eval and cached after.
   (256) and `fast_render` (off: cameras drawn without multisampling, shadows or reflections,
   faster, other pixels). `seq.shelf.libero_env` says what an episode does.
 - `success` is LIBERO's own check; an episode ends at the first success.
+- `seq evolve` may move the goal's objects and shorten the horizon
+  (`seq.shelf.libero_variants`: a condition's `extra`, `EVOLVE_OPERATORS`).
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from typing import Any
 
 import seq
 from seq.shelf.libero_tasks import SUITES
+from seq.shelf.libero_variants import EVOLVE_OPERATORS, check_variant
 
 STANDARD_MAX_STEPS = {
     "libero_spatial": 220,
@@ -93,6 +96,9 @@ INSTRUCTIONS = {(suite, name): language for suite, tasks in SUITES.items() for n
 class _Libero(seq.Benchmark):
     """The hooks both LIBERO benchmarks share; they differ only in their image."""
 
+    # The mutations `seq evolve` may apply to a condition (`seq.shelf.libero_variants`).
+    evolve_operators = EVOLVE_OPERATORS
+
     @seq.setup
     def setup(
         self, obs_mode: str = "pixels", env_seed: int = 7, resolution: int = 256, fast_render: bool = False
@@ -120,6 +126,7 @@ class _Libero(seq.Benchmark):
             self.envs[key] = LiberoEnv(
                 *key, obs=self.obs, env_seed=self.env_seed, resolution=self.resolution, fast=self.fast_render
             )
+        self.envs[key].variant = check_variant(variant.extra)
         return self.envs[key]
 
     @seq.check

@@ -161,6 +161,18 @@ class LiberoEnv:
         self.replay = _RandomReplay(env_seed)
         self.succeeded = False
         self._geoms: tuple[Any, dict[str, np.ndarray]] | None = None
+        # the next episode's condition variant (`seq.shelf.libero_variants`), set by the benchmark
+        self.variant: dict[str, Any] = {}
+        self.instruction = str(self.benchmark.get_task(index).language)
+
+    @property
+    def model(self) -> Any:
+        """The MuJoCo model (traces read each step's contacts from it and `data`)."""
+        return self.sim.model._model
+
+    @property
+    def data(self) -> Any:
+        return self.sim.data._data
 
     @property
     def sim(self) -> Any:
@@ -180,6 +192,10 @@ class LiberoEnv:
             self.env.reset()
             self.replay.remember(episode + 1)
             raw = self.env.set_init_state(self.init_states[episode])
+            if self.variant:
+                from seq.shelf.libero_variants import apply_variant
+
+                apply_variant(self.env.env, self.task, self.variant)
             for wait in range(WAIT_STEPS):
                 self._gate.drawing = wait == WAIT_STEPS - 1  # the images the policy will see
                 raw, _, _, _ = self.env.step(list(DUMMY_ACTION))

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 import seq
+from seq.shelf.metaworld_distractor import env_class, shape_of
 from seq.shelf.metaworld_variants import EVOLVE_OPERATORS, apply_variant
 
 MT10 = [
@@ -86,12 +87,19 @@ SEEDS = range(5)
 GOALS_SEED = 0
 
 
-def make_env(task: str, seed: int, cache: dict[str, Any] | None = None, max_steps: int = 500) -> Any:
+def make_env(
+    task: str,
+    seed: int,
+    cache: dict[str, Any] | None = None,
+    max_steps: int = 500,
+    distractor: str | None = None,
+) -> Any:
     """A MetaWorld env for `task` set to goal configuration `seed % 50`, with its last step's info.
 
     MetaWorld truncates (and refuses further steps) at `max_path_length`, set to `max_steps` here.
+    `distractor` (a shape of `seq.shelf.metaworld_distractor`) adds a free body to the scene.
 
-    `cache` keeps one env and goal set per task, so a worker builds each task once.
+    `cache` keeps one env and goal set per task (and distractor), so a worker builds each once.
     """
     import gymnasium
     import metaworld
@@ -107,12 +115,16 @@ def make_env(task: str, seed: int, cache: dict[str, Any] | None = None, max_step
             return output
 
     cache = {} if cache is None else cache
-    if task not in cache:
+    key = task if distractor is None else f"{task}+{distractor}"
+    if key not in cache:
         if task not in metaworld.MT1.ENV_NAMES:
             raise ValueError(f"{task!r} is not a MetaWorld v3 task.")
         goals = metaworld.MT1(task, seed=GOALS_SEED)
-        cache[task] = (LastInfo(goals.train_classes[task]()), goals.train_tasks)
-    env, goals = cache[task]
+        task_class = goals.train_classes[task]
+        if distractor is not None:
+            task_class = env_class(task_class, distractor)
+        cache[key] = (LastInfo(task_class()), goals.train_tasks)
+    env, goals = cache[key]
     env.unwrapped.set_task(goals[seed % len(goals)])
     env.unwrapped.max_path_length = max_steps
     env.info = {}
@@ -139,7 +151,8 @@ class MetaWorld(seq.Benchmark):
 
     @seq.reset
     def reset(self, seed: int, variant: seq.Condition) -> Any:
-        env = make_env(variant.task, seed, self.envs, variant.max_steps or 500)
+        distractor = shape_of(variant.extra)
+        env = make_env(variant.task, seed, self.envs, variant.max_steps or 500, distractor)
         apply_variant(env, variant.extra)
         return env
 

@@ -8,6 +8,8 @@ A condition's `extra` may hold (all optional; absent means MetaWorld's own setti
   vector holds a goal: pick-place, push, reach, peg-insert …);
 - `friction`, `mass`, `damping`: factors on every geom's sliding friction, on the mass of every
   body other than the robot's, and on every joint's damping;
+- `distractor` (`box` or `cylinder`), `distractor_along`, `distractor_dx`, `distractor_dy`: a free
+  body added to the scene near the object (`seq.shelf.metaworld_distractor`);
 - `horizon`: the condition's step limit (its `max_steps`), kept in `extra` too so that a
   shortened condition has a key of its own.
 
@@ -22,9 +24,12 @@ from typing import Any
 
 import numpy as np
 
+from seq.shelf.metaworld_distractor import KEYS as DISTRACTOR_KEYS
+from seq.shelf.metaworld_distractor import place, shape_of
+
 POSE_KEYS = ("obj_dx", "obj_dy", "goal_dx", "goal_dy")
 PHYSICS_KEYS = ("friction", "mass", "damping")
-VARIANT_KEYS = POSE_KEYS + PHYSICS_KEYS + ("horizon",)
+VARIANT_KEYS = POSE_KEYS + PHYSICS_KEYS + DISTRACTOR_KEYS + ("horizon",)
 ROBOT_BODY_PREFIXES = ("right_", "pedestal", "torso", "head", "screen", "hand", "rightclaw", "leftclaw",
                        "rightpad", "leftpad", "controller_box", "base")  # fmt: skip
 MIN_GOAL_DISTANCE = 0.16  # pick-place redraws (forever, with a fixed vector) below 0.15 m
@@ -75,6 +80,8 @@ def apply_variant(env: Any, extra: Mapping[str, Any]) -> None:
                 direction = gap / (np.linalg.norm(gap) or 1.0) if np.any(gap) else np.array([0.0, 1.0])
                 vector[3:5] = vector[0:2] + direction * MIN_GOAL_DISTANCE
         base._last_rand_vec = vector
+    if shape_of(extra) is not None:
+        place(env, extra)
 
 
 # What `seq evolve` may do to a MetaWorld condition (see `seq.evolve.operators`).
@@ -82,4 +89,6 @@ EVOLVE_OPERATORS = {
     "pose": {"keys": POSE_KEYS, "step_m": 0.05, "max_m": 0.12},
     "physics": {"keys": PHYSICS_KEYS, "friction": (0.3, 0.5), "mass": (3.0, 6.0), "damping": (3.0, 6.0)},
     "horizon": {"fractions": (1.0, 0.8), "min_steps": 40},
+    # in the way (half-way from the object to its goal) and beside the object, seeded by the condition
+    "distractor": {"shapes": ("box", "cylinder"), "along": (0.5,), "beside_m": 0.07},
 }

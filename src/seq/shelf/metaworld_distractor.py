@@ -1,0 +1,99 @@
+"""A distractor object in a MetaWorld scene: a free box or cylinder near the task's object.
+
+MetaWorld builds each task's scene from its own XML; a condition whose `extra` names a
+`distractor` gets an env of a subclass of the task's class whose model is that XML plus one free
+body, `seq_distractor` (added through `mujoco.MjSpec` at the end of the world body, so every
+index MetaWorld's own code uses into `qpos` stays where it was). At each reset the body is put
+on the table at the object's start plus `distractor_along` of the way to the goal (for tasks
+whose random vector holds one) plus (`distractor_dx`, `distractor_dy`) metres. The body takes
+part in contacts like any other, so traces name it; the policy's observation is MetaWorld's own
+(the distractor is not in it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+BODY = "seq_distractor"
+SHAPES = {"box": (0.025, 0.025, 0.025), "cylinder": (0.025, 0.03, 0.0)}  # half-sizes (cylinder: r, h)
+KEYS = ("distractor", "distractor_along", "distractor_dx", "distractor_dy")
+MASS = 0.1  # kilograms: light enough to push aside, heavy enough to be in the way
+
+
+def shape_of(extra: Mapping[str, Any]) -> str | None:
+    """The distractor a condition asks for (None: none), checked against `SHAPES`."""
+    shape = extra.get("distractor")
+    if shape in (None, "", "none"):
+        return None
+    if shape not in SHAPES:
+        raise ValueError(f"MetaWorld's `distractor` must be one of {', '.join(SHAPES)}; not {shape!r}.")
+    return str(shape)
+
+
+def _with_distractor(model_path: str, shape: str) -> Any:
+    """The task's model compiled with the distractor body added."""
+    import mujoco
+
+    spec = mujoco.MjSpec.from_file(model_path)
+    body = spec.worldbody.add_body(name=BODY, pos=[0.0, 0.9, 0.1])
+    # MetaWorld's scenes do not infer inertia from geoms: the body says its own (a solid box's)
+    body.mass, body.explicitinertial = MASS, True
+    body.inertia = [MASS * (2 * 0.025) ** 2 / 6] * 3
+    body.ipos, body.iquat = [0.0, 0.0, 0.0], [1.0, 0.0, 0.0, 0.0]
+    body.add_freejoint(name=BODY + "_joint")
+    kind = mujoco.mjtGeom.mjGEOM_BOX if shape == "box" else mujoco.mjtGeom.mjGEOM_CYLINDER
+    body.add_geom(
+        name=BODY + "_geom",
+        type=kind,
+        size=list(SHAPES[shape]),
+        rgba=[0.9, 0.5, 0.1, 1.0],
+        friction=[1.0, 0.005, 0.0001],
+    )
+    return spec.compile()
+
+
+def env_class(task_class: type, shape: str) -> type:
+    """A subclass of MetaWorld's `task_class` whose scene holds the distractor."""
+    import mujoco
+
+    class WithDistractor(task_class):  # type: ignore[misc, valid-type]
+        _seq_placement: tuple[float, float, float] = (0.0, 0.0, 0.0)
+
+        def _initialize_simulation(self) -> tuple[Any, Any]:
+            model = _with_distractor(self.fullpath, shape)
+            model.vis.global_.offwidth = max(model.vis.global_.offwidth, self.width)
+            model.vis.global_.offheight = max(model.vis.global_.offheight, self.height)
+            return model, mujoco.MjData(model)
+
+        def reset_model(self) -> Any:
+            obs = super().reset_model()
+            self._seq_place()
+            return obs
+
+        def _seq_place(self) -> None:
+            along, dx, dy = self._seq_placement
+            vector = np.asarray(self._last_rand_vec, dtype=float)
+            start = vector[0:2]
+            goal = vector[3:5] if len(vector) >= 6 else start
+            xy = start + along * (goal - start) + np.array([dx, dy])
+            joint = self.model.joint(BODY + "_joint")
+            address, velocity = int(joint.qposadr[0]), int(joint.dofadr[0])
+            height = SHAPES[shape][2] if shape == "box" else SHAPES[shape][1]
+            self.data.qpos[address : address + 7] = [xy[0], xy[1], height + 0.001, 1.0, 0.0, 0.0, 0.0]
+            self.data.qvel[velocity : velocity + 6] = 0.0
+            mujoco.mj_forward(self.model, self.data)
+
+    WithDistractor.__name__ = WithDistractor.__qualname__ = task_class.__name__
+    return WithDistractor
+
+
+def place(env: Any, extra: Mapping[str, Any]) -> None:
+    """Where the next reset puts the distractor (env: one built from `env_class`)."""
+    env.unwrapped._seq_placement = (
+        float(extra.get("distractor_along", 0.0)),
+        float(extra.get("distractor_dx", 0.0)),
+        float(extra.get("distractor_dy", 0.0)),
+    )
