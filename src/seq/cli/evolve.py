@@ -98,10 +98,18 @@ def status_command(benchmark: str = typer.Option(None, "--benchmark", help="Only
 def report_command(
     benchmark: str = typer.Option(None, "--benchmark", help="The evolved benchmark."),
     output: Path = typer.Option(None, "--output", "-o", help="Write the Markdown here."),
+    html: Path = typer.Option(
+        None, "--html", help="Write the HTML report here (one file: heatmap, frontier, evidence)."
+    ),
 ) -> None:
-    """The evolve log as Markdown: clusters, candidates, promoted conditions and their evidence."""
+    """The evolve log as Markdown (or HTML): clusters, frontier, candidates, promoted conditions
+    and their evidence."""
     import seq.evolve
 
+    if html:
+        typer.echo(f"wrote {seq.evolve.report_html(html, benchmark)}")
+        if not output:
+            return
     text = seq.evolve.report(benchmark)
     if output:
         output.write_text(text)

@@ -241,3 +241,32 @@ def report_plots(report: Report, draw: bool = True) -> list[Plot]:
     # altair's schema check costs more than building the chart; vl-convert or vega draws them
     specs = [(title, chart.to_dict(validate=False)) for title, chart in charts if chart is not None]
     return [Plot(title, spec, svg(spec) if draw else None) for title, spec in specs]
+
+
+def interval_chart(rows: list[dict[str, Any]], y_title: str, arms: list[str], title: str) -> Any:
+    """Points with their interval rules, one row per `group`, one colour per `arm`, for rows of
+    `{"group", "arm", "value", "low", "high"}` from outside a `Report` (`seq evolve report`)."""
+    alt = require_plotting()
+    groups = len({row["group"] for row in rows})
+    return _interval_layers(alt, rows, "group", y_title, arms).properties(
+        width=320, height=max(40, ROW_STEP * 2 * groups), title=title
+    )
+
+
+def value_heatmap(
+    rows: list[dict[str, Any]], x_title: str, y_title: str, value_title: str, title: str
+) -> Any:
+    """Rows of `{"x", "y", "value"}` as a heatmap, each cell labelled with its value (a rate)."""
+    alt = require_plotting()
+    base = alt.Chart(alt.Data(values=rows)).encode(
+        x=alt.X("x:N", title=x_title, sort=None, axis=alt.Axis(labelAngle=-30, labelLimit=240)),
+        y=alt.Y("y:N", title=y_title, sort=None),
+    )
+    scale = alt.Scale(domain=[0, 1], scheme="redyellowgreen")
+    cells = base.mark_rect().encode(color=alt.Color("value:Q", title=value_title, scale=scale))
+    labels = base.mark_text(fontSize=9).encode(text=alt.Text("value:Q", format=".0%"))
+    columns = len({row["x"] for row in rows})
+    ys = len({row["y"] for row in rows})
+    return (cells + labels).properties(
+        width=max(80, 60 * columns), height=max(40, 2 * ROW_STEP * ys), title=title
+    )
