@@ -174,11 +174,14 @@ def export_command(
     directory: Path = typer.Argument(..., help="Where to write."),
     format: str = typer.Option("jsonl", "--format", help="jsonl or lerobot."),
     benchmark: str = typer.Option(None, "--benchmark"),
+    videos: bool = typer.Option(
+        True, "--videos/--no-videos", help="lerobot: run the hard cases again, recorded, for their videos."
+    ),
 ) -> None:
-    """The failed episodes as a dataset (JSONL, or LeRobot's on-disk layout)."""
+    """The failed episodes as a dataset (JSONL, or LeRobot's on-disk layout with videos)."""
     import seq.evolve
 
-    typer.echo(f"wrote {seq.evolve.export_hard_cases(directory, format, benchmark)}")
+    typer.echo(f"wrote {seq.evolve.export_hard_cases(directory, format, benchmark, videos=videos)}")
 
 
 @app.command("prune")
