@@ -177,11 +177,15 @@ def export_command(
     videos: bool = typer.Option(
         True, "--videos/--no-videos", help="lerobot: run the hard cases again, recorded, for their videos."
     ),
+    max_episodes: int = typer.Option(None, "--max-episodes", help="Only the first N hard cases."),
 ) -> None:
     """The failed episodes as a dataset (JSONL, or LeRobot's on-disk layout with videos)."""
     import seq.evolve
 
-    typer.echo(f"wrote {seq.evolve.export_hard_cases(directory, format, benchmark, videos=videos)}")
+    done = seq.evolve.export_hard_cases(
+        directory, format, benchmark, videos=videos, max_episodes=max_episodes
+    )
+    typer.echo(f"wrote {done}")
 
 
 @app.command("prune")

@@ -89,14 +89,18 @@ def export_hard_cases(
     benchmark: str | None = None,
     store: Store | None = None,
     videos: bool = True,
+    max_episodes: int | None = None,
 ) -> Path:
     """Write the hard cases under `directory`; returns the file (jsonl) or the dataset's root.
-    `videos` (lerobot only): run the hard cases again, recorded, and add their videos."""
+    `videos` (lerobot only): run the hard cases again, recorded, and add their videos;
+    `max_episodes`: only the first that many (in the log's order: cycle, cluster, member)."""
     if format not in FORMATS:
         raise SeqInputError(f"--format {format}: expected {' or '.join(FORMATS)}.")
     store = store or Store()
     state = log.only(benchmark)
-    cases = _failed(state, store)
+    if max_episodes is not None and max_episodes < 1:
+        raise SeqInputError(f"--max-episodes {max_episodes}: expected 1 or more.")
+    cases = _failed(state, store)[:max_episodes]
     root = Path(directory)
     root.mkdir(parents=True, exist_ok=True)
     if format == "jsonl":

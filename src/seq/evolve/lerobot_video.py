@@ -39,7 +39,12 @@ class LerobotVideo:
         """Append the first `length` frames of `recording`; the episode's video columns."""
         meta, frames = read_video(recording)
         fps = round(meta["fps"])
-        if abs(meta["fps"] - fps) > 1e-6 or fps > 1000:
+        if fps > 1000:
+            raise RuntimeError(
+                f"{recording}: the env does not say its control rate (metadata['render_fps'] or dt), "
+                "so its video has no frame rate to give the dataset."
+            )
+        if abs(meta["fps"] - fps) > 1e-6:
             raise RuntimeError(
                 f"{recording}: plays at {meta['fps']} fps; LeRobot needs whole frames per second."
             )
