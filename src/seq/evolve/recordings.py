@@ -99,7 +99,7 @@ def record_again(
             if not episode.artifacts.get("video") or not episode.artifacts.get("trace"):
                 raise RuntimeError(
                     f"eval {rerun.id}: {episode.item_id} ran again without a video "
-                    f"({episode.error or 'is offscreen OpenGL (EGL or OSMesa) there?'})."
+                    f"({episode.artifacts.get('observer_errors') or episode.error or 'no OpenGL?'})"
                 )
             original = read_trace(wanted[episode.item_id])
             again = read_trace(episode.artifacts["trace"])
