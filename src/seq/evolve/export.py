@@ -65,10 +65,17 @@ def _failed(state: dict[str, Any], store: Store) -> list[tuple[dict[str, Any], A
     member names its eval (`eval_id`)."""
     out = []
     for cycle in state["cycles"]:
-        paths = {e.item_id: (i, e.artifacts.get("trace")) for i in evals_of(cycle) for e in store.episodes(i)}
+        # The base and the evolved eval share item ids where a condition differs only in its step
+        # limit: a member is the next failed episode of its item id, in the evals' order.
+        failed: dict[str, list[tuple[str, Any]]] = {}
+        for eval_id in evals_of(cycle):
+            for e in store.episodes(eval_id):
+                if not e.ok or float(e.metrics.get("success", 0.0)) < 1.0:
+                    failed.setdefault(e.item_id, []).append((eval_id, e.artifacts.get("trace")))
         for cluster in cycle.get("clusters", []):
             for member in cluster["members"]:
-                eval_id, path = paths.get(member["item_id"], (None, None))
+                queue = failed.get(member["item_id"]) or [(None, None)]
+                eval_id, path = queue.pop(0) if len(queue) > 1 else queue[0]
                 if path and Path(path).is_file():
                     where = {"cluster": cluster["id"], "cycle": cycle["cycle"], "eval_id": eval_id}
                     out.append(({**member, **where}, path))
