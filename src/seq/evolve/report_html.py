@@ -38,7 +38,7 @@ def _frontier(view: dict[str, Any]) -> dict[str, Any] | None:
     if not rows:
         return None
     title = f"cycle {view['cycle']}: the target's success, 95% Wilson intervals"
-    chart = interval_chart(rows, "task", list(SLICES), title)
+    chart = interval_chart(rows, "task", list(SLICES), title, legend="slice")
     return {"title": f"Capability frontier, cycle {view['cycle']}", "svg": svg(chart.to_dict(validate=False))}
 
 

@@ -106,14 +106,16 @@ def interval_rows(report: Report, kind: str) -> list[dict[str, Any]]:
     ]
 
 
-def _interval_layers(alt: Any, rows: list[dict[str, Any]], y: str, title: str, arms: list[str]) -> Any:
+def _interval_layers(
+    alt: Any, rows: list[dict[str, Any]], y: str, title: str, arms: list[str], legend: str = "arm"
+) -> Any:
     """Points with interval rules, one row per `y`, one colour per arm (the report's order, so an
     arm has one colour in every plot)."""
     base = alt.Chart(alt.Data(values=rows))
     encode = {
         "y": alt.Y(f"{y}:N", title=title, sort=None),
         "yOffset": alt.YOffset("arm:N", sort=arms),
-        "color": alt.Color("arm:N", title="arm", scale=alt.Scale(domain=arms)),
+        "color": alt.Color("arm:N", title=legend, scale=alt.Scale(domain=arms)),
     }
     rules = base.mark_rule().encode(x=alt.X("low:Q", title=None), x2="high:Q", **encode)
     points = base.mark_point(filled=True, size=30).encode(x="value:Q", **encode)
@@ -243,12 +245,15 @@ def report_plots(report: Report, draw: bool = True) -> list[Plot]:
     return [Plot(title, spec, svg(spec) if draw else None) for title, spec in specs]
 
 
-def interval_chart(rows: list[dict[str, Any]], y_title: str, arms: list[str], title: str) -> Any:
-    """Points with their interval rules, one row per `group`, one colour per `arm`, for rows of
-    `{"group", "arm", "value", "low", "high"}` from outside a `Report` (`seq evolve report`)."""
+def interval_chart(
+    rows: list[dict[str, Any]], y_title: str, arms: list[str], title: str, legend: str = "arm"
+) -> Any:
+    """Points with their interval rules, one row per `group`, one colour per `arm` (its legend
+    titled `legend`), for rows of `{"group", "arm", "value", "low", "high"}` from outside a
+    `Report` (`seq evolve report`)."""
     alt = require_plotting()
     groups = len({row["group"] for row in rows})
-    return _interval_layers(alt, rows, "group", y_title, arms).properties(
+    return _interval_layers(alt, rows, "group", y_title, arms, legend).properties(
         width=320, height=max(40, ROW_STEP * 2 * groups), title=title
     )
 
