@@ -44,7 +44,8 @@ ALLOWED: dict[str, set[str]] = {
     "console": {"record", "capture", "report"},  # the web console reads the record, never the engine
     "scheduling": {"record", "registry", "engine", "report", "eval"},  # scheduled evals drive seq.eval
     "port": {"authoring", "isolation", "record", "registry"},  # loads benchmarks as a user's file would
-    "evolve": {"authoring", "record", "capture", "registry", "eval"},  # on top: runs evals
+    # on top: runs evals; reruns chosen work items (engine); its HTML uses the report's plots
+    "evolve": {"authoring", "record", "capture", "registry", "eval", "engine", "report"},
 }  # fmt: skip
 
 

@@ -15,6 +15,7 @@ from conftest import run_cli
 pytest.importorskip("metaworld")
 pq = pytest.importorskip("pyarrow.parquet")
 TOOLS = Path(__file__).resolve().parents[2] / "tools"
+VIDEO_EPISODES = 3
 
 
 @pytest.fixture(scope="module")
@@ -68,10 +69,45 @@ def test_the_promoted_version_runs_its_added_conditions(evolved, monkeypatch):
 def exported(evolved, tmp_path_factory):
     env, state = evolved
     root = tmp_path_factory.mktemp("export")
-    for form in ("jsonl", "lerobot"):
-        done = run_cli("evolve", "export-hard-cases", str(root / form), "--format", form, env=env)
+    for form, flags in (("jsonl", []), ("lerobot", ["--no-videos"])):
+        done = run_cli("evolve", "export-hard-cases", str(root / form), "--format", form, *flags, env=env)
         assert done.returncode == 0, done.stderr
+    done = run_cli("evolve", "export-hard-cases", str(root / "videos"), "--format", "lerobot",
+                   "--max-episodes", str(VIDEO_EPISODES), env=env)  # fmt: skip
+    assert done.returncode == 0, done.stderr
     return state, root
+
+
+def _decoded(path):
+    """Every frame of an mp4 as (time, mean pixel in 0–1), and its frames per second (PyAV)."""
+    import av
+
+    with av.open(str(path)) as container:
+        stream = container.streams.video[0]
+        frames = [(f.time, f.to_ndarray(format="rgb24").mean() / 255) for f in container.decode(stream)]
+        return float(stream.average_rate), frames
+
+
+def test_the_lerobot_export_has_the_hard_cases_videos(exported):
+    _, root = exported
+    root = root / "videos"
+    info = json.loads((root / "meta" / "info.json").read_text())
+    key = "observation.images.corner2"
+    assert info["features"][key]["dtype"] == "video" and info["features"][key]["shape"] == [224, 224, 3]
+    assert info["fps"] == 80 and info["total_episodes"] == VIDEO_EPISODES  # MetaWorld steps at 80 Hz
+    frames = pq.read_table(root / "data" / "chunk-000" / "file-000.parquet").to_pylist()
+    episodes = pq.read_table(root / "meta" / "episodes" / "chunk-000" / "file-000.parquet").to_pylist()
+    fps, decoded = _decoded(root / info["video_path"].format(video_key=key, chunk_index=0, file_index=0))
+    assert fps == 80 and len(decoded) == len(frames) == sum(e["length"] for e in episodes)
+    ends = [0.0] + [e[f"videos/{key}/to_timestamp"] for e in episodes]
+    for episode, start in zip(episodes, ends, strict=False):
+        assert episode[f"videos/{key}/from_timestamp"] == pytest.approx(start)
+        assert episode[f"videos/{key}/to_timestamp"] - start == pytest.approx(episode["length"] / fps)
+        assert episode["seq/reproduced"]  # the rerun repeated the original's actions step for step
+        rows = frames[episode["dataset_from_index"] : episode["dataset_to_index"]]
+        for row in rows:
+            when, _ = decoded[round((start + row["timestamp"]) * fps)]
+            assert when == pytest.approx(start + row["timestamp"], abs=1e-4)
 
 
 def test_hard_cases_export_as_jsonl(exported):
@@ -103,9 +139,12 @@ def test_lerobot_reads_the_export(exported):
     if reader is None:
         pytest.skip("lerobot's reader needs torch: set SEQ_LEROBOT_PYTHON (tools/lerobot_venv.sh)")
     _, root = exported
-    frames = pq.read_table(root / "lerobot" / "data" / "chunk-000" / "file-000.parquet")
+    root = root / "videos"
+    frames = pq.read_table(root / "data" / "chunk-000" / "file-000.parquet")
+    episodes = pq.read_table(root / "meta" / "episodes" / "chunk-000" / "file-000.parquet").to_pylist()
+    second = episodes[1]["dataset_from_index"] + 7  # a frame inside the second episode
     read = subprocess.run(
-        [reader, str(TOOLS / "read_lerobot.py"), str(root / "lerobot")],
+        [reader, str(TOOLS / "read_lerobot.py"), str(root), "0", str(second)],
         capture_output=True,
         text=True,
         timeout=600,
@@ -115,6 +154,12 @@ def test_lerobot_reads_the_export(exported):
     seen = json.loads(read.stdout.strip().splitlines()[-1])
     assert seen["codebase_version"] == "v3.0" and seen["frames"] == frames.num_rows
     assert seen["shapes"]["observation.state"] == [39] and seen["shapes"]["action"] == [4]
+    key = "observation.images.corner2"
+    assert seen["fps"] == 80 and seen["video_keys"] == [key] and seen["shapes"][key] == [3, 224, 224]
+    # lerobot's __getitem__ decoded the same frames as PyAV here, at from_timestamp + timestamp
+    _, decoded = _decoded(root / "videos" / key / "chunk-000" / "file-000.mp4")
+    for index in (0, second):
+        assert seen["video_means"][str(index)][key] == pytest.approx(decoded[index][1], abs=1e-4)
 
 
 def test_diff_compares_two_policies_on_the_evolved_slices(evolved, monkeypatch):

@@ -98,10 +98,18 @@ def status_command(benchmark: str = typer.Option(None, "--benchmark", help="Only
 def report_command(
     benchmark: str = typer.Option(None, "--benchmark", help="The evolved benchmark."),
     output: Path = typer.Option(None, "--output", "-o", help="Write the Markdown here."),
+    html: Path = typer.Option(
+        None, "--html", help="Write the HTML report here (one file: heatmap, frontier, evidence)."
+    ),
 ) -> None:
-    """The evolve log as Markdown: clusters, candidates, promoted conditions and their evidence."""
+    """The evolve log as Markdown (or HTML): clusters, frontier, candidates, promoted conditions
+    and their evidence."""
     import seq.evolve
 
+    if html:
+        typer.echo(f"wrote {seq.evolve.report_html(html, benchmark)}")
+        if not output:
+            return
     text = seq.evolve.report(benchmark)
     if output:
         output.write_text(text)
@@ -166,11 +174,18 @@ def export_command(
     directory: Path = typer.Argument(..., help="Where to write."),
     format: str = typer.Option("jsonl", "--format", help="jsonl or lerobot."),
     benchmark: str = typer.Option(None, "--benchmark"),
+    videos: bool = typer.Option(
+        True, "--videos/--no-videos", help="lerobot: run the hard cases again, recorded, for their videos."
+    ),
+    max_episodes: int = typer.Option(None, "--max-episodes", help="Only the first N hard cases."),
 ) -> None:
-    """The failed episodes as a dataset (JSONL, or LeRobot's on-disk layout)."""
+    """The failed episodes as a dataset (JSONL, or LeRobot's on-disk layout with videos)."""
     import seq.evolve
 
-    typer.echo(f"wrote {seq.evolve.export_hard_cases(directory, format, benchmark)}")
+    done = seq.evolve.export_hard_cases(
+        directory, format, benchmark, videos=videos, max_episodes=max_episodes
+    )
+    typer.echo(f"wrote {done}")
 
 
 @app.command("prune")

@@ -9,6 +9,8 @@ from seq.evolve.gates import Thresholds
 from seq.evolve.llm import Deferred, Endpoint
 from seq.evolve.loop import run
 from seq.evolve.report import markdown as report
+from seq.evolve.report import report_data
+from seq.evolve.report_html import write_html as report_html
 
 __all__ = [
     "Deferred",
@@ -19,6 +21,8 @@ __all__ = [
     "export_hard_cases",
     "prune",
     "report",
+    "report_data",
+    "report_html",
     "review_decide",
     "review_list",
     "run",

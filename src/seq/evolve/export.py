@@ -6,8 +6,11 @@
   frames in `data/chunk-000/file-000.parquet` (`observation.state`, `action`, `next.reward`,
   `next.done`, `timestamp`, `frame_index`, `episode_index`, `index`, `task_index`), episodes in
   `meta/episodes/chunk-000/file-000.parquet` (with `seq/…` columns: item, cluster, cycle and the
-  failure's type and step), `meta/tasks.parquet`, `meta/info.json`, `meta/stats.json`.
-  Traces hold no images, so the dataset has no video keys.
+  failure's type and step), `meta/tasks.parquet`, `meta/info.json`, `meta/stats.json`; with
+  `videos` (the default), each episode's camera as `observation.images.<camera>` (dtype `video`):
+  one H.264 file, `videos/<key>/chunk-000/file-000.mp4`, one frame per row, the episodes one
+  after another (their `videos/<key>/from_timestamp` and `to_timestamp` in `meta/episodes`).
+  The traces hold no images: the hard cases run again, recorded (`seq.evolve.recordings`).
 """
 
 from __future__ import annotations
@@ -22,6 +25,8 @@ from seq.capture.trace import read_trace
 from seq.errors import SeqInputError
 from seq.evolve import state as log
 from seq.evolve.evals import evals_of
+from seq.evolve.lerobot_video import VIDEO_PATH, LerobotVideo
+from seq.evolve.recordings import record_again
 from seq.record.store import Store
 
 FORMATS = ("jsonl", "lerobot")
@@ -56,15 +61,24 @@ EPISODE_COLUMNS = (
 
 
 def _failed(state: dict[str, Any], store: Store) -> list[tuple[dict[str, Any], Any]]:
-    """(member record, trace path) of every clustered failed episode whose trace is kept."""
+    """(member record, trace path) of every clustered failed episode whose trace is kept; the
+    member names its eval (`eval_id`)."""
     out = []
     for cycle in state["cycles"]:
-        paths = {e.item_id: e.artifacts.get("trace") for i in evals_of(cycle) for e in store.episodes(i)}
+        # The base and the evolved eval share item ids where a condition differs only in its step
+        # limit: a member is the next failed episode of its item id, in the evals' order.
+        failed: dict[str, list[tuple[str, Any]]] = {}
+        for eval_id in evals_of(cycle):
+            for e in store.episodes(eval_id):
+                if not e.ok or float(e.metrics.get("success", 0.0)) < 1.0:
+                    failed.setdefault(e.item_id, []).append((eval_id, e.artifacts.get("trace")))
         for cluster in cycle.get("clusters", []):
             for member in cluster["members"]:
-                path = paths.get(member["item_id"])
+                queue = failed.get(member["item_id"]) or [(None, None)]
+                eval_id, path = queue.pop(0) if len(queue) > 1 else queue[0]
                 if path and Path(path).is_file():
-                    out.append(({**member, "cluster": cluster["id"], "cycle": cycle["cycle"]}, path))
+                    where = {"cluster": cluster["id"], "cycle": cycle["cycle"], "eval_id": eval_id}
+                    out.append(({**member, **where}, path))
     return out
 
 
@@ -77,14 +91,23 @@ def _vector(observation: Any) -> list[float]:
 
 
 def export_hard_cases(
-    directory: str | Path, format: str = "jsonl", benchmark: str | None = None, store: Store | None = None
+    directory: str | Path,
+    format: str = "jsonl",
+    benchmark: str | None = None,
+    store: Store | None = None,
+    videos: bool = True,
+    max_episodes: int | None = None,
 ) -> Path:
-    """Write the hard cases under `directory`; returns the file (jsonl) or the dataset's root."""
+    """Write the hard cases under `directory`; returns the file (jsonl) or the dataset's root.
+    `videos` (lerobot only): run the hard cases again, recorded, and add their videos;
+    `max_episodes`: only the first that many (in the log's order: cycle, cluster, member)."""
     if format not in FORMATS:
         raise SeqInputError(f"--format {format}: expected {' or '.join(FORMATS)}.")
     store = store or Store()
     state = log.only(benchmark)
-    cases = _failed(state, store)
+    if max_episodes is not None and max_episodes < 1:
+        raise SeqInputError(f"--max-episodes {max_episodes}: expected 1 or more.")
+    cases = _failed(state, store)[:max_episodes]
     root = Path(directory)
     root.mkdir(parents=True, exist_ok=True)
     if format == "jsonl":
@@ -109,7 +132,7 @@ def export_hard_cases(
                     + "\n"
                 )
         return target
-    return _lerobot(root, state, cases)
+    return _lerobot(root, state, cases, store if videos else None)
 
 
 def _stats(values: np.ndarray) -> dict[str, Any]:
@@ -148,25 +171,38 @@ def _tasks_table(tasks: dict[str, int]) -> Any:
     return table.replace_schema_metadata({b"pandas": json.dumps(pandas).encode()})
 
 
-def _lerobot(root: Path, state: dict[str, Any], cases: list[tuple[dict[str, Any], Any]]) -> Path:
+def _lerobot(
+    root: Path, state: dict[str, Any], cases: list[tuple[dict[str, Any], Any]], store: Store | None
+) -> Path:
     """LeRobot's v3.0 layout: every frame in `data/chunk-000/file-000.parquet`, one row per
     episode in `meta/episodes/chunk-000/file-000.parquet`, `meta/tasks.parquet`, `meta/info.json`
-    and `meta/stats.json`."""
+    and `meta/stats.json`; with a `store`, the hard cases' videos (`LerobotVideo`)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
+    if not cases:
+        raise SeqInputError("no failed episode with a kept trace to export (seq evolve prune removes them).")
+    recorded = None
+    if store is not None:
+        recorded = record_again([(m["eval_id"], m["item_id"], p) for m, p in cases], store)
+    video: LerobotVideo | None = None
     tasks: dict[str, int] = {}
     columns: dict[str, list[Any]] = {k: [] for k in FRAME_COLUMNS}
     episodes: dict[str, list[Any]] = {k: [] for k in EPISODE_COLUMNS}
     for number, (member, path) in enumerate(cases):
-        trace = read_trace(path)
+        again = recorded[member["eval_id"], member["item_id"]] if recorded else None
+        trace = read_trace(again.episode.artifacts["trace"] if again else path)
         task_index = tasks.setdefault(trace.header["task"], len(tasks))
         length, start = len(trace.actions), len(columns["index"])
+        shown: dict[str, Any] = {}
+        if again is not None:
+            video = video or LerobotVideo(root, again.camera)
+            shown = video.add(again.episode.artifacts["video"], length)
         columns["observation.state"] += [_vector(o) for o in trace.observations[:-1]]
         columns["action"] += [a.astype(np.float32).tolist() for a in trace.actions]
         columns["next.reward"] += list(trace.rewards)
         columns["next.done"] += [i == length - 1 for i in range(length)]
-        columns["timestamp"] += [i / FPS for i in range(length)]
+        columns["timestamp"] += [i / (video.fps if video else FPS) for i in range(length)]
         columns["frame_index"] += list(range(length))
         columns["episode_index"] += [number] * length
         columns["index"] += list(range(start, start + length))
@@ -187,10 +223,11 @@ def _lerobot(root: Path, state: dict[str, Any], cases: list[tuple[dict[str, Any]
             "seq/failure": member["failures"][0]["type"],
             "seq/failure_step": member["failures"][0]["step"],
         }
+        if again is not None:
+            row.update(shown, **{"seq/reproduced": again.reproduced, "seq/rerun_eval": again.eval_id})
         for key, value in row.items():
-            episodes[key].append(value)
-    if not cases:
-        raise SeqInputError("no failed episode with a kept trace to export (seq evolve prune removes them).")
+            episodes.setdefault(key, []).append(value)
+    fps = video.close() if video else FPS
     dims = {k: len(columns[k][0]) for k in ("observation.state", "action")}
     types = {"next.reward": pa.float32(), "next.done": pa.bool_(), "timestamp": pa.float32()}
     table = pa.table(
@@ -215,6 +252,8 @@ def _lerobot(root: Path, state: dict[str, Any], cases: list[tuple[dict[str, Any]
             for k in ("frame_index", "episode_index", "index", "task_index")
         },
     }
+    if video is not None:
+        features[video.key] = video.feature()
     info = {
         "codebase_version": "v3.0",
         "robot_type": state["benchmark"],
@@ -224,13 +263,15 @@ def _lerobot(root: Path, state: dict[str, Any], cases: list[tuple[dict[str, Any]
         "chunks_size": 1000,
         "data_files_size_in_mb": 100,
         "video_files_size_in_mb": 500,
-        "fps": FPS,
+        "fps": fps,
         "splits": {"train": f"0:{len(cases)}"},
         "data_path": "data/chunk-{chunk_index:03d}/file-{file_index:03d}.parquet",
-        "video_path": None,
+        "video_path": VIDEO_PATH if video else None,
         "features": features,
     }
     (root / "meta" / "info.json").write_text(json.dumps(info, indent=2))
-    stats = {k: _stats(np.asarray(columns[k], dtype=np.float64)) for k in features}
+    stats = {k: _stats(np.asarray(columns[k], dtype=np.float64)) for k in features if k in columns}
+    if video is not None:
+        stats[video.key] = video.stats()
     (root / "meta" / "stats.json").write_text(json.dumps(stats))
     return root

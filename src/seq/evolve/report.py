@@ -1,7 +1,10 @@
-"""`seq evolve report`: the evolve log as Markdown: per cycle, the clusters, the frontier (the
+"""`seq evolve report`: the evolve log as Markdown (the HTML view is `seq.evolve.report_html`).
+
+Both views render one set of numbers, `cycle_view`: per cycle, the clusters, the frontier (the
 target's success per task on the base and on the evolved slices, from the cycle's eval in the
-record), the candidates by operator and decision, and the promoted conditions with their
-evidence."""
+record, with Wilson intervals), the candidates by operator and decision, and the promoted
+conditions with their evidence; and `heatmap_rows`, each task's success per model and version.
+"""
 
 from __future__ import annotations
 
@@ -12,14 +15,17 @@ from seq.evolve import state as log
 from seq.evolve.evals import evals_of
 from seq.evolve.gates import PROMOTE
 from seq.record.store import Store
+from seq.stats.intervals import wilson_interval
+
+SLICES = ("base", "evolved")
 
 
 def _pct(value: float | None) -> str:
     return "—" if value is None or value != value else f"{100 * value:.0f}%"
 
 
-def frontier(eval_ids: list[str], store: Store) -> dict[str, dict[str, tuple[float, int]]]:
-    """task → slice ("base" or "evolved") → (the target's success rate, episodes) in a cycle."""
+def _tally(eval_ids: list[str], store: Store) -> dict[str, dict[str, list[float]]]:
+    """task → slice ("base" or "evolved") → each episode's success, over `eval_ids`."""
     conditions = {item.item_id: item.condition for eval_id in eval_ids for item in store.items(eval_id)}
     tally: dict[str, dict[str, list[float]]] = {}
     for episode in (e for eval_id in eval_ids for e in store.episodes(eval_id)):
@@ -27,53 +33,186 @@ def frontier(eval_ids: list[str], store: Store) -> dict[str, dict[str, tuple[flo
         part = "evolved" if (condition.suite or "").startswith("evolved") else "base"
         success = float(episode.metrics.get("success", 0.0)) if episode.ok else 0.0
         tally.setdefault(condition.task, {}).setdefault(part, []).append(success)
+    return tally
+
+
+def frontier(eval_ids: list[str], store: Store) -> dict[str, dict[str, tuple[float, int]]]:
+    """task → slice ("base" or "evolved") → (the target's success rate, episodes) in a cycle."""
     return {
-        task: {part: (sum(v) / len(v), len(v)) for part, v in parts.items()} for task, parts in tally.items()
+        task: {part: (sum(v) / len(v), len(v)) for part, v in parts.items()}
+        for task, parts in _tally(eval_ids, store).items()
     }
 
 
-def markdown(benchmark: str | None = None, store: Store | None = None) -> str:
+def frontier_rows(cycle: dict[str, Any], store: Store) -> list[dict[str, Any]]:
+    """The cycle's frontier as rows: task, slice, success, episodes and its 95% Wilson interval."""
+    rows = []
+    for task, parts in sorted(_tally(evals_of(cycle), store).items()):
+        for part in SLICES:
+            if part in parts:
+                values = parts[part]
+                interval = wilson_interval(round(sum(values)), len(values))
+                rows.append(
+                    {
+                        "cycle": cycle["cycle"],
+                        "task": task,
+                        "slice": part,
+                        "success": sum(values) / len(values),
+                        "n": len(values),
+                        "low": interval.low,
+                        "high": interval.high,
+                    }
+                )
+    return rows
+
+
+def heatmap_rows(state: dict[str, Any], store: Store) -> list[dict[str, Any]]:
+    """Task × model: the success of the target on each cycle's version, and of the target and the
+    reference on each cycle's candidates (the staging version), one row per task and column."""
+    rows = []
+    for cycle in state["cycles"]:
+        validation = cycle.get("validation_evals", {})
+        columns = [
+            (f"target · {cycle['base']}", "target", evals_of(cycle)),
+            (f"target · candidates y{cycle['cycle']}", "target", [validation.get("target")]),
+            (f"reference · candidates y{cycle['cycle']}", "reference", [validation.get("reference")]),
+        ]
+        for column, model, eval_ids in columns:
+            eval_ids = [e for e in eval_ids if e]
+            for task, parts in sorted(_tally(eval_ids, store).items()):
+                values = [v for part in parts.values() for v in part]
+                rows.append(
+                    {
+                        "cycle": cycle["cycle"],
+                        "column": column,
+                        "model": cycle["policy"] if model == "target" else cycle["reference"],
+                        "task": task,
+                        "success": sum(values) / len(values),
+                        "n": len(values),
+                    }
+                )
+    return rows
+
+
+def change(candidate: dict[str, Any]) -> str:
+    """What a candidate changed from its seed condition, in words."""
+    seed, mine = candidate["seed"], candidate["condition"]
+    parts = [f"{k}={v}" for k, v in mine["extra"].items() if seed["extra"].get(k) != v and k != "horizon"]
+    if mine.get("max_steps") != seed.get("max_steps"):
+        parts.append(f"max_steps={mine['max_steps']}")
+    return ", ".join(parts) + f" (seed {seed['seed']})"
+
+
+def promoted_rows(cycle: dict[str, Any]) -> list[dict[str, Any]]:
+    """The cycle's promoted candidates with the evidence that promoted them."""
+    return [
+        {
+            "id": c["id"],
+            "task": c["condition"]["task"],
+            "change": change(c),
+            "operator": c["operator"],
+            "cluster": f"{c['cluster']} ({c['cluster_type']})",
+            "seed_success": c["difficulty"]["seed_success"],
+            "candidate_success": c["difficulty"]["candidate_success"],
+            "drop": c["difficulty"]["drop"],
+            "low": c["difficulty"]["low"],
+            "high": c["difficulty"]["high"],
+            "reference_success": c["reference_success"],
+            "novelty": c.get("novelty"),
+            "critics": {name: v.get("verdict") for name, v in (c.get("critics") or {}).items()},
+        }
+        for c in cycle.get("candidates", [])
+        if c["decision"] == PROMOTE
+    ]
+
+
+def cycle_view(cycle: dict[str, Any], store: Store) -> dict[str, Any]:
+    """Everything the report shows of one cycle, as numbers (both views render this)."""
+    candidates = cycle.get("candidates", [])
+    by = Counter((c["operator"], c["decision"]) for c in candidates)
+    return {
+        "cycle": cycle["cycle"],
+        "base": cycle["base"],
+        "next": cycle["next"],
+        "policy": cycle["policy"],
+        "reference": cycle["reference"],
+        "evals": evals_of(cycle),
+        "failed_episodes": cycle.get("failed_episodes", 0),
+        "thresholds": cycle.get("thresholds", {}),
+        "clusters": [
+            {
+                "id": c["id"],
+                "type": c["type"],
+                "size": c["signature"]["size"],
+                "conditions": len(c["conditions"]),
+                "when": c["signature"]["when"],
+                "summary": c.get("summary"),
+            }
+            for c in cycle.get("clusters", [])
+        ],
+        "frontier": frontier_rows(cycle, store),
+        "operators": [
+            {"operator": op, **{d: by[(op, d)] for d in ("promote", "review", "reject")}}
+            for op in sorted({c["operator"] for c in candidates})
+        ],
+        "promoted": promoted_rows(cycle),
+    }
+
+
+def report_data(benchmark: str | None = None, store: Store | None = None) -> dict[str, Any]:
+    """The report's numbers: the benchmark, each cycle's view and the task × model heatmap."""
     store = store or Store()
     state = log.only(benchmark)
-    lines = [f"# seq evolve: {state['benchmark']}", ""]
-    for cycle in state["cycles"]:
-        t = cycle.get("thresholds", {})
+    return {
+        "benchmark": state["benchmark"],
+        "cycles": [cycle_view(cycle, store) for cycle in state["cycles"]],
+        "heatmap": heatmap_rows(state, store),
+    }
+
+
+def interval_text(row: dict[str, Any]) -> str:
+    """`85% [62%, 95%] (n 20)`: a frontier cell."""
+    return f"{_pct(row['success'])} [{_pct(row['low'])}, {_pct(row['high'])}] (n {row['n']})"
+
+
+def markdown(benchmark: str | None = None, store: Store | None = None) -> str:
+    """The evolve log as Markdown."""
+    data = report_data(benchmark, store)
+    lines = [f"# seq evolve: {data['benchmark']}", ""]
+    for view in data["cycles"]:
+        t = view["thresholds"]
         lines += [
-            f"## Cycle {cycle['cycle']}: {cycle['base']} → {cycle['next']}",
+            f"## Cycle {view['cycle']}: {view['base']} → {view['next']}",
             "",
-            f"Target `{cycle['policy']}`, reference `{cycle['reference']}`; "
-            f"evals {', '.join(f'`{e}`' for e in evals_of(cycle))}; "
-            f"{cycle.get('failed_episodes', 0)} failed episodes.",
+            f"Target `{view['policy']}`, reference `{view['reference']}`; "
+            f"evals {', '.join(f'`{e}`' for e in view['evals'])}; "
+            f"{view['failed_episodes']} failed episodes.",
             f"Gates: drop ≥ {t.get('drop')}, interval above 0; reference ≥ {t.get('solvable')}; "
             f"novelty ≥ {t.get('novelty')}; critics agree.",
             "",
             "| cluster | type | size | conditions | mean step fraction |",
             "|---|---|---|---|---|",
         ]
-        for c in cycle.get("clusters", []):
-            s = c["signature"]
-            lines.append(
-                f"| {c['id']} | {c['type']} | {s['size']} | {len(c['conditions'])} | {s['when']:.2f} |"
-            )
+        for c in view["clusters"]:
+            lines.append(f"| {c['id']} | {c['type']} | {c['size']} | {c['conditions']} | {c['when']:.2f} |")
         lines += [
             "",
-            "Frontier (the target's success in this cycle's eval, base vs evolved slices):",
+            "Frontier (the target's success in this cycle's eval, base vs evolved slices, "
+            "95% Wilson intervals):",
             "",
             "| task | base | evolved |",
             "|---|---|---|",
         ]
-        for task, parts in sorted(frontier(evals_of(cycle), store).items()):
-            cells = [
-                f"{_pct(parts[p][0])} (n {parts[p][1]})" if p in parts else "—" for p in ("base", "evolved")
-            ]
+        by_task: dict[str, dict[str, dict[str, Any]]] = {}
+        for row in view["frontier"]:
+            by_task.setdefault(row["task"], {})[row["slice"]] = row
+        for task, parts in by_task.items():
+            cells = [interval_text(parts[p]) if p in parts else "—" for p in SLICES]
             lines.append(f"| {task} | {cells[0]} | {cells[1]} |")
-        candidates = cycle.get("candidates", [])
-        by = Counter((c["operator"], c["decision"]) for c in candidates)
         lines += ["", "| operator | promote | review | reject |", "|---|---|---|---|"]
-        for op in sorted({c["operator"] for c in candidates}):
-            lines.append(f"| {op} | {by[(op, 'promote')]} | {by[(op, 'review')]} | {by[(op, 'reject')]} |")
-        promoted = [c for c in candidates if c["decision"] == PROMOTE]
-        if promoted:
+        for op in view["operators"]:
+            lines.append(f"| {op['operator']} | {op['promote']} | {op['review']} | {op['reject']} |")
+        if view["promoted"]:
             lines += [
                 "",
                 "Promoted:",
@@ -82,21 +221,11 @@ def markdown(benchmark: str | None = None, store: Store | None = None) -> str:
                 "| drop [95%] | reference |",
                 "|---|---|---|---|---|---|---|---|",
             ]
-            for c in promoted:
-                d = c["difficulty"]
-                change = _change(c)
+            for p in view["promoted"]:
                 lines.append(
-                    f"| {c['id']} | {c['condition']['task']} | {change} | {c['operator']} | {c['cluster']} "
-                    f"({c['cluster_type']}) | {_pct(d['seed_success'])} → {_pct(d['candidate_success'])} | "
-                    f"{d['drop']:+.2f} [{d['low']:+.2f}, {d['high']:+.2f}] | {_pct(c['reference_success'])} |"
+                    f"| {p['id']} | {p['task']} | {p['change']} | {p['operator']} | {p['cluster']} | "
+                    f"{_pct(p['seed_success'])} → {_pct(p['candidate_success'])} | "
+                    f"{p['drop']:+.2f} [{p['low']:+.2f}, {p['high']:+.2f}] | {_pct(p['reference_success'])} |"
                 )
         lines.append("")
     return "\n".join(lines)
-
-
-def _change(candidate: dict[str, Any]) -> str:
-    seed, mine = candidate["seed"], candidate["condition"]
-    parts = [f"{k}={v}" for k, v in mine["extra"].items() if seed["extra"].get(k) != v and k != "horizon"]
-    if mine.get("max_steps") != seed.get("max_steps"):
-        parts.append(f"max_steps={mine['max_steps']}")
-    return ", ".join(parts) + f" (seed {seed['seed']})"

@@ -106,14 +106,16 @@ def interval_rows(report: Report, kind: str) -> list[dict[str, Any]]:
     ]
 
 
-def _interval_layers(alt: Any, rows: list[dict[str, Any]], y: str, title: str, arms: list[str]) -> Any:
+def _interval_layers(
+    alt: Any, rows: list[dict[str, Any]], y: str, title: str, arms: list[str], legend: str = "arm"
+) -> Any:
     """Points with interval rules, one row per `y`, one colour per arm (the report's order, so an
     arm has one colour in every plot)."""
     base = alt.Chart(alt.Data(values=rows))
     encode = {
         "y": alt.Y(f"{y}:N", title=title, sort=None),
         "yOffset": alt.YOffset("arm:N", sort=arms),
-        "color": alt.Color("arm:N", title="arm", scale=alt.Scale(domain=arms)),
+        "color": alt.Color("arm:N", title=legend, scale=alt.Scale(domain=arms)),
     }
     rules = base.mark_rule().encode(x=alt.X("low:Q", title=None), x2="high:Q", **encode)
     points = base.mark_point(filled=True, size=30).encode(x="value:Q", **encode)
@@ -241,3 +243,35 @@ def report_plots(report: Report, draw: bool = True) -> list[Plot]:
     # altair's schema check costs more than building the chart; vl-convert or vega draws them
     specs = [(title, chart.to_dict(validate=False)) for title, chart in charts if chart is not None]
     return [Plot(title, spec, svg(spec) if draw else None) for title, spec in specs]
+
+
+def interval_chart(
+    rows: list[dict[str, Any]], y_title: str, arms: list[str], title: str, legend: str = "arm"
+) -> Any:
+    """Points with their interval rules, one row per `group`, one colour per `arm` (its legend
+    titled `legend`), for rows of `{"group", "arm", "value", "low", "high"}` from outside a
+    `Report` (`seq evolve report`)."""
+    alt = require_plotting()
+    groups = len({row["group"] for row in rows})
+    return _interval_layers(alt, rows, "group", y_title, arms, legend).properties(
+        width=320, height=max(40, ROW_STEP * 2 * groups), title=title
+    )
+
+
+def value_heatmap(
+    rows: list[dict[str, Any]], x_title: str, y_title: str, value_title: str, title: str
+) -> Any:
+    """Rows of `{"x", "y", "value"}` as a heatmap, each cell labelled with its value (a rate)."""
+    alt = require_plotting()
+    base = alt.Chart(alt.Data(values=rows)).encode(
+        x=alt.X("x:N", title=x_title, sort=None, axis=alt.Axis(labelAngle=-30, labelLimit=240)),
+        y=alt.Y("y:N", title=y_title, sort=None),
+    )
+    scale = alt.Scale(domain=[0, 1], scheme="redyellowgreen")
+    cells = base.mark_rect().encode(color=alt.Color("value:Q", title=value_title, scale=scale))
+    labels = base.mark_text(fontSize=9).encode(text=alt.Text("value:Q", format=".0%"))
+    columns = len({row["x"] for row in rows})
+    ys = len({row["y"] for row in rows})
+    return (cells + labels).properties(
+        width=max(80, 60 * columns), height=max(40, 2 * ROW_STEP * ys), title=title
+    )
