@@ -10,7 +10,7 @@
 set -euo pipefail
 target=${1:-/tmp/lerobot-venv}
 wheel=${TORCH_WHEEL:-/opt/wheels/torch-2.13.0+cpu-cp311-cp311-manylinux_2_28_x86_64.whl}
-python3 -m venv "$target"
+python3.11 -m venv "$target"
 pip="$target/bin/pip"
 "$pip" install -q "$wheel"
 "$pip" install -q --no-deps lerobot==0.4.4 torchvision==0.28.0 accelerate
