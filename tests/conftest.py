@@ -164,8 +164,8 @@ def refused_in_one_line(result: subprocess.CompletedProcess, *fragments: str) ->
         assert fragment in lines[0]
 
 
-# -- the contributor's short path: `pytest -m "not slow"` leaves out real simulators, images, Ray and
-# tests that kill processes and wait for their recovery; CI runs everything.
+# -- the contributor's short path: `pytest -m "not slow" -n 2` leaves out real simulators, images,
+# Ray, a real browser and tests that kill processes or wait for schedules; CI runs everything.
 
 SLOW = (
     "tests/shelf/",
@@ -193,6 +193,15 @@ SLOW = (
     "tests/port/test_port_scaffold.py",
     "tests/port/test_port_own_model.py",
     "tests/cli/test_deploy_check.py::test_a_benchmark_whose_image_lacks_a_module",
+    # processes killed and waited for, schedules waited for, a real browser, MetaWorld traces
+    "tests/faults/test_record_honesty.py",
+    "tests/faults/test_policy_failures.py",
+    "tests/scheduling/test_schedules.py",
+    "tests/scheduling/test_scheduler_install.py",
+    "tests/console/test_console_browser.py",
+    "tests/evolve/test_traces.py",
+    "tests/evolve/test_scene_detectors.py",
+    "tests/evolve/test_export_videos.py",
 )
 
 
