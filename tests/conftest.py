@@ -191,6 +191,7 @@ SLOW = (
     "tests/port/test_port_robosuite.py",
     "tests/port/test_port_scaffold.py",
     "tests/port/test_port_own_model.py",
+    "tests/port/test_port_batched.py",
     "tests/cli/test_deploy_check.py::test_a_benchmark_whose_image_lacks_a_module",
 )
 
