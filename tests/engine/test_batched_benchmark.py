@@ -138,3 +138,17 @@ def test_a_batched_run_is_the_same_for_the_same_seeds(points: Path) -> None:
     again = seq.eval.run("points-line", benchmark="points", envs=1, envs_per_worker=3, params=params)
     assert first.done == first.total == 10
     assert _rows(first) == _rows(again)
+
+
+def test_compare_pairs_a_benchmark_with_its_batched_twin(points: Path) -> None:
+    plain = WORLDS.replace("batched=True, ", "").replace('name="points"', 'name="points-plain"')
+    plain = plain.replace('@seq.policy(name="points-line")', '@seq.policy(name="points-line-too")')
+    (points / "points_plain.py").write_text(plain)
+    seq.deploy(points / "points_plain.py")
+    report = seq.compare_benchmarks("points-plain", "points", "points-line", envs=1, envs_per_worker=4,
+                                    max_steps=12, params={"log": str(points / "log.jsonl")})
+    steps = [json.loads(line) for line in (points / "log.jsonl").read_text().splitlines()]
+    assert max(len(staged) for staged in steps) == 4  # the batched twin stepped its worlds together
+    assert report.done == 20 and len(report.comparisons) >= 1
+    a, b = (report.metric("success", arm=arm).value for arm in report.arms)
+    assert a == b  # the same episodes, the same outcomes
