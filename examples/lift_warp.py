@@ -147,8 +147,8 @@ class LiftWorlds:
             torques = jac.T @ wrench + data.qfrc_bias[ARM]
             posture = mass @ (NULL_KP * (arm.start_joints - joints) - 2.0 * np.sqrt(NULL_KP) * velocities)
             ctrl[ARM] = torques + nullspace.T @ posture
-        bias, weight = (self.high[FINGERS] + self.low[FINGERS]) / 2, (self.high[FINGERS] - self.low[FINGERS]) / 2
-        ctrl[FINGERS] = bias + weight * arm.gripper
+        low, high = self.low[FINGERS], self.high[FINGERS]
+        ctrl[FINGERS] = (high + low) / 2 + (high - low) / 2 * arm.gripper  # GRIP: -1 open, 1 closed
         return np.clip(ctrl, self.low, self.high)
 
 
