@@ -171,7 +171,8 @@ class LiftEnv:
         self.worlds.actions[self.world] = np.asarray(action, dtype=float)
 
     def outcome(self) -> tuple[dict[str, np.ndarray], float, bool, bool, dict]:
-        return self.observation(), 0.0, False, False, {}
+        """robosuite's Lift reward, unshaped: 1 while the cube is lifted."""
+        return self.observation(), float(self.success()), False, False, {}
 
     def step(self, action: Any) -> tuple[dict[str, np.ndarray], float, bool, bool, dict]:
         self.stage(action)
