@@ -39,8 +39,9 @@ WORLDS = textwrap.dedent('''
             return world
 
         def step(self):
-            with open(self.log, "a") as out:
-                out.write(json.dumps(sorted(self.staged)) + "\\n")
+            if self.log:
+                with open(self.log, "a") as out:
+                    out.write(json.dumps(sorted(self.staged)) + "\\n")
             self.x += self.push
             self.staged.clear()
 
@@ -73,7 +74,7 @@ WORLDS = textwrap.dedent('''
                    conditions=seq.conditions(tasks=["near", "far"], seeds=range(5)))
     class Points(seq.Benchmark):
         @seq.setup
-        def setup(self, worlds: int = 4, log: str = "steps.jsonl"):
+        def setup(self, worlds: int = 4, log: str = ""):
             self.worlds = Worlds(worlds, log)
 
         @seq.reset
