@@ -192,6 +192,8 @@ SLOW = (
     "tests/port/test_port_robosuite.py",
     "tests/port/test_port_scaffold.py",
     "tests/port/test_port_own_model.py",
+    "tests/port/test_port_batched.py",
+    "tests/port/test_lift_warp.py",  # robosuite's Lift and its Warp port, 2 seeds each (~2 min)
     "tests/cli/test_deploy_check.py::test_a_benchmark_whose_image_lacks_a_module",
     # processes killed and waited for, schedules waited for, a real browser, MetaWorld traces
     "tests/faults/test_record_honesty.py",

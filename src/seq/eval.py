@@ -393,12 +393,16 @@ def compare_benchmarks(
     tasks: list[str] | None = None,
     params: dict[str, Any] | None = None,
     adapter: Any = None,
+    envs_per_worker: int = 1,
+    serve: bool = False,
+    max_steps: int | None = None,
     store: Store | None = None,
 ) -> Any:
     """Two versions of a benchmark (a CPU benchmark and its GPU port, say) with the same policy on the
     same tasks and seeds, paired episode by episode: each one's rate, B − A with its interval,
     McNemar's exact test and the verdict. `evals=(E1, E2)` reads two finished evals instead;
-    `adapter` runs between both benchmarks and the policy."""
+    `adapter` runs between both benchmarks and the policy. `envs_per_worker` (with a batched or
+    `serve`d policy) lets a batched port step its worlds together; `max_steps` shortens both."""
     from seq.stats import check_threshold
 
     check_threshold(threshold)  # before any eval runs
@@ -416,6 +420,9 @@ def compare_benchmarks(
                 tasks=tasks,
                 params=params,
                 adapter=adapter,
+                envs_per_worker=envs_per_worker,
+                serve=serve,
+                max_steps=max_steps,
                 store=store,
             ).eval_id
             for name in (first, second)

@@ -68,3 +68,73 @@ class Ball(seq.Benchmark):
     def check(self, env):
         return seq.Step(done=False, metrics={})
 '''
+
+
+# a puck pushed by two motors across a floor (raw MjModel, exports in seq's own Python): a scene
+# with actuators, small enough for Warp's CPU device to step a few worlds in a test
+PUCK = '''
+import mujoco
+import numpy as np
+
+import seq
+
+XML = """
+<mujoco>
+  <option ccd_iterations="50" timestep="0.01"/>
+  <worldbody>
+    <geom name="floor" type="plane" size="1 1 0.1"/>
+    <body name="puck" pos="0 0 0.05">
+      <joint name="x" type="slide" axis="1 0 0" damping="0.5"/>
+      <joint name="y" type="slide" axis="0 1 0" damping="0.5"/>
+      <geom name="puck" type="sphere" size="0.05" mass="0.1"/>
+    </body>
+  </worldbody>
+  <actuator>
+    <motor name="push_x" joint="x" ctrlrange="-1 1"/>
+    <motor name="push_y" joint="y" ctrlrange="-1 1"/>
+  </actuator>
+</mujoco>
+"""
+
+
+class PuckEnv:
+    def __init__(self):
+        self.model = mujoco.MjModel.from_xml_string(XML)
+        self.data = mujoco.MjData(self.model)
+
+    def reset(self, seed=None):
+        mujoco.mj_resetData(self.model, self.data)
+        self.data.qpos[:] = np.random.default_rng(seed).uniform(-0.3, 0.3, 2)
+        mujoco.mj_forward(self.model, self.data)
+        return self.data.qpos.copy(), {}
+
+    def step(self, action):
+        self.data.ctrl[:] = action
+        mujoco.mj_step(self.model, self.data)
+        return self.data.qpos.copy(), 0.0, False, False, {}
+
+
+@seq.benchmark(name="puck", conditions=seq.conditions(tasks=["centre"], seeds=range(3)), max_steps=10)
+class Puck(seq.Benchmark):
+    @seq.reset
+    def reset(self, seed, variant):
+        return PuckEnv()
+
+    @seq.check
+    def check(self, env):
+        return seq.Step(done=False, metrics={})
+'''
+
+# a deterministic batched policy for a scaffolded puck: push towards the centre
+CENTRING = '''
+import numpy as np
+
+import seq
+
+
+@seq.policy(name="centring")
+class Centring(seq.Policy):
+    @seq.infer(batched=True)
+    def infer(self, obs, *, seed=None, instruction=None):
+        return [np.clip(-20.0 * o["qpos"][:2] - 2.0 * o["qvel"][:2], -1.0, 1.0) for o in obs]
+'''

@@ -48,6 +48,7 @@ class BenchmarkSpec:
     hooks: dict[str, str]
     setup_parameters: dict[str, Parameter]
     declared: dict[str, Any]
+    batched: bool = False  # a worker's episodes share one instance, their envs stepping together
 
     @property
     def default_suite(self) -> str:
@@ -62,6 +63,7 @@ class BenchmarkSpec:
                 p.name: {"type": p.type, "default": p.default} for p in self.setup_parameters.values()
             },
             "declared": self.declared,
+            **({"batched": True} if self.batched else {}),
         }
 
 
@@ -117,6 +119,7 @@ def benchmark(
     assets: Any = None,
     secrets: Sequence[Any] | None = None,
     metrics: Mapping[str, str] | None = None,
+    batched: bool = False,
     **unknown: Any,
 ) -> Callable[[type], type]:
     """Declare a benchmark class. `conditions` is a list, or a dict of named suites (the first is
@@ -130,7 +133,9 @@ def benchmark(
     `{"grasped": "rate", "progress": "mean"}`: a rate (each episode 0 or 1) gets Wilson intervals
     and McNemar's test, a mean the bootstrap; undeclared, `success` is a rate, `steps`, `return`
     and `duration_s` means, and any other metric a rate only where every value of the eval is 0
-    or 1 (`seq.stats.kinds`).
+    or 1 (`seq.stats.kinds`). `batched=True`: the episodes a worker runs side by side
+    (`--envs-per-worker N`) share one instance, whose envs step together, N worlds in one physics
+    step (`seq.engine.batch`: a ported MuJoCo Warp benchmark's).
     """
     if isinstance(name, type):  # used bare, as @seq.benchmark
         return benchmark()(name)  # type: ignore[return-value]
@@ -186,6 +191,7 @@ def benchmark(
             hooks=hooks,
             setup_parameters=declared_parameters(setup_fn, f"{where}, @seq.setup"),
             declared=declared,
+            batched=bool(batched),
         )
         setattr(cls, SPEC_ATTRIBUTE, spec)
         return cls

@@ -98,6 +98,11 @@ def compare_command(
         None, "--evals", help="Two finished evals to compare instead of running."
     ),
     envs: int = typer.Option(None, "--envs", help="Worker processes."),
+    envs_per_worker: int = typer.Option(
+        1, "--envs-per-worker", help="Episodes per worker side by side (a batched port's worlds)."
+    ),
+    serve: bool = typer.Option(False, "--serve", help="Serve the policy behind a batching server."),
+    max_steps: int = typer.Option(None, "--max-steps", help="Steps per episode, at most (both)."),
     adapter: str = typer.Option(None, "--adapter", help="The adapter both versions run with the policy."),
     tasks: list[str] = typer.Option(None, "--tasks", help="Only these tasks (comma-separated or repeated)."),
     seeds: list[str] = typer.Option(None, "--seeds", help="Seeds, such as 0,1,2 or 0-9."),
@@ -129,6 +134,9 @@ def compare_command(
         threshold=threshold,
         evals=(evals[0], evals[1]) if evals else None,
         envs=envs,
+        envs_per_worker=envs_per_worker,
+        serve=serve,
+        max_steps=max_steps,
         adapter=adapter,
         tasks=split_list(tasks),
         seeds=parse_seeds(seeds),

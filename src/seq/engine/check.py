@@ -95,6 +95,7 @@ def check_episode(
     told each stage as it starts (import, setup, reset, step, render), for a caller that must say
     where a process that died stopped."""
     from seq.authoring.benchmark import spec_of
+    from seq.engine.batch import step_alone
     from seq.engine.contract import step_output
     from seq.engine.episode import _metrics, _observation
     from seq.registry.loader import load_class
@@ -133,7 +134,7 @@ def check_episode(
             action = _random_action(space, rng)
             if action is None:
                 break  # no bounds to draw an action from: the eval's policy will say what it sends
-            obs, _, done = step_output(env.step(action), env, spec.name)
+            obs, _, done = step_output(step_alone(env, action), env, spec.name)
             taken += 1
             _metrics(getattr(benchmark, spec.hooks["check"])(env))
             if done:

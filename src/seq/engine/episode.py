@@ -16,8 +16,10 @@ What the policy returns must be an action: numbers, as many per action as the en
 ends the episode as the policy's error, naming it. A `step` that returns other than 4 or 5 values
 is the env's error, naming it (`seq.engine.contract`). An action holding NaN is sent as it is, and
 counted: the episode's `nan_actions` metric is the number of steps that sent one (absent when none
-did). A composite policy's episode counts the plans that reached its `infer` (`plans`; 0 says its
-planner never answered). Whose failure an error is (`EpisodeResult.failure`) is decided by
+did). A batched env (`seq.engine.batch`: one world of several that step together) is stepped
+by staging its action and yielding a `BatchStep` to whoever drives the episode. A composite
+policy's episode counts the plans that reached its `infer` (`plans`; 0 says its planner never
+answered). Whose failure an error is (`EpisodeResult.failure`) is decided by
 `seq.engine.failures`.
 """
 
@@ -33,6 +35,7 @@ import numpy as np
 from seq.authoring.begin import EpisodeStart
 from seq.authoring.benchmark import Benchmark, BenchmarkSpec, Step
 from seq.authoring.seeding import act_seed
+from seq.engine.batch import BatchStep, batch_of, release
 from seq.engine.contract import checked_chunk, nan_rows, policy_name, step_output
 from seq.engine.failures import classify, describe
 from seq.engine.observer import EpisodeObserver, Finishing
@@ -129,13 +132,20 @@ class EpisodeRunner:
             except StopIteration as stop:
                 return stop.value
             try:
+                if isinstance(request, BatchStep):  # one episode at a time: its batch steps now
+                    request.batch.step()
+                    reply = None
+                    continue
                 reply = self.policy.act(request.obs, seed=request.seed, instruction=request.instruction)
             except Exception as error:
                 reply = error
 
-    def episode(self, item: WorkItem, slot: int = 0) -> Generator[ActRequest, Any, EpisodeResult]:
+    def episode(
+        self, item: WorkItem, slot: int = 0
+    ) -> Generator[ActRequest | BatchStep, Any, EpisodeResult]:
         """The episode as a generator: it yields an `ActRequest` whenever it needs the policy, is
-        sent the chunk (or thrown what the act raised, recorded as the episode's error), and
+        sent the chunk (or thrown what the act raised, recorded as the episode's error), yields a
+        `BatchStep` when a batched env's action is staged (sent None once the batch stepped), and
         returns the `EpisodeResult`. `run` drives one; a worker with `envs_per_worker > 1` drives
         several side by side (`seq.engine.lockstep`), asking the policy for their chunks at once."""
         condition = item.condition
@@ -149,8 +159,10 @@ class EpisodeRunner:
         began = False
         blamed = BENCHMARK  # whose code has the turn: an exception is its failure
         nan_steps = plans = 0
+        env = batch = None
         try:
             env = self._reset(condition.seed, condition)
+            batch = batch_of(env)
             if self._on_env is not None:
                 self._on_env(env)
             obs = _observation(env.reset(seed=condition.seed))
@@ -190,7 +202,12 @@ class EpisodeRunner:
                 action = chunk[position]
                 if nan_actions is not None and nan_actions[position]:
                     nan_steps += 1
-                output = env.step(action)
+                if batch is None:
+                    output = env.step(action)
+                else:  # its world steps with the others: whoever drives the episode steps them
+                    env.stage(action)
+                    yield BatchStep(batch)
+                    output = env.outcome()
                 position += 1
                 result.steps += 1
                 obs, reward, env_done = step_output(output, env, self.spec.name)
@@ -211,6 +228,13 @@ class EpisodeRunner:
             # gone, a module that does not import): `seq.engine.failures`
             result.failure, result.ended_by = classify(error, blamed)
             result.status, result.error = ERROR, describe(error, result.failure)
+        if batch is not None:
+            try:
+                release(env)
+            except Exception as error:
+                if result.status != ERROR:
+                    result.failure, result.ended_by = classify(error, BENCHMARK)
+                    result.status, result.error = ERROR, describe(error, result.failure)
         result.duration_s = time.perf_counter() - start
         result.cpu_s = time.process_time() - cpu_start
         if result.status != ERROR:

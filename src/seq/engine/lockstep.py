@@ -6,7 +6,8 @@ trip per act. With K slots it runs up to K episodes at once, each in its own cop
 in turn: every episode runs until it needs the policy, then the worker asks for all the pending
 chunks at once (`act_many`: one `act_batch` message to a served policy, one call of a batched
 one). Each episode's seeds, chunks and `steps_per_query` are its own, so its row is the same as
-when it runs alone.
+when it runs alone. A batched benchmark's episodes (`seq.engine.batch`) share one benchmark
+instance, and their worlds advance together: one physics step once every episode has its action.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from collections.abc import Generator
 from dataclasses import dataclass
 from typing import Any
 
+from seq.engine.batch import BatchStep
 from seq.engine.episode import EpisodeRunner
 from seq.engine.failures import SetupFailed
 from seq.record.episode import EpisodeResult
@@ -28,9 +30,9 @@ Runner = EpisodeRunner | SetupFailed  # an arm's episode runner, or why its setu
 @dataclass
 class _Running:
     item: WorkItem
-    episode: Generator[ActRequest, Any, EpisodeResult]
+    episode: Generator[ActRequest | BatchStep, Any, EpisodeResult]
     runner: EpisodeRunner
-    request: ActRequest
+    request: ActRequest | BatchStep
     cpu_s: float
 
 
@@ -66,18 +68,45 @@ class Lockstep:
         return None
 
     def step(self) -> list[tuple[WorkItem, EpisodeResult]]:
-        """Ask for every running episode's chunk, then run each to its next act or its end; returns
-        the episodes that ended, with their CPU time their own share of the worker's."""
-        by_handle: dict[int, list[int]] = {}
+        """Ask for the chunks of the episodes that need one, all at once, and run each to its next
+        act, its end, or its batch's step; then step each batch once (`seq.engine.batch`: every
+        running episode of a batched benchmark has staged its action by then) and run its
+        episodes on. Returns the episodes that ended, with their CPU time their own share of the
+        worker's."""
+        ended = self._answer([slot for slot, running in self.running.items()
+                              if isinstance(running.request, ActRequest)])
+        waiting: dict[int, list[int]] = {}
         for slot, running in self.running.items():
-            by_handle.setdefault(id(running.runner.policy), []).append(slot)
+            if isinstance(running.request, BatchStep):
+                waiting.setdefault(id(running.request.batch), []).append(slot)
+        for slots in waiting.values():
+            cpu_start = time.process_time()
+            try:
+                self.running[slots[0]].request.batch.step()  # type: ignore[union-attr]
+                outcome: Any = None
+            except Exception as error:  # the benchmark's simulator failed: each of its episodes ends so
+                outcome = error
+            share = (time.process_time() - cpu_start) / len(slots)
+            for slot in slots:
+                self.running[slot].cpu_s += share
+                finished = self._resume(slot, outcome)
+                if finished is not None:
+                    ended.append(finished)
+        return ended
+
+    def _answer(self, asking: list[int]) -> list[tuple[WorkItem, EpisodeResult]]:
+        """Ask each policy handle for its asking episodes' chunks at once; resume each with its own."""
+        by_handle: dict[int, list[int]] = {}
+        for slot in asking:
+            by_handle.setdefault(id(self.running[slot].runner.policy), []).append(slot)
         replies: dict[int, Any] = {}
         origins: dict[int, Any] = {}  # where a shared error was raised: each episode gets that trace alone
         for slots in by_handle.values():
             handle = self.running[slots[0]].runner.policy
             cpu_start = time.process_time()
             try:
-                outcomes = act_all(handle, [self.running[slot].request for slot in slots])
+                requests = [self.running[slot].request for slot in slots]
+                outcomes = act_all(handle, requests)  # type: ignore[arg-type]
             except Exception as error:  # nothing answered (the server is unreachable): each episode fails
                 outcomes = [error] * len(slots)
                 origins.update(dict.fromkeys(slots, error.__traceback__))
@@ -87,19 +116,26 @@ class Lockstep:
                 self.running[slot].cpu_s += share
         ended = []
         for slot, reply in replies.items():
-            running = self.running[slot]
-            cpu_start = time.process_time()
-            try:
-                if isinstance(reply, BaseException):
-                    if slot in origins:
-                        reply.with_traceback(origins[slot])
-                    running.request = running.episode.throw(reply)
-                else:
-                    running.request = running.episode.send(reply)
-                running.cpu_s += time.process_time() - cpu_start
-            except StopIteration as stop:
-                result: EpisodeResult = stop.value
-                result.cpu_s = running.cpu_s + time.process_time() - cpu_start
-                del self.running[slot]
-                ended.append((running.item, result))
+            if isinstance(reply, BaseException) and slot in origins:
+                reply.with_traceback(origins[slot])
+            finished = self._resume(slot, reply)
+            if finished is not None:
+                ended.append(finished)
         return ended
+
+    def _resume(self, slot: int, reply: Any) -> tuple[WorkItem, EpisodeResult] | None:
+        """Send (or throw) `reply` into the slot's episode; the episode, if it ended."""
+        running = self.running[slot]
+        cpu_start = time.process_time()
+        try:
+            if isinstance(reply, BaseException):
+                running.request = running.episode.throw(reply)
+            else:
+                running.request = running.episode.send(reply)
+            running.cpu_s += time.process_time() - cpu_start
+        except StopIteration as stop:
+            result: EpisodeResult = stop.value
+            result.cpu_s = running.cpu_s + time.process_time() - cpu_start
+            del self.running[slot]
+            return running.item, result
+        return None

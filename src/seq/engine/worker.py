@@ -130,10 +130,11 @@ def build_slots(
     on_finishing: Callable[[Finishing], None] | None = None,
 ) -> list[dict[str, Runner]]:
     """Each of the worker's `envs_per_worker` slots: every arm's episode runner, with the slot's own
-    benchmark instances (`@seq.setup` once per slot and distinct set of setup parameters) and
-    observers; the arm's policy handle (`@seq.load`, or its server's connection) is shared by all
-    slots. An arm whose setup or load raised maps to that failure (`SetupFailed`) instead. `on_finishing`: see
-    `EpisodeRunner` (without it an episode waits for its observers' files)."""
+    benchmark instances (`@seq.setup` once per slot and distinct set of setup parameters; a batched
+    benchmark's once per worker, its slots' envs being worlds that step together) and observers;
+    the arm's policy handle (`@seq.load`, or its server's connection) is shared by all slots. An
+    arm whose setup or load raised maps to that failure (`SetupFailed`) instead. `on_finishing`:
+    see `EpisodeRunner` (without it an episode waits for its observers' files)."""
     benchmark_cls = load_class(config.benchmark_ref)
     spec = spec_of(benchmark_cls)
     handles: dict[str, PolicyHandle | SetupFailed] = {}
@@ -143,9 +144,11 @@ def build_slots(
         except Exception as error:
             handles[name] = SetupFailed.from_exception(error, POLICY)
     slots = []
+    benchmarks: dict[str, Any] = {}  # a batched benchmark's slots share them: one set of worlds
     for _ in range(config.envs_per_worker):
         observers = build_observers(config.observers)
-        benchmarks: dict[str, Any] = {}
+        if not spec.batched:
+            benchmarks = {}
         runners: dict[str, Runner] = {}
         for name, arm in config.arms.items():
             handle = handles[name]

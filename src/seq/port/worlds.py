@@ -9,6 +9,10 @@ constraint buffers sized from the busiest start. Needs `mujoco_warp` (the port e
 >>> worlds.set_start(0, worlds.starts[0])
 >>> worlds.step(ctrl)          # (nworld, nu)
 >>> worlds.qpos                # (nworld, nq)
+
+It is also the `batch` of a scaffolded benchmark's envs (`seq.engine.batch`): each episode
+`claim`s a world and `release`s it at its end, stages its actuator inputs in `ctrl`, and the
+engine calls `step()` once every running episode has staged its own.
 """
 
 from __future__ import annotations
@@ -62,6 +66,22 @@ class WarpWorlds:
                                       njmax=self.njmax)
         self.ctrl = np.zeros((nworld, self.host_model.nu))  # each world's actuator inputs, held
         self._mocap_start = np.repeat(np.array(host_data.mocap_pos)[None], nworld, axis=0)
+        self._busy: set[int] = set()
+
+    def claim(self) -> int:
+        """A world no episode holds (the lowest), now held."""
+        free = next((world for world in range(self.nworld) if world not in self._busy), None)
+        if free is None:
+            raise RuntimeError(
+                f"all {self.nworld} worlds hold an episode: run with --envs-per-worker {self.nworld} "
+                "or fewer, or give the benchmark more worlds."
+            )
+        self._busy.add(free)
+        return free
+
+    def release(self, world: int) -> None:
+        """`world`'s episode ended: the next `claim` may hand it out."""
+        self._busy.discard(world)
 
     def set_start(self, world: int, start: layout.Start) -> None:
         """Put `world` at `start`: its state, and its seed's model numbers."""
@@ -94,10 +114,12 @@ class WarpWorlds:
         self.mjw.forward(self.model, self.data)
 
     def step(self, ctrl: np.ndarray | None = None, mocap_offset: np.ndarray | None = None) -> None:
-        """One physics step of every world: `ctrl` (nworld, nu), `mocap_offset` (nworld, nmocap, 3)
-        from where each world's start put its mocap bodies."""
-        if ctrl is not None and self.host_model.nu:
-            self.data.ctrl.assign(np.asarray(ctrl, dtype=np.float32).reshape(self.nworld, -1))
+        """One physics step of every world: `ctrl` (nworld, nu; default: the inputs held in
+        `self.ctrl`), `mocap_offset` (nworld, nmocap, 3) from where each world's start put its
+        mocap bodies."""
+        if self.host_model.nu:
+            held = self.ctrl if ctrl is None else ctrl
+            self.data.ctrl.assign(np.asarray(held, dtype=np.float32).reshape(self.nworld, -1))
         if mocap_offset is not None and self.host_model.nmocap:
             self.data.mocap_pos.assign((self._mocap_start + mocap_offset).astype(np.float32))
         self.mjw.step(self.model, self.data)
