@@ -44,3 +44,21 @@ def test_a_file_in_place_of_the_directory_is_bad_input(evolved):
     done = run_cli("evolve", "export-hard-cases", str(home / "walk.py"), env=env)
     assert done.returncode == 2
     assert "expected a directory" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_pruning_keeps_every_trace_on_a_negative_count_and_nothing_left_is_no_export(tmp_path):
+    env = {"SEQ_HOME": str(tmp_path)}
+    (tmp_path / "walk.py").write_text(DRAWN)
+    assert run_cli("deploy", str(tmp_path / "walk.py"), env=env).returncode == 0
+    done = run_cli("evolve", "run", "walk", "--policy", "walk-wobbly", "--reference", "walk-steady",
+                   "--trials", "6", "--reference-trials", "1", "--envs", "1", env=env)  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    traces = sorted(tmp_path.rglob("*.trace"))
+    assert traces
+    done = run_cli("evolve", "prune", "--keep-cycles", "-1", env=env)
+    assert done.returncode == 2 and "--keep-cycles -1" in done.stderr
+    assert sorted(tmp_path.rglob("*.trace")) == traces
+    assert run_cli("evolve", "prune", "--keep-cycles", "0", env=env).returncode == 0
+    done = run_cli("evolve", "export-hard-cases", str(tmp_path / "out"), env=env)
+    assert done.returncode == 2 and "no failed episode" in done.stderr
+    assert not (tmp_path / "out").exists()

@@ -110,6 +110,8 @@ def export_hard_cases(
     if max_episodes is not None and max_episodes < 1:
         raise SeqInputError(f"--max-episodes {max_episodes}: expected 1 or more.")
     cases = _failed(state, store)[:max_episodes]
+    if not cases:
+        raise SeqInputError("no failed episode with a kept trace to export (seq evolve prune removes them).")
     root = Path(directory)
     if root.exists() and not root.is_dir():
         raise SeqInputError(f"{root}: expected a directory to write the hard cases in, found a file.")
@@ -202,8 +204,6 @@ def _lerobot(
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    if not cases:
-        raise SeqInputError("no failed episode with a kept trace to export (seq evolve prune removes them).")
     recorded = None
     if store is not None:
         recorded = record_again([(m["eval_id"], m["item_id"], p) for m, p in cases], store)
