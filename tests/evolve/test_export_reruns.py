@@ -62,3 +62,22 @@ def test_pruning_keeps_every_trace_on_a_negative_count_and_nothing_left_is_no_ex
     done = run_cli("evolve", "export-hard-cases", str(tmp_path / "out"), env=env)
     assert done.returncode == 2 and "no failed episode" in done.stderr
     assert not (tmp_path / "out").exists()
+
+
+def test_a_benchmark_that_cannot_draw_is_one_sentence_and_no_videos_still_exports(tmp_path):
+    env = {"SEQ_HOME": str(tmp_path)}
+    drawing = "image = np.zeros((16, 256, 3), dtype=np.uint8)"
+    blind = DRAWN.replace(drawing, 'raise RuntimeError("no display")')
+    assert blind != DRAWN
+    (tmp_path / "walk.py").write_text(blind)
+    assert run_cli("deploy", str(tmp_path / "walk.py"), env=env).returncode == 0
+    done = run_cli("evolve", "run", "walk", "--policy", "walk-wobbly", "--reference", "walk-steady",
+                   "--trials", "6", "--reference-trials", "1", "--envs", "1", env=env)  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    out = tmp_path / "dataset"
+    done = run_cli("evolve", "export-hard-cases", str(out), "--format", "lerobot", env=env)
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert "(RuntimeError: no display); --no-videos" in done.stderr
+    done = run_cli("evolve", "export-hard-cases", str(out), "--format", "lerobot", "--no-videos", env=env)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert (out / "meta" / "info.json").is_file()
