@@ -121,7 +121,8 @@ def env_class(task_class: type, shape: str) -> type:
             joint = self.model.joint(BODY + "_joint")
             address, velocity = int(joint.qposadr[0]), int(joint.dofadr[0])
             height = SHAPES[shape][2] if shape == "box" else SHAPES[shape][1]
-            for xy in _spots(wanted):
+            spots = _spots(wanted)
+            for xy in [*spots, wanted]:  # none free: where it was asked for
                 self.data.qpos[address : address + 7] = [xy[0], xy[1], height + 0.001, 1.0, 0.0, 0.0, 0.0]
                 self.data.qvel[velocity : velocity + 6] = 0.0
                 mujoco.mj_forward(self.model, self.data)
