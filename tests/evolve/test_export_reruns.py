@@ -81,3 +81,17 @@ def test_a_benchmark_that_cannot_draw_is_one_sentence_and_no_videos_still_export
     done = run_cli("evolve", "export-hard-cases", str(out), "--format", "lerobot", "--no-videos", env=env)
     assert done.returncode == 0, done.stderr[-2000:]
     assert (out / "meta" / "info.json").is_file()
+
+
+def test_a_benchmark_without_a_frame_rate_is_one_sentence(tmp_path):
+    env = {"SEQ_HOME": str(tmp_path)}
+    unrated = DRAWN.replace('    metadata = {"render_fps": 10}\n', "")
+    assert unrated != DRAWN
+    (tmp_path / "walk.py").write_text(unrated)
+    assert run_cli("deploy", str(tmp_path / "walk.py"), env=env).returncode == 0
+    done = run_cli("evolve", "run", "walk", "--policy", "walk-wobbly", "--reference", "walk-steady",
+                   "--trials", "6", "--reference-trials", "1", "--envs", "1", env=env)  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    done = run_cli("evolve", "export-hard-cases", str(tmp_path / "out"), "--format", "lerobot", env=env)
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert "does not say its control rate" in done.stderr and "--no-videos" in done.stderr
