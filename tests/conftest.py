@@ -204,6 +204,7 @@ SLOW = (
     "tests/evolve/test_traces.py",
     "tests/evolve/test_scene_detectors.py",
     "tests/evolve/test_export_videos.py",
+    "tests/evolve/test_export_reruns.py",
 )
 
 

@@ -106,3 +106,11 @@ def test_the_html_report_shows_the_markdown_numbers_offline(evolved, monkeypatch
     reference = [r for r in data["heatmap"] if r["column"].startswith("reference")]
     assert reference and sum(r["n"] for r in data["heatmap"] if r["column"] == "target · walk@v1") == 48
     assert data["cycles"][0]["promoted"][0]["reference_success"] == 1.0
+
+
+@pytest.mark.parametrize("flag", ["--html", "--output"])
+def test_a_folder_for_the_report_file_is_bad_input(evolved, flag):
+    env, home = evolved
+    done = run_cli("evolve", "report", flag, str(home), env=env)
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert f"{flag} {home}: that is a folder" in done.stderr

@@ -140,3 +140,31 @@ def test_a_noise_sweep_lowers_success_arm_by_arm_on_the_same_episodes():
     rates = [report.metric("success", arm=arm).value for arm in report.arms]
     assert rates[0] > rates[2] and rates[0] >= rates[1] >= rates[2]
     assert report.comparison("success", arm="noise=3.0").difference.difference < 0
+
+
+@pytest.mark.parametrize("task", ["door-open-v3", "drawer-close-v3"])
+@pytest.mark.parametrize("extra", [{"distractor_along": 0.5}, {"distractor_dx": 0.04, "distractor_dy": 0.06}])
+def test_a_distractor_starts_on_the_table_not_inside_a_fixture(task, extra):
+    """These tasks' random vectors hold the door's or drawer's place, not a goal: the distractor
+    asked for there would start inside it and be thrown out; it goes to the nearest free spot."""
+    import numpy as np
+
+    from seq.shelf.metaworld import make_env
+    from seq.shelf.metaworld_variants import apply_variant
+
+    extra = {"distractor": "box", **extra}
+    env = make_env(task, 0, {}, 50, "box")
+    apply_variant(env, extra)
+    env.reset(seed=0)
+    model, data = env.unwrapped.model, env.unwrapped.data
+    body = model.body("seq_distractor").id
+    depths = [
+        c.dist
+        for c in data.contact[: data.ncon]
+        if body in (model.geom_bodyid[c.geom1], model.geom_bodyid[c.geom2])
+    ]
+    assert min(depths, default=0.0) > -0.002, f"starts {-min(depths) * 1000:.0f} mm inside another body"
+    start = data.xpos[body].copy()
+    for _ in range(10):
+        env.step(np.zeros(4))
+    assert np.linalg.norm(data.xpos[body] - start) < 0.01, "it was thrown or fell"

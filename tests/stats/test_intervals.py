@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import math
+import tracemalloc
 
+import numpy as np
 import pytest
 
 from seq.stats.intervals import Interval, bootstrap_interval, is_binary, metric_interval, wilson_interval
@@ -104,3 +106,21 @@ def test_small_n_flag():
     assert Interval(0.5, 0.1, 0.9, 9, "wilson").small_n
     assert not Interval(0.5, 0.1, 0.9, 10, "wilson").small_n
     assert wilson_interval(3, 5).small_n and not wilson_interval(30, 50).small_n
+
+
+def test_kept_intervals_do_not_keep_the_values():
+    """A report's intervals are kept by value; what is kept must not grow with n, or a console
+    serving large evals holds every group's episodes (4096 groups of 10^5 values: 3 GB)."""
+    rng = np.random.default_rng(3)
+    groups = [rng.integers(0, 3, 50_000).astype(float) for _ in range(20)]  # 400 kB each
+    bootstrap_interval(groups[0])  # warm up imports and scipy-free caches
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        for values in groups[1:]:
+            bootstrap_interval(values)
+        kept = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert kept < 1_000_000, f"{kept} bytes kept for 19 intervals"
+    assert bootstrap_interval(groups[5]) == bootstrap_interval(list(groups[5]))

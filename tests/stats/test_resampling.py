@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 import subprocess
 import sys
+import tracemalloc
 import warnings
 
 import numpy as np
@@ -78,3 +79,19 @@ def test_a_large_sample_of_few_values_is_resampled_as_counts_with_scipy_s_interv
         assert mine[0] < data.mean() < mine[1]
         assert abs(mine[0] - theirs.low) < 0.25 * standard_error
         assert abs(mine[1] - theirs.high) < 0.25 * standard_error
+
+
+def test_counts_of_many_distinct_values_are_drawn_in_bounded_memory():
+    """Resampled as counts, 200,000 episodes of 50,000 distinct values (a return to the cent) hold
+    resamples × 50,000 counts: drawn a bounded chunk at a time, with the same draws."""
+    data = np.random.default_rng(1).integers(0, 50_000, 200_000).astype(float)
+    tracemalloc.start()
+    try:
+        low, high = bootstrap_mean(data, 0.95, "percentile", 200, 0)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 110e6, f"{peak / 1e6:.0f} MB at the peak"  # all at once: 160 MB
+    values, counts = np.unique(data, return_counts=True)
+    drawn = np.random.default_rng(0).multinomial(len(data), counts / len(data), size=200) @ values
+    assert (low, high) == tuple(np.quantile(drawn / len(data), [0.025, 0.975]))

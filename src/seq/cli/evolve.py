@@ -105,6 +105,9 @@ def report_command(
     """The evolve log as Markdown (or HTML): clusters, frontier, candidates, promoted conditions
     and their evidence."""
     import seq.evolve
+    from seq.cli.eval import check_output_files
+
+    check_output_files(html=html, output=output)
 
     if html:
         typer.echo(f"wrote {seq.evolve.report_html(html, benchmark)}")

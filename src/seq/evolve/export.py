@@ -16,6 +16,7 @@
 from __future__ import annotations
 
 import json
+import logging
 from pathlib import Path
 from typing import Any
 
@@ -26,9 +27,10 @@ from seq.errors import SeqInputError
 from seq.evolve import state as log
 from seq.evolve.evals import evals_of
 from seq.evolve.lerobot_video import VIDEO_PATH, LerobotVideo
-from seq.evolve.recordings import record_again
+from seq.evolve.recordings import Recorded, record_again
 from seq.record.store import Store
 
+log_progress = logging.getLogger("seq.evolve")
 FORMATS = ("jsonl", "lerobot")
 FPS = 20
 FRAME_COLUMNS = (
@@ -70,7 +72,7 @@ def _failed(state: dict[str, Any], store: Store) -> list[tuple[dict[str, Any], A
         failed: dict[str, list[tuple[str, Any]]] = {}
         for eval_id in evals_of(cycle):
             for e in store.episodes(eval_id):
-                if not e.ok or float(e.metrics.get("success", 0.0)) < 1.0:
+                if not _succeeded(e):
                     failed.setdefault(e.item_id, []).append((eval_id, e.artifacts.get("trace")))
         for cluster in cycle.get("clusters", []):
             for member in cluster["members"]:
@@ -108,7 +110,11 @@ def export_hard_cases(
     if max_episodes is not None and max_episodes < 1:
         raise SeqInputError(f"--max-episodes {max_episodes}: expected 1 or more.")
     cases = _failed(state, store)[:max_episodes]
+    if not cases:
+        raise SeqInputError("no failed episode with a kept trace to export (seq evolve prune removes them).")
     root = Path(directory)
+    if root.exists() and not root.is_dir():
+        raise SeqInputError(f"{root}: expected a directory to write the hard cases in, found a file.")
     root.mkdir(parents=True, exist_ok=True)
     if format == "jsonl":
         target = root / f"{state['benchmark']}-hard-cases.jsonl"
@@ -133,6 +139,24 @@ def export_hard_cases(
                 )
         return target
     return _lerobot(root, state, cases, store if videos else None)
+
+
+def _say_unrepeated(reruns: list[Recorded]) -> None:
+    """A rerun that did not repeat its original's actions is not the failure its row names: say so
+    (the dataset keeps it, marked `seq/reproduced` false) rather than pass it for a hard case."""
+    unrepeated = [again for again in reruns if not again.reproduced]
+    if not unrepeated:
+        return
+    passed = sum(1 for again in unrepeated if _succeeded(again.episode))
+    log_progress.warning(
+        f"{len(unrepeated)} of {len(reruns)} hard cases did not repeat their actions when run again "
+        f"({passed} of them succeeded this time): their rows and videos are the reruns', marked "
+        "seq/reproduced false; is the policy seeded only by its act seed?"
+    )
+
+
+def _succeeded(episode: Any) -> bool:
+    return bool(episode.ok) and float(episode.metrics.get("success", 0.0)) >= 1.0
 
 
 def _stats(values: np.ndarray) -> dict[str, Any]:
@@ -180,8 +204,6 @@ def _lerobot(
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    if not cases:
-        raise SeqInputError("no failed episode with a kept trace to export (seq evolve prune removes them).")
     recorded = None
     if store is not None:
         recorded = record_again([(m["eval_id"], m["item_id"], p) for m, p in cases], store)
@@ -228,6 +250,8 @@ def _lerobot(
         for key, value in row.items():
             episodes.setdefault(key, []).append(value)
     fps = video.close() if video else FPS
+    if recorded:
+        _say_unrepeated(list(recorded.values()))
     dims = {k: len(columns[k][0]) for k in ("observation.state", "action")}
     types = {"next.reward": pa.float32(), "next.done": pa.bool_(), "timestamp": pa.float32()}
     table = pa.table(

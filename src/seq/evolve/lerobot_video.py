@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from seq.capture.mp4 import Mp4Writer, read_video
+from seq.errors import SeqInputError
 from seq.evolve.recordings import video_info, video_key
 
 VIDEO_PATH = "videos/{video_key}/chunk-{chunk_index:03d}/file-{file_index:03d}.mp4"
@@ -40,16 +41,16 @@ class LerobotVideo:
         meta, frames = read_video(recording)
         fps = round(meta["fps"])
         if fps > 1000:
-            raise RuntimeError(
+            raise SeqInputError(
                 f"{recording}: the env does not say its control rate (metadata['render_fps'] or dt), "
-                "so its video has no frame rate to give the dataset."
+                "so its video has no frame rate to give the dataset; --no-videos exports without."
             )
         if abs(meta["fps"] - fps) > 1e-6:
-            raise RuntimeError(
+            raise SeqInputError(
                 f"{recording}: plays at {meta['fps']} fps; LeRobot needs whole frames per second."
             )
         if len(frames) < length:
-            raise RuntimeError(
+            raise SeqInputError(
                 f"{recording}: {len(frames)} frames for {length} steps; the export needs one frame per step."
             )
         if self._writer is None:
@@ -57,7 +58,7 @@ class LerobotVideo:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._writer = Mp4Writer(self.path, fps, self.size[1], self.size[0])
         if fps != self.fps or frames[0].shape[:2] != self.size:
-            raise RuntimeError(
+            raise SeqInputError(
                 f"{recording}: {fps} fps, {frames[0].shape[:2]}; the first was {self.fps}, {self.size}."
             )
         start = self.frames

@@ -12,6 +12,7 @@ and the dataset is built from the rerun (its frames and its video are one episod
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import Any
@@ -19,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from seq.capture.trace import Trace, read_trace
+from seq.errors import SeqInputError
 from seq.record.episode import EpisodeResult
 from seq.record.store import Store
 
@@ -58,7 +60,7 @@ def record_again(
     for eval_id, wanted in by_eval.items():
         row = store.get_eval(eval_id)
         if row is None:
-            raise RuntimeError(f"eval {eval_id} of the evolve log is not in the record.")
+            raise SeqInputError(f"eval {eval_id} of the evolve log is not in the record (another SEQ_HOME?).")
         args, arm = row.arguments, row.arguments.arms[0]
         request = EvalRequest(
             policy=arm.policy,
@@ -97,9 +99,10 @@ def record_again(
         execute_eval(rerun, store, envs=envs)
         for episode in store.episodes(rerun.id):
             if not episode.artifacts.get("video") or not episode.artifacts.get("trace"):
-                raise RuntimeError(
+                raise SeqInputError(
                     f"eval {rerun.id}: {episode.item_id} ran again without a video "
-                    f"({episode.artifacts.get('observer_errors') or episode.error or 'no OpenGL?'})"
+                    f"({_first_error(episode.artifacts.get('observer_errors') or episode.error)}); "
+                    "--no-videos exports the hard cases without."
                 )
             original = read_trace(wanted[episode.item_id])
             again = read_trace(episode.artifacts["trace"])
@@ -107,6 +110,14 @@ def record_again(
                 episode, rerun.id, camera, _same_actions(original, again)
             )
     return out
+
+
+def _first_error(error: Any) -> str:
+    """The first exception's line of a recorder's or an episode's error (its cause, where later
+    ones follow from it), else its last line."""
+    lines = [line.strip() for line in str(error or "").splitlines() if line.strip(" )")]
+    raised = [line for line in lines if re.match(r"^[\w.]*(Error|Exception): ", line)]
+    return (raised or lines or ["no OpenGL?"])[0 if raised else -1]
 
 
 def video_key(camera: str | None) -> str:

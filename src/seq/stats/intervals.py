@@ -18,8 +18,10 @@ so a report does not import `scipy.stats`, a second or more of a short eval's st
 
 from __future__ import annotations
 
-import functools
+import hashlib
 import math
+import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -63,17 +65,33 @@ def wilson_interval(successes: int, n: int, level: float = 0.95) -> Interval:
     return Interval(successes / n, max(0.0, low), min(1.0, high), n, "wilson", level)
 
 
+_KEPT_INTERVALS = 4096
+_kept: OrderedDict[tuple[bytes, float], Interval] = OrderedDict()
+_kept_lock = threading.Lock()
+
+
 def bootstrap_interval(values: Sequence[float], level: float = 0.95) -> Interval:
-    """BCa bootstrap interval of the mean; the percentile bootstrap where BCa is degenerate."""
-    data = np.asarray(values, dtype=float)
-    return _bootstrap_interval(data.tobytes(), level)
+    """BCa bootstrap interval of the mean; the percentile bootstrap where BCa is degenerate.
+
+    Kept by value: the seed is fixed, so the same values give the same interval, and a report asks
+    for most twice (a group's row, then its comparison). The key is a digest of the values, not the
+    values, so the kept intervals cost the same whatever n (a long-running console keeps them)."""
+    data = np.ascontiguousarray(values, dtype=float).ravel()
+    key = (hashlib.blake2b(data, digest_size=32).digest(), float(level))
+    with _kept_lock:
+        if key in _kept:
+            _kept.move_to_end(key)
+            return _kept[key]
+    interval = _computed_interval(data, level)
+    with _kept_lock:
+        _kept[key] = interval
+        while len(_kept) > _KEPT_INTERVALS:
+            _kept.popitem(last=False)
+    return interval
 
 
-@functools.lru_cache(maxsize=4096)
-def _bootstrap_interval(values: bytes, level: float) -> Interval:
-    """Kept by value: the seed is fixed, so the same values give the same interval, and a report
-    asks for most twice (a group's row, then its comparison)."""
-    data = np.frombuffer(values, dtype=float)
+def _computed_interval(data: np.ndarray, level: float) -> Interval:
+    """The interval of `data`, computed: see `bootstrap_interval`."""
     n = len(data)
     if n == 0:
         return Interval(math.nan, None, None, 0, "bootstrap-bca", level)
