@@ -90,3 +90,16 @@ def test_without_videos_the_export_runs_nothing(exported, tmp_path):
         "evolve", "export-hard-cases", str(tmp_path), "--format", "lerobot", "--max-episodes", "0", env=env
     )
     assert bad.returncode == 2 and "--max-episodes" in bad.stderr
+
+
+def test_the_reruns_never_stand_for_the_benchmark(exported):
+    """The hard cases run again hold only failures: recorded under `walk-evolve-reruns`, never
+    `walk`'s latest eval or a point of its trend, and named by the dataset."""
+    env = {"SEQ_HOME": str(exported.parent)}
+    episodes = pq.read_table(exported / "meta" / "episodes" / "chunk-000" / "file-000.parquet").to_pylist()
+    reruns = {episode["seq/rerun_eval"] for episode in episodes}
+    listed = json.loads(run_cli("eval", "ls", "--json", env=env).stdout)
+    benchmarks = {entry["id"]: entry["benchmark"] for entry in listed}
+    assert reruns and {benchmarks[rerun].split("@")[0] for rerun in reruns} == {"walk-evolve-reruns"}
+    trend = run_cli("eval", "trend", "walk-wobbly", "--benchmark", "walk", env=env)
+    assert trend.returncode == 0 and not any(rerun in trend.stdout for rerun in reruns)

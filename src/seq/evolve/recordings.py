@@ -21,6 +21,7 @@ import numpy as np
 
 from seq.capture.trace import Trace, read_trace
 from seq.errors import SeqInputError
+from seq.evolve.versions import RERUN_SUFFIX, STAGING_SUFFIX, register
 from seq.record.episode import EpisodeResult
 from seq.record.store import Store
 
@@ -44,6 +45,18 @@ def _same_actions(first: Trace, second: Trace) -> bool:
     )
 
 
+def _rerun_benchmark(name: str, version: int, store: Store) -> str:
+    """The label the reruns of `name@vversion` are recorded under: the same conditions as a version
+    of `NAME-evolve-reruns`, so that an eval of only failed episodes never stands for `NAME` (its
+    latest eval, its trend) while the reruns stay in the record, named by the dataset."""
+    base = store.version("benchmark", name, version)
+    if base is None:
+        raise SeqInputError(f"benchmark {name}@v{version} of the evolve log is not in the record.")
+    root = name.removesuffix(STAGING_SUFFIX).removesuffix(RERUN_SUFFIX)
+    label = f"hard cases of {base.label}, run again with a video"
+    return register(root + RERUN_SUFFIX, base, {}, {"label": label}, store).label
+
+
 def record_again(
     cases: Iterable[tuple[str, str, str]], store: Store, envs: int | None = 1
 ) -> dict[tuple[str, str], Recorded]:
@@ -65,7 +78,7 @@ def record_again(
         request = EvalRequest(
             policy=arm.policy,
             params=dict(arm.params) or None,
-            benchmark=args.benchmark,
+            benchmark=_rerun_benchmark(row.benchmark, row.benchmark_version, store),
             suites=args.suites,
             tasks=args.tasks,
             seeds=args.seeds,

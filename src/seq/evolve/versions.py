@@ -4,7 +4,8 @@ The version's code is a generated module (kept by hash under `SEQ_HOME/code`, as
 keeps a user's file) that builds the base class with more conditions (`seq.evolve.generated`);
 its `declared` entry carries the evolve manifest: which conditions were added, from which failure
 cluster, by which operator. Candidates under validation are a version of a staging benchmark,
-`NAME-evolve-candidates`, so that `NAME`'s numbers advance only by promotions.
+`NAME-evolve-candidates`, so that `NAME`'s numbers advance only by promotions; the hard cases an
+export runs again are one of `NAME-evolve-reruns`, for the same reason.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from seq.registry.content import content_sha256
 from seq.registry.deploy import load_version
 
 STAGING_SUFFIX = "-evolve-candidates"
+RERUN_SUFFIX = "-evolve-reruns"  # the hard cases run again with a video, for an export
 
 
 def root_of(row: VersionRow) -> dict[str, Any]:
