@@ -78,7 +78,10 @@ def run_command(
         Endpoint(endpoint, model, timeout_s) if endpoint else None,
         say=typer.echo,
     )
-    typer.echo(f"evolved: {found[0]['base']} → {found[-1]['next']}")
+    if found[-1]["next"] == found[0]["base"]:
+        typer.echo(f"nothing promoted: {found[0]['base']} stays the latest version.")
+    else:
+        typer.echo(f"evolved: {found[0]['base']} → {found[-1]['next']}")
 
 
 @app.command("status")
@@ -158,20 +161,32 @@ def reject_command(
 
 
 @app.command("diff")
-def diff_command(first: str, second: str) -> None:
+def diff_command(
+    first: str = typer.Argument(..., help="Eval A, its id or a unique prefix (seq eval ls)."),
+    second: str = typer.Argument(..., help="Eval B, its id or a unique prefix."),
+) -> None:
     """Per task of the evolved slices: two evals' success and their paired difference."""
     import seq.evolve
 
-    for row in seq.evolve.diff(first, second):
+    rows = seq.evolve.diff(first, second)
+    if not rows:
         typer.echo(
-            f"{row['task']}: {row[first]:.2f} → {row[second]:.2f} "
-            f"({row['difference']:+.2f} [{row['low']:+.2f}, {row['high']:+.2f}], n {row['pairs']})"
+            "nothing to compare: the evals share no episode of an evolved suite\n"
+            "(evolved-y…; seq evolve status says whether a cycle promoted any)."
+        )
+    for row in rows:
+        typer.echo(
+            f"{row['task']}: {row['first_success']:.2f} → {row['second_success']:.2f} "
+            f"(B − A {row['difference']:+.2f} [{row['low']:+.2f}, {row['high']:+.2f}] 95%, "
+            f"n {row['pairs']} pairs)"
         )
 
 
 @app.command("export-hard-cases")
 def export_command(
-    directory: Path = typer.Argument(..., help="Where to write."),
+    directory: Path = typer.Argument(
+        ..., help="A folder (made if missing): NAME-hard-cases.jsonl, or the LeRobot dataset."
+    ),
     format: str = typer.Option("jsonl", "--format", help="jsonl or lerobot."),
     benchmark: str = typer.Option(None, "--benchmark"),
     videos: bool = typer.Option(
@@ -185,7 +200,11 @@ def export_command(
     done = seq.evolve.export_hard_cases(
         directory, format, benchmark, videos=videos, max_episodes=max_episodes
     )
-    typer.echo(f"wrote {done}")
+    if done.is_file():
+        count = sum(1 for _ in done.open())
+    else:
+        count = json.loads((done / "meta" / "info.json").read_text())["total_episodes"]
+    typer.echo(f"wrote {count} hard case{'' if count == 1 else 's'} to {done}")
 
 
 @app.command("prune")

@@ -238,6 +238,10 @@ def _lerobot(
     )
     for folder in ("data/chunk-000", "meta/episodes/chunk-000"):
         (root / folder).mkdir(parents=True, exist_ok=True)
+    if video is None and (root / "meta" / "info.json").is_file() and (root / "videos").is_dir():
+        import shutil
+
+        shutil.rmtree(root / "videos")  # a previous export's videos: info.json no longer names them
     pq.write_table(table, root / "data" / "chunk-000" / "file-000.parquet")
     pq.write_table(pa.table(episodes), root / "meta" / "episodes" / "chunk-000" / "file-000.parquet")
     pq.write_table(_tasks_table(tasks), root / "meta" / "tasks.parquet")

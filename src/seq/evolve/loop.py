@@ -7,6 +7,7 @@ conditions become the next version of the benchmark (`seq.evolve.validate`,
 
 from __future__ import annotations
 
+import textwrap
 import time
 from collections import Counter
 from collections.abc import Sequence
@@ -27,6 +28,11 @@ from seq.evolve.validate import promote, validate
 from seq.evolve.versions import all_conditions, evolved_conditions
 from seq.record.store import Store, VersionRow
 from seq.registry.deploy import load_version, resolve
+
+
+def _count(n: int, noun: str) -> str:
+    """`1 cluster`, `3 clusters`."""
+    return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
 def diagnose(
@@ -116,11 +122,15 @@ def run_cycle(
     failed, base, cycle["unjudged"] = diagnose(cycle["eval_ids"], store)
     clusters = cluster(failed)
     cycle["failed_episodes"] = len(failed)
+    cycle["episodes"] = sum(store.count_items(eval_id) for eval_id in cycle["eval_ids"])
     cycle["clusters"] = [{**c.to_dict(), "summary": summarize(c, endpoint)} for c in clusters]
     say(
-        f"  diagnose: {len(failed)} failed episodes, {len(clusters)} clusters "
-        f"({', '.join(f'{c.id} {c.type} ×{len(c.members)}' for c in clusters)})"
+        f"  diagnose: {len(failed)} of {cycle['episodes']} episodes failed; "
+        f"{_count(len(clusters), 'cluster')}{':' if clusters else ''}"
     )
+    if clusters:
+        named = ", ".join(f"{c.id} {c.type} ×{len(c.members)}" for c in clusters)
+        say(textwrap.fill(named, 80, initial_indent=" " * 4, subsequent_indent=" " * 4))
     existing = all_conditions(row)
     default_steps = spec_of(load_version(row)).max_steps
     candidates = generate(
@@ -134,7 +144,8 @@ def run_cycle(
         least_success=settings.thresholds.drop + settings.thresholds.margin,
         limit=settings.max_candidates,
     )
-    say(f"  generate: {len(candidates)} candidates by {sorted({c.operator for c in candidates})}")
+    operators = ", ".join(sorted({c.operator for c in candidates}))
+    say(f"  generate: {_count(len(candidates), 'candidate')}" + (f" ({operators})" if candidates else ""))
     cycle["candidates"] = []
     if candidates:
         cycle["candidates"] = validate(
@@ -143,7 +154,7 @@ def run_cycle(
     promoted = [c for c in cycle["candidates"] if c["decision"] == PROMOTE]
     review = [c for c in cycle["candidates"] if c["decision"] == REVIEW]
     say(
-        f"  validate: {len(promoted)} promote, {len(review)} to review, "
+        f"  validate: {len(promoted)} promoted, {len(review)} to review, "
         f"{len(cycle['candidates']) - len(promoted) - len(review)} rejected"
     )
     cycle["next"] = row.label

@@ -126,6 +126,51 @@ def promoted_rows(cycle: dict[str, Any]) -> list[dict[str, Any]]:
     ]
 
 
+def _episodes(eval_ids: list[str], store: Store) -> int | None:
+    """The target's episodes in the cycle's evals (for a log written before the loop kept it)."""
+    if not eval_ids or any(store.get_eval(eval_id) is None for eval_id in eval_ids):
+        return None
+    return sum(store.count_items(eval_id) for eval_id in eval_ids)
+
+
+def rejected_by(candidates: list[dict[str, Any]]) -> list[tuple[str, int]]:
+    """Each gate or critic that rejected candidates, with how many (a candidate can fail
+    several), most first: why a cycle promoted nothing."""
+    gates = Counter(
+        reason.partition(":")[0]
+        for c in candidates
+        if c["decision"] == "reject"
+        for reason in c.get("reasons", [])
+    )
+    return sorted(gates.items(), key=lambda kv: (-kv[1], kv[0]))
+
+
+def failed_text(view: dict[str, Any]) -> str:
+    """`3 of 16 episodes failed` (`3 failed episodes` where the log has no total)."""
+    if view.get("episodes"):
+        return f"{view['failed_episodes']} of {view['episodes']} episodes failed"
+    return f"{view['failed_episodes']} failed episodes"
+
+
+def no_candidates_text(view: dict[str, Any]) -> str:
+    """Why a cycle generated no candidate."""
+    if not view["clusters"]:
+        return "No candidates: no failure cluster (DBSCAN needs 2 or more similar failed episodes)."
+    t = view["thresholds"]
+    least = (t.get("drop") or 0.0) + (t.get("margin") or 0.0)
+    return (
+        f"No candidates: no cluster has a condition the target succeeds on at least {least:.0%} "
+        "of the time to mutate (so that a drop can show), or its variants exist already."
+    )
+
+
+def rejected_text(view: dict[str, Any]) -> str:
+    """`Rejected by: difficulty ×5, robustness critic ×1.`, or "" when none was rejected."""
+    if not view["rejected_by"]:
+        return ""
+    return "Rejected by: " + ", ".join(f"{gate} ×{n}" for gate, n in view["rejected_by"]) + "."
+
+
 def cycle_view(cycle: dict[str, Any], store: Store) -> dict[str, Any]:
     """Everything the report shows of one cycle, as numbers (both views render this)."""
     candidates = cycle.get("candidates", [])
@@ -138,6 +183,8 @@ def cycle_view(cycle: dict[str, Any], store: Store) -> dict[str, Any]:
         "reference": cycle["reference"],
         "evals": evals_of(cycle),
         "failed_episodes": cycle.get("failed_episodes", 0),
+        "episodes": cycle.get("episodes") or _episodes(cycle.get("eval_ids", []), store),
+        "rejected_by": rejected_by(candidates),
         "thresholds": cycle.get("thresholds", {}),
         "clusters": [
             {
@@ -186,7 +233,7 @@ def markdown(benchmark: str | None = None, store: Store | None = None) -> str:
             "",
             f"Target `{view['policy']}`, reference `{view['reference']}`; "
             f"evals {', '.join(f'`{e}`' for e in view['evals'])}; "
-            f"{view['failed_episodes']} failed episodes.",
+            f"{failed_text(view)}.",
             f"Gates: drop ≥ {t.get('drop')}, interval above 0; reference ≥ {t.get('solvable')}; "
             f"novelty ≥ {t.get('novelty')}; critics agree.",
             "",
@@ -209,9 +256,14 @@ def markdown(benchmark: str | None = None, store: Store | None = None) -> str:
         for task, parts in by_task.items():
             cells = [interval_text(parts[p]) if p in parts else "—" for p in SLICES]
             lines.append(f"| {task} | {cells[0]} | {cells[1]} |")
-        lines += ["", "| operator | promote | review | reject |", "|---|---|---|---|"]
+        if not view["operators"]:
+            lines += ["", no_candidates_text(view)]
+        else:
+            lines += ["", "| operator | promote | review | reject |", "|---|---|---|---|"]
         for op in view["operators"]:
             lines.append(f"| {op['operator']} | {op['promote']} | {op['review']} | {op['reject']} |")
+        if rejected_text(view):
+            lines += ["", rejected_text(view)]
         if view["promoted"]:
             lines += [
                 "",

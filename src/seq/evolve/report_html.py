@@ -14,7 +14,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from seq.evolve.report import SLICES, _pct, interval_text, report_data
+from seq.evolve.report import (
+    SLICES,
+    _pct,
+    failed_text,
+    interval_text,
+    no_candidates_text,
+    rejected_text,
+    report_data,
+)
 from seq.record.store import Store
 
 
@@ -86,6 +94,9 @@ def render_html(benchmark: str | None = None, store: Store | None = None) -> str
         heatmap_table=_heatmap_table(data),
         cycles=cycles,
         pct=_pct,
+        failed_text=failed_text,
+        rejected_text=rejected_text,
+        no_candidates_text=no_candidates_text,
     )
 
 

@@ -1,0 +1,105 @@
+"""What `seq evolve` tells a user on the command line: counts with their totals, why a cycle
+promoted nothing, eval ids by unique prefix in `diff`, and an export that says what it wrote.
+Built on the toy benchmark of `test_loop_toy` (a few seconds)."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+from conftest import run_cli
+from test_loop_toy import LINE
+
+
+def _evolve(home, *args: str):
+    env = {"SEQ_HOME": str(home)}
+    path = home / "walk.py"
+    path.write_text(LINE)
+    assert run_cli("deploy", str(path), env=env).returncode == 0
+    done = run_cli("evolve", "run", "walk", "--policy", "walk-wobbly", "--reference", "walk-steady",
+                   "--reference-trials", "1", "--envs", "1", *args, env=env)  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    return env, done.stdout
+
+
+@pytest.fixture(scope="module")
+def evolved(tmp_path_factory):
+    """Two cycles, 6 trials: cycle 1 promotes, and some candidates are rejected."""
+    home = tmp_path_factory.mktemp("evolve-cli")
+    env, out = _evolve(home, "--trials", "6", "--cycles", "2")
+    return env, home, out
+
+
+def test_the_run_counts_failures_of_a_total_in_plain_words(evolved):
+    _, _, out = evolved
+    diagnosed = re.findall(r"diagnose: (\d+) of (\d+) episodes failed; (\d+) clusters?\b", out)
+    assert len(diagnosed) == 2 and all(int(f) <= int(n) for f, n, _ in diagnosed)
+    assert "1 clusters" not in out and "[" not in out  # no Python list in what a person reads
+    assert re.search(r"generate: \d+ candidates? \(horizon\)", out)
+    assert "evolved: walk@v1 → walk@v2" in out
+    assert max(len(line) for line in out.splitlines()) <= 80
+
+
+def test_a_run_that_promotes_nothing_says_so(tmp_path):
+    env, out = _evolve(tmp_path, "--trials", "2")  # too few failures to cluster
+    assert "nothing promoted: walk@v1 stays the latest version." in out
+    assert "evolved: walk@v1 → walk@v1" not in out
+    report = run_cli("evolve", "report", env=env)
+    assert "No candidates: no failure cluster" in report.stdout
+    assert "| operator | promote |" not in report.stdout  # no empty table
+    html = tmp_path / "r.html"
+    assert run_cli("evolve", "report", "--html", str(html), env=env).returncode == 0
+    assert "No candidates: no failure cluster" in html.read_text()
+
+
+def test_the_report_says_failures_of_how_many_and_why_candidates_were_rejected(evolved):
+    env, home, _ = evolved
+    state = json.loads((home / "evolve" / "walk.json").read_text())
+    first = state["cycles"][0]
+    rejected = [c for c in first["candidates"] if c["decision"] == "reject"]
+    assert rejected  # the fixture's premise
+    gates = {reason.partition(":")[0] for c in rejected for reason in c["reasons"]}
+    md = run_cli("evolve", "report", env=env).stdout
+    assert f"{first['failed_episodes']} of {first['episodes']} episodes failed." in md
+    line = next(line for line in md.splitlines() if line.startswith("Rejected by: "))
+    assert {part.split(" ×")[0] for part in line[len("Rejected by: ") : -1].split(", ")} == gates
+    html = home / "r.html"
+    assert run_cli("evolve", "report", "--html", str(html), env=env).returncode == 0
+    assert line in html.read_text()
+
+
+def test_diff_takes_unique_prefixes_and_says_when_there_is_nothing_to_compare(evolved):
+    env, home, _ = evolved
+    state = json.loads((home / "evolve" / "walk.json").read_text())
+    base, evolved_slice = state["cycles"][1]["eval_ids"]  # cycle 2: v2's base and evolved suites
+    shown = run_cli("evolve", "diff", evolved_slice[:7], evolved_slice.removeprefix("ev-")[:6], env=env)
+    assert shown.returncode == 0, shown.stderr
+    assert re.search(r"^\w+: \d\.\d\d → \d\.\d\d \(B − A [+-]\d\.\d\d \[.*\] 95%, n \d+ pairs\)$",
+                     shown.stdout, re.M)  # fmt: skip
+    empty = run_cli("evolve", "diff", base[:8], base[:8], env=env)
+    assert empty.returncode == 0 and empty.stdout.startswith("nothing to compare")
+    missing = run_cli("evolve", "diff", base, "ev-nope", env=env)
+    assert missing.returncode == 2 and "no eval 'ev-nope'" in missing.stderr
+    assert "Traceback" not in missing.stderr
+
+
+def test_export_says_how_many_and_drops_a_previous_exports_videos(evolved):
+    env, home, _ = evolved
+    out = home / "hard"
+    done = run_cli("evolve", "export-hard-cases", str(out), env=env)
+    target = out / "walk-hard-cases.jsonl"
+    lines = target.read_text().splitlines()
+    assert done.stdout.strip() == f"wrote {len(lines)} hard cases to {target}"
+    dataset = home / "lerobot"
+    stale = dataset / "videos" / "observation.images.top" / "chunk-000" / "file-000.mp4"
+    stale.parent.mkdir(parents=True)
+    stale.write_bytes(b"an earlier export's video")
+    (dataset / "meta").mkdir()
+    (dataset / "meta" / "info.json").write_text("{}")
+    done = run_cli("evolve", "export-hard-cases", str(dataset), "--format", "lerobot", "--no-videos",
+                   "--max-episodes", "1", env=env)  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == f"wrote 1 hard case to {dataset}"
+    info = json.loads((dataset / "meta" / "info.json").read_text())
+    assert info["video_path"] is None and not (dataset / "videos").exists()
