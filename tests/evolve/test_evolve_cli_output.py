@@ -48,6 +48,7 @@ def test_a_run_that_promotes_nothing_says_so(tmp_path):
     report = run_cli("evolve", "report", env=env)
     assert "No candidates: no failure cluster" in report.stdout
     assert "| operator | promote |" not in report.stdout  # no empty table
+    assert "No failure cluster." in report.stdout and "| cluster | type |" not in report.stdout
     html = tmp_path / "r.html"
     assert run_cli("evolve", "report", "--html", str(html), env=env).returncode == 0
     assert "No candidates: no failure cluster" in html.read_text()
@@ -103,3 +104,18 @@ def test_export_says_how_many_and_drops_a_previous_exports_videos(evolved):
     assert done.stdout.strip() == f"wrote 1 hard case to {dataset}"
     info = json.loads((dataset / "meta" / "info.json").read_text())
     assert info["video_path"] is None and not (dataset / "videos").exists()
+
+
+def test_a_bad_reference_is_refused_before_any_episode_runs(tmp_path):
+    env = {"SEQ_HOME": str(tmp_path)}
+    path = tmp_path / "walk.py"
+    path.write_text(LINE)
+    assert run_cli("deploy", str(path), env=env).returncode == 0
+    # 2 trials: no cluster, no candidate, so the reference would never have run to fail
+    bad = run_cli("evolve", "run", "walk", "--policy", "walk-wobbly", "--reference", "nope",
+                  "--trials", "2", "--envs", "1", env=env)  # fmt: skip
+    assert bad.returncode == 2 and "unknown policy 'nope'" in bad.stderr
+    assert "cycle 1" not in bad.stdout and not (tmp_path / "evolve").exists()
+    zero = run_cli("evolve", "run", "walk", "--policy", "walk-wobbly", "--reference", "walk-steady",
+                   "--max-candidates", "0", env=env)  # fmt: skip
+    assert zero.returncode == 2 and "--max-candidates" in zero.stderr

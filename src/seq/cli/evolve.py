@@ -56,6 +56,8 @@ def run_command(
 
     if cycles < 1 or trials < 1 or reference_trials < 1:
         raise SeqInputError("--cycles, --trials and --reference-trials must be 1 or more.")
+    if max_candidates < 1 or (envs is not None and envs < 1):
+        raise SeqInputError("--max-candidates and --envs must be 1 or more.")
     try:
         seed_list = [int(s) for s in seeds.split(",")] if seeds else None
     except ValueError:

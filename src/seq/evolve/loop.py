@@ -181,4 +181,7 @@ def run(
     each cycle's log (also kept in `SEQ_HOME/evolve/NAME.json`)."""
     store = store or Store()
     settings = settings or Settings()
+    resolve("benchmark", benchmark, store)  # a typo fails now, not after the target's eval:
+    for name in (policy, reference):  # without candidates the reference never runs at all
+        resolve("policy", name, store)
     return [run_cycle(benchmark, policy, reference, settings, store, endpoint, say) for _ in range(cycles)]

@@ -237,9 +237,11 @@ def markdown(benchmark: str | None = None, store: Store | None = None) -> str:
             f"Gates: drop ≥ {t.get('drop')}, interval above 0; reference ≥ {t.get('solvable')}; "
             f"novelty ≥ {t.get('novelty')}; critics agree.",
             "",
-            "| cluster | type | size | conditions | mean step fraction |",
-            "|---|---|---|---|---|",
         ]
+        if view["clusters"]:
+            lines += ["| cluster | type | size | conditions | mean step fraction |", "|---|---|---|---|---|"]
+        else:
+            lines.append("No failure cluster.")
         for c in view["clusters"]:
             lines.append(f"| {c['id']} | {c['type']} | {c['size']} | {c['conditions']} | {c['when']:.2f} |")
         lines += [
