@@ -119,3 +119,12 @@ def test_a_bad_reference_is_refused_before_any_episode_runs(tmp_path):
     zero = run_cli("evolve", "run", "walk", "--policy", "walk-wobbly", "--reference", "walk-steady",
                    "--max-candidates", "0", env=env)  # fmt: skip
     assert zero.returncode == 2 and "--max-candidates" in zero.stderr
+
+
+def test_a_fresh_home_says_nothing_has_evolved_yet(tmp_path):
+    env = {"SEQ_HOME": str(tmp_path)}
+    status = run_cli("evolve", "status", env=env)
+    assert status.returncode == 0 and status.stdout.startswith("no benchmark has evolved here yet")
+    report = run_cli("evolve", "report", env=env)
+    assert report.returncode == 2 and "no benchmark has evolved here yet" in report.stderr
+    assert "--benchmark" not in report.stderr  # naming one would not help

@@ -14,6 +14,7 @@ app = typer.Typer(
 )
 review_app = typer.Typer(help="Candidates waiting for a person's decision.", no_args_is_help=True)
 app.add_typer(review_app, name="review")
+_BENCHMARK_HELP = "The evolved benchmark (needed only where several are)."
 
 
 def _params(pairs: list[str] | None, flag: str) -> dict[str, object]:
@@ -91,7 +92,12 @@ def status_command(benchmark: str = typer.Option(None, "--benchmark", help="Only
     """Cycles, latest version, promoted and pending candidates of each evolved benchmark."""
     import seq.evolve
 
-    for row in seq.evolve.status(benchmark):
+    rows = seq.evolve.status(benchmark)
+    if not rows:
+        from seq.evolve.state import START
+
+        typer.echo(f"no benchmark has evolved here yet ({START}).")
+    for row in rows:
         typer.echo(f"{row['benchmark']}: {row['cycles']} cycle(s), latest {row['latest']}")
         typer.echo(
             f"  {row['candidates']} candidates: {row['promoted']} promoted, "
@@ -124,7 +130,7 @@ def report_command(
 
 
 @review_app.command("list")
-def review_list_command(benchmark: str = typer.Option(None, "--benchmark")) -> None:
+def review_list_command(benchmark: str = typer.Option(None, "--benchmark", help=_BENCHMARK_HELP)) -> None:
     """Candidates under review, with why."""
     import seq.evolve
 
@@ -142,7 +148,9 @@ def review_list_command(benchmark: str = typer.Option(None, "--benchmark")) -> N
 
 @review_app.command("approve")
 def approve_command(
-    candidate: str, benchmark: str = typer.Option(None, "--benchmark"), note: str = typer.Option("", "--note")
+    candidate: str = typer.Argument(..., help="The candidate's id (seq evolve review list)."),
+    benchmark: str = typer.Option(None, "--benchmark", help=_BENCHMARK_HELP),
+    note: str = typer.Option("", "--note", help="Why, kept in the evolve log."),
 ) -> None:
     """Promote a candidate under review into the benchmark's next version."""
     import seq.evolve
@@ -153,7 +161,9 @@ def approve_command(
 
 @review_app.command("reject")
 def reject_command(
-    candidate: str, benchmark: str = typer.Option(None, "--benchmark"), note: str = typer.Option("", "--note")
+    candidate: str = typer.Argument(..., help="The candidate's id (seq evolve review list)."),
+    benchmark: str = typer.Option(None, "--benchmark", help=_BENCHMARK_HELP),
+    note: str = typer.Option("", "--note", help="Why, kept in the evolve log."),
 ) -> None:
     """Reject a candidate under review."""
     import seq.evolve
@@ -190,7 +200,7 @@ def export_command(
         ..., help="A folder (made if missing): NAME-hard-cases.jsonl, or the LeRobot dataset."
     ),
     format: str = typer.Option("jsonl", "--format", help="jsonl or lerobot."),
-    benchmark: str = typer.Option(None, "--benchmark"),
+    benchmark: str = typer.Option(None, "--benchmark", help=_BENCHMARK_HELP),
     videos: bool = typer.Option(
         True, "--videos/--no-videos", help="lerobot: run the hard cases again, recorded, for their videos."
     ),
@@ -211,7 +221,7 @@ def export_command(
 
 @app.command("prune")
 def prune_command(
-    benchmark: str = typer.Option(None, "--benchmark"),
+    benchmark: str = typer.Option(None, "--benchmark", help=_BENCHMARK_HELP),
     keep_cycles: int = typer.Option(1, "--keep-cycles", help="The latest cycles whose traces stay."),
 ) -> None:
     """Delete old cycles' trace files; their rows stay in the record."""
