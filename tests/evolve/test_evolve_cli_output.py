@@ -38,12 +38,14 @@ def test_the_run_counts_failures_of_a_total_in_plain_words(evolved):
     assert "1 clusters" not in out and "[" not in out  # no Python list in what a person reads
     assert re.search(r"generate: \d+ candidates? \(horizon\)", out)
     assert "evolved: walk@v1 → walk@v2" in out
+    assert re.search(r"promote: (1 condition|[2-9] conditions) → walk@v2", out)
     assert max(len(line) for line in out.splitlines()) <= 80
 
 
 def test_a_run_that_promotes_nothing_says_so(tmp_path):
-    env, out = _evolve(tmp_path, "--trials", "2")  # too few failures to cluster
+    env, out = _evolve(tmp_path, "--trials", "2", "--seeds", "0-1")  # too few failures to cluster
     assert "nothing promoted: walk@v1 stays the latest version." in out
+    assert re.search(r"diagnose: \d of 8 episodes failed", out)  # 2 tasks × seeds 0-1 × 2 trials
     assert "evolved: walk@v1 → walk@v1" not in out
     report = run_cli("evolve", "report", env=env)
     assert "No candidates: no failure cluster" in report.stdout

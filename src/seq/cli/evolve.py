@@ -7,6 +7,7 @@ from pathlib import Path
 
 import typer
 
+from seq.cli.options import parse_seeds, split_list
 from seq.errors import SeqInputError
 
 app = typer.Typer(
@@ -38,7 +39,7 @@ def run_command(
     cycles: int = typer.Option(1, "--cycles", help="Cycles to run."),
     param: list[str] = typer.Option(None, "--param", help="NAME=VALUE for the target (noise=0.3)."),
     tasks: str = typer.Option(None, "--tasks", help="Only these tasks (comma-separated)."),
-    seeds: str = typer.Option(None, "--seeds", help="Seeds, such as 0,1,2."),
+    seeds: str = typer.Option(None, "--seeds", help="Seeds, such as 0,1,2 or 0-4."),
     trials: int = typer.Option(10, "--trials", help="Target episodes per condition."),
     reference_trials: int = typer.Option(2, "--reference-trials", help="Reference episodes per candidate."),
     max_candidates: int = typer.Option(24, "--max-candidates", help="Candidates per cycle, at most."),
@@ -59,13 +60,9 @@ def run_command(
         raise SeqInputError("--cycles, --trials and --reference-trials must be 1 or more.")
     if max_candidates < 1 or (envs is not None and envs < 1):
         raise SeqInputError("--max-candidates and --envs must be 1 or more.")
-    try:
-        seed_list = [int(s) for s in seeds.split(",")] if seeds else None
-    except ValueError:
-        raise SeqInputError(f"--seeds {seeds!r}: expected integers separated by commas.") from None
     settings = seq.evolve.Settings(
-        tasks=tasks.split(",") if tasks else None,
-        seeds=seed_list,
+        tasks=split_list([tasks] if tasks else None),
+        seeds=parse_seeds([seeds] if seeds else None),  # 0,1,2 or 0-4, as seq eval run takes
         trials=trials,
         reference_trials=reference_trials,
         max_candidates=max_candidates,

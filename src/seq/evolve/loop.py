@@ -160,7 +160,7 @@ def run_cycle(
     cycle["next"] = row.label
     if promoted:
         cycle["next"] = promote(name, row, promoted, number, store).label
-        say(f"  promote: {len(promoted)} conditions → {cycle['next']}")
+        say(f"  promote: {_count(len(promoted), 'condition')} → {cycle['next']}")
     cycle["finished_at"] = time.time()
     state["cycles"].append(cycle)
     log.save(state)
