@@ -67,9 +67,12 @@ def test_the_report_says_failures_of_how_many_and_why_candidates_were_rejected(e
     assert f"{first['failed_episodes']} of {first['episodes']} episodes failed." in md
     line = next(line for line in md.splitlines() if line.startswith("Rejected by: "))
     assert {part.split(" ×")[0] for part in line[len("Rejected by: ") : -1].split(", ")} == gates
+    # a promoted candidate's drop with its pairs (6 trials) and the reference's rate with its n (1)
+    promoted = [row for row in md.splitlines() if row.startswith("| y1c")]
+    assert promoted and all(re.search(r"\] \(n 6\) \| 100% \(n 1\) \|$", row) for row in promoted)
     html = home / "r.html"
     assert run_cli("evolve", "report", "--html", str(html), env=env).returncode == 0
-    assert line in html.read_text()
+    assert line in html.read_text() and "100% (n 1)" in html.read_text()
 
 
 def test_diff_takes_unique_prefixes_and_says_when_there_is_nothing_to_compare(evolved):

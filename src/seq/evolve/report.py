@@ -117,13 +117,27 @@ def promoted_rows(cycle: dict[str, Any]) -> list[dict[str, Any]]:
             "drop": c["difficulty"]["drop"],
             "low": c["difficulty"]["low"],
             "high": c["difficulty"]["high"],
+            "pairs": c["difficulty"].get("pairs"),
             "reference_success": c["reference_success"],
+            "reference_episodes": ((c.get("critics") or {}).get("solvability") or {}).get("episodes"),
             "novelty": c.get("novelty"),
             "critics": {name: v.get("verdict") for name, v in (c.get("critics") or {}).items()},
         }
         for c in cycle.get("candidates", [])
         if c["decision"] == PROMOTE
     ]
+
+
+def drop_text(row: dict[str, Any]) -> str:
+    """`+0.40 [+0.02, +0.65] (n 10)`: a promoted candidate's paired drop and its pairs."""
+    n = f" (n {row['pairs']})" if row.get("pairs") is not None else ""
+    return f"{row['drop']:+.2f} [{row['low']:+.2f}, {row['high']:+.2f}]{n}"
+
+
+def reference_text(row: dict[str, Any]) -> str:
+    """`100% (n 2)`: the reference's success on a promoted candidate and its episodes."""
+    n = f" (n {row['reference_episodes']})" if row.get("reference_episodes") is not None else ""
+    return f"{_pct(row['reference_success'])}{n}"
 
 
 def _episodes(eval_ids: list[str], store: Store) -> int | None:
@@ -279,7 +293,7 @@ def markdown(benchmark: str | None = None, store: Store | None = None) -> str:
                 lines.append(
                     f"| {p['id']} | {p['task']} | {p['change']} | {p['operator']} | {p['cluster']} | "
                     f"{_pct(p['seed_success'])} → {_pct(p['candidate_success'])} | "
-                    f"{p['drop']:+.2f} [{p['low']:+.2f}, {p['high']:+.2f}] | {_pct(p['reference_success'])} |"
+                    f"{drop_text(p)} | {reference_text(p)} |"
                 )
         lines.append("")
     return "\n".join(lines)

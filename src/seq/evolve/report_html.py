@@ -17,9 +17,11 @@ from typing import Any
 from seq.evolve.report import (
     SLICES,
     _pct,
+    drop_text,
     failed_text,
     interval_text,
     no_candidates_text,
+    reference_text,
     rejected_text,
     report_data,
 )
@@ -97,6 +99,8 @@ def render_html(benchmark: str | None = None, store: Store | None = None) -> str
         failed_text=failed_text,
         rejected_text=rejected_text,
         no_candidates_text=no_candidates_text,
+        drop_text=drop_text,
+        reference_text=reference_text,
     )
 
 
