@@ -133,3 +133,12 @@ def test_a_fresh_home_says_nothing_has_evolved_yet(tmp_path):
     report = run_cli("evolve", "report", env=env)
     assert report.returncode == 2 and "no benchmark has evolved here yet" in report.stderr
     assert "--benchmark" not in report.stderr  # naming one would not help
+
+
+def test_prune_refuses_a_negative_keep_and_deletes_nothing(tmp_path):
+    env, _ = _evolve(tmp_path, "--trials", "2")
+    traces = sorted(tmp_path.rglob("*.trace"))
+    assert traces  # the premise: the cycle kept its traces
+    refused = run_cli("evolve", "prune", "--keep-cycles", "-1", env=env)
+    assert refused.returncode == 2 and "--keep-cycles -1" in refused.stderr
+    assert sorted(tmp_path.rglob("*.trace")) == traces

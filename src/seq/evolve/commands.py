@@ -85,6 +85,8 @@ def review_decide(
 
 def prune(benchmark: str | None = None, keep_cycles: int = 1, store: Store | None = None) -> dict[str, int]:
     """Delete the trace files of all but the last `keep_cycles` cycles' evals; rows stay."""
+    if keep_cycles < 0:  # a negative slice bound would delete the first cycles' traces instead
+        raise SeqInputError(f"--keep-cycles {keep_cycles}: expected 0 (keep none) or more.")
     store = store or Store()
     states = [log.only(benchmark)] if benchmark else log.logs()
     removed = freed = 0
