@@ -68,7 +68,8 @@ def frontier_rows(cycle: dict[str, Any], store: Store) -> list[dict[str, Any]]:
 
 def heatmap_rows(state: dict[str, Any], store: Store) -> list[dict[str, Any]]:
     """Task × model: the success of the target on each cycle's version, and of the target and the
-    reference on each cycle's candidates (the staging version), one row per task and column."""
+    reference on each cycle's candidates (the staging version), one row per task and column, with
+    its 95% Wilson interval (the episodes pooled over the column's conditions)."""
     rows = []
     for cycle in state["cycles"]:
         validation = cycle.get("validation_evals", {})
@@ -81,6 +82,7 @@ def heatmap_rows(state: dict[str, Any], store: Store) -> list[dict[str, Any]]:
             eval_ids = [e for e in eval_ids if e]
             for task, parts in sorted(_tally(eval_ids, store).items()):
                 values = [v for part in parts.values() for v in part]
+                interval = wilson_interval(round(sum(values)), len(values))
                 rows.append(
                     {
                         "cycle": cycle["cycle"],
@@ -89,6 +91,8 @@ def heatmap_rows(state: dict[str, Any], store: Store) -> list[dict[str, Any]]:
                         "task": task,
                         "success": sum(values) / len(values),
                         "n": len(values),
+                        "low": interval.low,
+                        "high": interval.high,
                     }
                 )
     return rows

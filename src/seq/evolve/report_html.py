@@ -72,7 +72,7 @@ def _heatmap_table(data: dict[str, Any]) -> dict[str, Any]:
             {
                 "task": task,
                 "cells": [
-                    f"{_pct(cell[task, c]['success'])} (n {cell[task, c]['n']})" if (task, c) in cell else "—"
+                    interval_text(cell[task, c]) if (task, c) in cell else "—"
                     for c in columns
                 ],
             }
