@@ -38,6 +38,8 @@ def test_the_run_counts_failures_of_a_total_in_plain_words(evolved):
     assert "1 clusters" not in out and "[" not in out  # no Python list in what a person reads
     assert re.search(r"generate: \d+ candidates? \(horizon\)", out)
     assert "evolved: walk@v1 → walk@v2" in out
+    status = run_cli("evolve", "status", env=evolved[0]).stdout
+    assert status.startswith("walk: 2 cycles, latest walk@v2\n")
     assert re.search(r"promote: (1 condition|[2-9] conditions) → walk@v2", out)
     assert max(len(line) for line in out.splitlines()) <= 80
 

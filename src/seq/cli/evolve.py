@@ -95,7 +95,8 @@ def status_command(benchmark: str = typer.Option(None, "--benchmark", help="Only
 
         typer.echo(f"no benchmark has evolved here yet ({START}).")
     for row in rows:
-        typer.echo(f"{row['benchmark']}: {row['cycles']} cycle(s), latest {row['latest']}")
+        cycles = f"{row['cycles']} cycle{'' if row['cycles'] == 1 else 's'}"
+        typer.echo(f"{row['benchmark']}: {cycles}, latest {row['latest']}")
         typer.echo(
             f"  {row['candidates']} candidates: {row['promoted']} promoted, "
             f"{row['pending_review']} waiting for review"
