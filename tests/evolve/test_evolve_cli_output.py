@@ -144,3 +144,12 @@ def test_prune_refuses_a_negative_keep_and_deletes_nothing(tmp_path):
     refused = run_cli("evolve", "prune", "--keep-cycles", "-1", env=env)
     assert refused.returncode == 2 and "--keep-cycles -1" in refused.stderr
     assert sorted(tmp_path.rglob("*.trace")) == traces
+
+
+def test_an_older_version_than_the_log_reached_is_refused_not_ignored(evolved):
+    env, home, _ = evolved
+    before = (home / "evolve" / "walk.json").read_text()
+    old = run_cli("evolve", "run", "walk@v1", "--policy", "walk-wobbly", "--reference", "walk-steady",
+                  env=env)  # fmt: skip
+    assert old.returncode == 2 and "walk@v1: 2 evolve cycles have led to walk@v2" in old.stderr
+    assert "cycle 3" not in old.stdout and (home / "evolve" / "walk.json").read_text() == before

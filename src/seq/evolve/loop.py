@@ -17,6 +17,7 @@ from typing import Any
 
 from seq.authoring.benchmark import spec_of
 from seq.capture.trace import read_trace
+from seq.errors import SeqInputError
 from seq.evolve import state as log
 from seq.evolve.clusters import FailedEpisode, cluster, features
 from seq.evolve.detectors import Baseline, baselines, detect, unavailable
@@ -181,7 +182,14 @@ def run(
     each cycle's log (also kept in `SEQ_HOME/evolve/NAME.json`)."""
     store = store or Store()
     settings = settings or Settings()
-    resolve("benchmark", benchmark, store)  # a typo fails now, not after the target's eval:
+    asked = resolve("benchmark", benchmark, store)  # a typo fails now, not after the target's eval:
+    cycles_so_far = log.load(benchmark.partition("@")[0])["cycles"]
+    latest = cycles_so_far[-1]["next"] if cycles_so_far else asked.label
+    if "@" in benchmark and asked.label != latest:  # each cycle continues from the log's latest
+        raise SeqInputError(
+            f"{benchmark}: {len(cycles_so_far)} evolve cycles have led to {latest}, which the next "
+            f"cycle evaluates; give {latest.partition('@')[0]} or {latest}."
+        )
     for name in (policy, reference):  # without candidates the reference never runs at all
         resolve("policy", name, store)
     return [run_cycle(benchmark, policy, reference, settings, store, endpoint, say) for _ in range(cycles)]
