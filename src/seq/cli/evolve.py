@@ -115,12 +115,16 @@ def report_command(
     and their evidence."""
     import seq.evolve
 
+    for flag, path in (("--html", html), ("--output", output)):
+        if path is not None and path.is_dir():
+            raise SeqInputError(f"{flag} {path}: a folder; expected a file's path.")
     if html:
         typer.echo(f"wrote {seq.evolve.report_html(html, benchmark)}")
         if not output:
             return
     text = seq.evolve.report(benchmark)
     if output:
+        output.parent.mkdir(parents=True, exist_ok=True)
         output.write_text(text)
         typer.echo(f"wrote {output}")
     else:
@@ -207,6 +211,8 @@ def export_command(
     """The failed episodes as a dataset (JSONL, or LeRobot's on-disk layout with videos)."""
     import seq.evolve
 
+    if directory.exists() and not directory.is_dir():
+        raise SeqInputError(f"{directory}: a file; export-hard-cases writes into a folder.")
     done = seq.evolve.export_hard_cases(
         directory, format, benchmark, videos=videos, max_episodes=max_episodes
     )
