@@ -16,6 +16,7 @@
 from __future__ import annotations
 
 import json
+import logging
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +29,8 @@ from seq.evolve.evals import evals_of
 from seq.evolve.lerobot_video import VIDEO_PATH, LerobotVideo
 from seq.evolve.recordings import record_again
 from seq.record.store import Store
+
+progress = logging.getLogger("seq.evolve")  # `seq: …` lines on stderr
 
 FORMATS = ("jsonl", "lerobot")
 FPS = 20
@@ -184,6 +187,11 @@ def _lerobot(
         raise SeqInputError("no failed episode with a kept trace to export (seq evolve prune removes them).")
     recorded = None
     if store is not None:
+        progress.info(
+            "rerunning %d hard case%s with a camera (~10 s each on MetaWorld)",
+            len(cases),
+            "" if len(cases) == 1 else "s",
+        )
         recorded = record_again([(m["eval_id"], m["item_id"], p) for m, p in cases], store)
     video: LerobotVideo | None = None
     tasks: dict[str, int] = {}
