@@ -182,6 +182,15 @@ def no_candidates_text(view: dict[str, Any]) -> str:
     )
 
 
+def unjudged_text(view: dict[str, Any]) -> str:
+    """`Not judged: instruction_mismatch — the benchmark exposes no instruction (…).`: the
+    detectors that could not look at this cycle's failures, so that their silence is not read
+    as "none found"; "" when every detector could."""
+    if not view["unjudged"]:
+        return ""
+    return "Not judged: " + "; ".join(f"{name} — {why}" for name, why in view["unjudged"].items()) + "."
+
+
 def rejected_text(view: dict[str, Any]) -> str:
     """`Rejected by: difficulty ×5, robustness critic ×1.`, or "" when none was rejected."""
     if not view["rejected_by"]:
@@ -203,6 +212,7 @@ def cycle_view(cycle: dict[str, Any], store: Store) -> dict[str, Any]:
         "failed_episodes": cycle.get("failed_episodes", 0),
         "episodes": cycle.get("episodes") or _episodes(cycle.get("eval_ids", []), store),
         "rejected_by": rejected_by(candidates),
+        "unjudged": dict(sorted((cycle.get("unjudged") or {}).items())),
         "thresholds": cycle.get("thresholds", {}),
         "clusters": [
             {
@@ -256,6 +266,8 @@ def markdown(benchmark: str | None = None, store: Store | None = None) -> str:
             f"novelty ≥ {t.get('novelty')}; critics agree.",
             "",
         ]
+        if unjudged_text(view):
+            lines += [unjudged_text(view), ""]
         if view["clusters"]:
             lines += ["| cluster | type | size | conditions | mean step fraction |", "|---|---|---|---|---|"]
         else:

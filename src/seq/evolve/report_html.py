@@ -24,6 +24,7 @@ from seq.evolve.report import (
     reference_text,
     rejected_text,
     report_data,
+    unjudged_text,
 )
 from seq.record.store import Store
 
@@ -100,6 +101,7 @@ def render_html(benchmark: str | None = None, store: Store | None = None) -> str
         rejected_text=rejected_text,
         no_candidates_text=no_candidates_text,
         drop_text=drop_text,
+        unjudged_text=unjudged_text,
         reference_text=reference_text,
     )
 
