@@ -169,3 +169,11 @@ def test_paths_that_cannot_be_written_are_one_sentence(evolved, tmp_path):
     assert "Traceback" not in folder.stderr + taken.stderr
     deep = tmp_path / "new" / "report.md"  # a missing folder is made, as --html does
     assert run_cli("evolve", "report", "-o", str(deep), env=env).returncode == 0 and deep.is_file()
+
+
+def test_the_command_list_reads_whole_at_80_columns():
+    for group in (("evolve",), ("evolve", "review")):
+        shown = run_cli(*group, "--help", env={"COLUMNS": "80"}).stdout
+        commands = shown.split("Commands:")[1].splitlines()[1:]
+        assert commands and not [line for line in commands if "..." in line or len(line) > 80]
+        assert len([line for line in commands if line.strip()]) == (7 if group == ("evolve",) else 3)

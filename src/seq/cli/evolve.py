@@ -31,7 +31,7 @@ def _params(pairs: list[str] | None, flag: str) -> dict[str, object]:
     return out
 
 
-@app.command("run")
+@app.command("run", short_help="Run cycles: evaluate, diagnose, generate, validate, promote.")
 def run_command(
     benchmark: str = typer.Argument(..., help="The benchmark (NAME or NAME@vN) to evolve."),
     policy: str = typer.Option(..., "--policy", help="The target policy, whose failures are mined."),
@@ -84,7 +84,7 @@ def run_command(
         typer.echo(f"evolved: {found[0]['base']} → {found[-1]['next']}")
 
 
-@app.command("status")
+@app.command("status", short_help="Cycles, latest version, promoted and pending candidates.")
 def status_command(benchmark: str = typer.Option(None, "--benchmark", help="Only this benchmark.")) -> None:
     """Cycles, latest version, promoted and pending candidates of each evolved benchmark."""
     import seq.evolve
@@ -103,7 +103,7 @@ def status_command(benchmark: str = typer.Option(None, "--benchmark", help="Only
         )
 
 
-@app.command("report")
+@app.command("report", short_help="The evolve log as Markdown or HTML (heatmap, frontier).")
 def report_command(
     benchmark: str = typer.Option(None, "--benchmark", help="The evolved benchmark."),
     output: Path = typer.Option(None, "--output", "-o", help="Write the Markdown here."),
@@ -148,7 +148,7 @@ def review_list_command(benchmark: str = typer.Option(None, "--benchmark", help=
             typer.echo(f"  {reason}")
 
 
-@review_app.command("approve")
+@review_app.command("approve", short_help="Promote a candidate under review.")
 def approve_command(
     candidate: str = typer.Argument(..., help="The candidate's id (seq evolve review list)."),
     benchmark: str = typer.Option(None, "--benchmark", help=_BENCHMARK_HELP),
@@ -174,7 +174,7 @@ def reject_command(
     typer.echo(f"{candidate} rejected")
 
 
-@app.command("diff")
+@app.command("diff", short_help="Two evals' success on the evolved suites, paired.")
 def diff_command(
     first: str = typer.Argument(..., help="Eval A, its id or a unique prefix (seq eval ls)."),
     second: str = typer.Argument(..., help="Eval B, its id or a unique prefix."),
@@ -196,7 +196,7 @@ def diff_command(
         )
 
 
-@app.command("export-hard-cases")
+@app.command("export-hard-cases", short_help="The failed episodes as JSONL or a LeRobot dataset.")
 def export_command(
     directory: Path = typer.Argument(
         ..., help="A folder (made if missing): NAME-hard-cases.jsonl, or the LeRobot dataset."
@@ -223,7 +223,7 @@ def export_command(
     typer.echo(f"wrote {count} hard case{'' if count == 1 else 's'} to {done}")
 
 
-@app.command("prune")
+@app.command("prune", short_help="Delete old cycles' trace files (their rows stay).")
 def prune_command(
     benchmark: str = typer.Option(None, "--benchmark", help=_BENCHMARK_HELP),
     keep_cycles: int = typer.Option(1, "--keep-cycles", help="The latest cycles whose traces stay."),
