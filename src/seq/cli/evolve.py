@@ -31,7 +31,7 @@ def _params(pairs: list[str] | None, flag: str) -> dict[str, object]:
     return out
 
 
-@app.command("run", short_help="Run cycles: evaluate, diagnose, mutate, validate, promote.")
+@app.command("run", short_help="Cycles of evaluate, diagnose, mutate, validate, promote.")
 def run_command(
     benchmark: str = typer.Argument(..., help="The benchmark (NAME or NAME@vN) to evolve."),
     policy: str = typer.Option(..., "--policy", help="The target policy, whose failures are mined."),
