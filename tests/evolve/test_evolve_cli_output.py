@@ -67,6 +67,8 @@ def test_the_report_says_failures_of_how_many_and_why_candidates_were_rejected(e
     gates = {reason.partition(":")[0] for c in rejected for reason in c["reasons"]}
     md = run_cli("evolve", "report", env=env).stdout
     assert f"{first['failed_episodes']} of {first['episodes']} episodes failed." in md
+    # cycle 1's eval has no evolved slice (what it promotes is evaluated by cycle 2): said once
+    assert md.count("No evolved slice in this cycle's eval") == 1
     # a pure-Python env has no contacts: the report says which detectors could not look, and why
     judged = next(line for line in md.splitlines() if line.startswith("Not judged: "))
     assert "distractor_interaction — the trace has no contacts" in judged

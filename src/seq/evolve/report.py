@@ -18,6 +18,10 @@ from seq.record.store import Store
 from seq.stats.intervals import wilson_interval
 
 SLICES = ("base", "evolved")
+NO_EVOLVED_SLICE = (
+    "No evolved slice in this cycle's eval: the next cycle evaluates what this one promotes "
+    "(--cycles 2 or more)."
+)
 
 
 def _pct(value: float | None) -> str:
@@ -288,6 +292,8 @@ def markdown(benchmark: str | None = None, store: Store | None = None) -> str:
         for task, parts in by_task.items():
             cells = [interval_text(parts[p]) if p in parts else "—" for p in SLICES]
             lines.append(f"| {task} | {cells[0]} | {cells[1]} |")
+        if not any(row["slice"] == "evolved" for row in view["frontier"]):
+            lines += ["", NO_EVOLVED_SLICE]
         if not view["operators"]:
             lines += ["", no_candidates_text(view)]
         else:

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from seq.evolve.report import (
+    NO_EVOLVED_SLICE,
     SLICES,
     _pct,
     drop_text,
@@ -102,6 +103,7 @@ def render_html(benchmark: str | None = None, store: Store | None = None) -> str
         no_candidates_text=no_candidates_text,
         drop_text=drop_text,
         unjudged_text=unjudged_text,
+        no_evolved_slice=NO_EVOLVED_SLICE,
         reference_text=reference_text,
     )
 
