@@ -37,6 +37,10 @@ def test_the_run_counts_failures_of_a_total_in_plain_words(evolved):
     assert len(diagnosed) == 2 and all(int(f) <= int(n) for f, n, _ in diagnosed)
     assert "1 clusters" not in out and "[" not in out  # no Python list in what a person reads
     assert re.search(r"generate: \d+ candidates? \(horizon\)", out)
+    # before the candidates' evals, how many episodes they take: 6 target, 1 reference each
+    validated = re.findall(r"validate: (\d+) target and (\d+) reference episodes …", out)
+    assert validated and all(int(t) == 6 * int(r) for t, r in validated)
+    assert re.search(r"decide: \d+ promoted, \d+ to review, \d+ rejected", out)
     assert "evolved: walk@v1 → walk@v2" in out
     status = run_cli("evolve", "status", env=evolved[0]).stdout
     assert status.startswith("walk: 2 cycles, latest walk@v2\n")

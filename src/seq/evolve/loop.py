@@ -149,13 +149,15 @@ def run_cycle(
     say(f"  generate: {_count(len(candidates), 'candidate')}" + (f" ({operators})" if candidates else ""))
     cycle["candidates"] = []
     if candidates:
+        episodes = len(candidates) * settings.trials, len(candidates) * settings.reference_trials
+        say("  validate: {} target and {} reference episodes …".format(*episodes))
         cycle["candidates"] = validate(
             name, row, candidates, cycle, clusters, base, existing, default_steps, settings, store, endpoint
         )
     promoted = [c for c in cycle["candidates"] if c["decision"] == PROMOTE]
     review = [c for c in cycle["candidates"] if c["decision"] == REVIEW]
     say(
-        f"  validate: {len(promoted)} promoted, {len(review)} to review, "
+        f"  decide: {len(promoted)} promoted, {len(review)} to review, "
         f"{len(cycle['candidates']) - len(promoted) - len(review)} rejected"
     )
     cycle["next"] = row.label
