@@ -73,10 +73,7 @@ def _heatmap_table(data: dict[str, Any]) -> dict[str, Any]:
         "rows": [
             {
                 "task": task,
-                "cells": [
-                    interval_text(cell[task, c]) if (task, c) in cell else "—"
-                    for c in columns
-                ],
+                "cells": [interval_text(cell[task, c]) if (task, c) in cell else "—" for c in columns],
             }
             for task in tasks
         ],
