@@ -51,6 +51,9 @@ def exported(tmp_path_factory):
         "evolve", "export-hard-cases", str(out), "--format", "lerobot", "--max-episodes", "4", env=env
     )
     assert done.returncode == 0, done.stderr[-2000:]
+    # the reruns take time: the user is told how many before they start, and what was written
+    assert "seq: rerunning 4 hard cases with a camera" in done.stderr
+    assert done.stdout.strip() == f"wrote 4 hard cases to {out}"
     return out
 
 

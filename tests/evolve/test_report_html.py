@@ -101,7 +101,8 @@ def test_the_html_report_shows_the_markdown_numbers_offline(evolved, monkeypatch
     assert set(columns) == {row["column"] for row in data["heatmap"]}
     for row in data["heatmap"]:
         line = next(r for r in heatmap[1:] if r[0] == row["task"])
-        assert line[1 + columns.index(row["column"])] == f"{100 * row['success']:.0f}% (n {row['n']})"
+        shown = f"{row['success']:.0%} [{row['low']:.0%}, {row['high']:.0%}] (n {row['n']})"
+        assert line[1 + columns.index(row["column"])] == shown
     # the reference solves the candidates it promoted; the target's version row counts 2 × 2 × 12
     reference = [r for r in data["heatmap"] if r["column"].startswith("reference")]
     assert reference and sum(r["n"] for r in data["heatmap"] if r["column"] == "target · walk@v1") == 48

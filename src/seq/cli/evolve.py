@@ -7,6 +7,7 @@ from pathlib import Path
 
 import typer
 
+from seq.cli.options import parse_seeds, split_list
 from seq.errors import SeqInputError
 
 app = typer.Typer(
@@ -14,6 +15,7 @@ app = typer.Typer(
 )
 review_app = typer.Typer(help="Candidates waiting for a person's decision.", no_args_is_help=True)
 app.add_typer(review_app, name="review")
+_BENCHMARK_HELP = "The evolved benchmark (needed only where several are)."
 
 
 def _params(pairs: list[str] | None, flag: str) -> dict[str, object]:
@@ -29,7 +31,7 @@ def _params(pairs: list[str] | None, flag: str) -> dict[str, object]:
     return out
 
 
-@app.command("run")
+@app.command("run", short_help="Cycles of evaluate, diagnose, mutate, validate, promote.")
 def run_command(
     benchmark: str = typer.Argument(..., help="The benchmark (NAME or NAME@vN) to evolve."),
     policy: str = typer.Option(..., "--policy", help="The target policy, whose failures are mined."),
@@ -37,7 +39,7 @@ def run_command(
     cycles: int = typer.Option(1, "--cycles", help="Cycles to run."),
     param: list[str] = typer.Option(None, "--param", help="NAME=VALUE for the target (noise=0.3)."),
     tasks: str = typer.Option(None, "--tasks", help="Only these tasks (comma-separated)."),
-    seeds: str = typer.Option(None, "--seeds", help="Seeds, such as 0,1,2."),
+    seeds: str = typer.Option(None, "--seeds", help="Seeds, such as 0,1,2 or 0-4."),
     trials: int = typer.Option(10, "--trials", help="Target episodes per condition."),
     reference_trials: int = typer.Option(2, "--reference-trials", help="Reference episodes per candidate."),
     max_candidates: int = typer.Option(24, "--max-candidates", help="Candidates per cycle, at most."),
@@ -56,13 +58,11 @@ def run_command(
 
     if cycles < 1 or trials < 1 or reference_trials < 1:
         raise SeqInputError("--cycles, --trials and --reference-trials must be 1 or more.")
-    try:
-        seed_list = [int(s) for s in seeds.split(",")] if seeds else None
-    except ValueError:
-        raise SeqInputError(f"--seeds {seeds!r}: expected integers separated by commas.") from None
+    if max_candidates < 1 or (envs is not None and envs < 1):
+        raise SeqInputError("--max-candidates and --envs must be 1 or more.")
     settings = seq.evolve.Settings(
-        tasks=tasks.split(",") if tasks else None,
-        seeds=seed_list,
+        tasks=split_list([tasks] if tasks else None),
+        seeds=parse_seeds([seeds] if seeds else None),  # 0,1,2 or 0-4, as seq eval run takes
         trials=trials,
         reference_trials=reference_trials,
         max_candidates=max_candidates,
@@ -78,23 +78,32 @@ def run_command(
         Endpoint(endpoint, model, timeout_s) if endpoint else None,
         say=typer.echo,
     )
-    typer.echo(f"evolved: {found[0]['base']} → {found[-1]['next']}")
+    if found[-1]["next"] == found[0]["base"]:
+        typer.echo(f"nothing promoted: {found[0]['base']} stays the latest version.")
+    else:
+        typer.echo(f"evolved: {found[0]['base']} → {found[-1]['next']}")
 
 
-@app.command("status")
+@app.command("status", short_help="Cycles, latest version, promoted and pending candidates.")
 def status_command(benchmark: str = typer.Option(None, "--benchmark", help="Only this benchmark.")) -> None:
     """Cycles, latest version, promoted and pending candidates of each evolved benchmark."""
     import seq.evolve
 
-    for row in seq.evolve.status(benchmark):
-        typer.echo(f"{row['benchmark']}: {row['cycles']} cycle(s), latest {row['latest']}")
+    rows = seq.evolve.status(benchmark)
+    if not rows:
+        from seq.evolve.state import START
+
+        typer.echo(f"no benchmark has evolved here yet ({START}).")
+    for row in rows:
+        cycles = f"{row['cycles']} cycle{'' if row['cycles'] == 1 else 's'}"
+        typer.echo(f"{row['benchmark']}: {cycles}, latest {row['latest']}")
         typer.echo(
             f"  {row['candidates']} candidates: {row['promoted']} promoted, "
             f"{row['pending_review']} waiting for review"
         )
 
 
-@app.command("report")
+@app.command("report", short_help="The evolve log as Markdown or HTML (heatmap, frontier).")
 def report_command(
     benchmark: str = typer.Option(None, "--benchmark", help="The evolved benchmark."),
     output: Path = typer.Option(None, "--output", "-o", help="Write the Markdown here."),
@@ -109,12 +118,16 @@ def report_command(
 
     check_output_files(html=html, output=output)
 
+    for flag, path in (("--html", html), ("--output", output)):
+        if path is not None and path.is_dir():
+            raise SeqInputError(f"{flag} {path}: a folder; expected a file's path.")
     if html:
         typer.echo(f"wrote {seq.evolve.report_html(html, benchmark)}")
         if not output:
             return
     text = seq.evolve.report(benchmark)
     if output:
+        output.parent.mkdir(parents=True, exist_ok=True)
         output.write_text(text)
         typer.echo(f"wrote {output}")
     else:
@@ -122,7 +135,7 @@ def report_command(
 
 
 @review_app.command("list")
-def review_list_command(benchmark: str = typer.Option(None, "--benchmark")) -> None:
+def review_list_command(benchmark: str = typer.Option(None, "--benchmark", help=_BENCHMARK_HELP)) -> None:
     """Candidates under review, with why."""
     import seq.evolve
 
@@ -138,9 +151,11 @@ def review_list_command(benchmark: str = typer.Option(None, "--benchmark")) -> N
             typer.echo(f"  {reason}")
 
 
-@review_app.command("approve")
+@review_app.command("approve", short_help="Promote a candidate under review.")
 def approve_command(
-    candidate: str, benchmark: str = typer.Option(None, "--benchmark"), note: str = typer.Option("", "--note")
+    candidate: str = typer.Argument(..., help="The candidate's id (seq evolve review list)."),
+    benchmark: str = typer.Option(None, "--benchmark", help=_BENCHMARK_HELP),
+    note: str = typer.Option("", "--note", help="Why, kept in the evolve log."),
 ) -> None:
     """Promote a candidate under review into the benchmark's next version."""
     import seq.evolve
@@ -151,7 +166,9 @@ def approve_command(
 
 @review_app.command("reject")
 def reject_command(
-    candidate: str, benchmark: str = typer.Option(None, "--benchmark"), note: str = typer.Option("", "--note")
+    candidate: str = typer.Argument(..., help="The candidate's id (seq evolve review list)."),
+    benchmark: str = typer.Option(None, "--benchmark", help=_BENCHMARK_HELP),
+    note: str = typer.Option("", "--note", help="Why, kept in the evolve log."),
 ) -> None:
     """Reject a candidate under review."""
     import seq.evolve
@@ -160,23 +177,35 @@ def reject_command(
     typer.echo(f"{candidate} rejected")
 
 
-@app.command("diff")
-def diff_command(first: str, second: str) -> None:
+@app.command("diff", short_help="Two evals' success on the evolved suites, paired.")
+def diff_command(
+    first: str = typer.Argument(..., help="Eval A, its id or a unique prefix (seq eval ls)."),
+    second: str = typer.Argument(..., help="Eval B, its id or a unique prefix."),
+) -> None:
     """Per task of the evolved slices: two evals' success and their paired difference."""
     import seq.evolve
 
-    for row in seq.evolve.diff(first, second):
+    rows = seq.evolve.diff(first, second)
+    if not rows:
         typer.echo(
-            f"{row['task']}: {row[first]:.2f} → {row[second]:.2f} "
-            f"({row['difference']:+.2f} [{row['low']:+.2f}, {row['high']:+.2f}], n {row['pairs']})"
+            "nothing to compare: the evals share no episode of an evolved suite\n"
+            "(evolved-y…; seq evolve status says whether a cycle promoted any)."
+        )
+    for row in rows:
+        typer.echo(
+            f"{row['task']}: {row['first_success']:.2f} → {row['second_success']:.2f} "
+            f"(B − A {row['difference']:+.2f} [{row['low']:+.2f}, {row['high']:+.2f}] 95%, "
+            f"n {row['pairs']} pairs)"
         )
 
 
-@app.command("export-hard-cases")
+@app.command("export-hard-cases", short_help="The failed episodes as JSONL or a LeRobot dataset.")
 def export_command(
-    directory: Path = typer.Argument(..., help="Where to write."),
+    directory: Path = typer.Argument(
+        ..., help="A folder (made if missing): NAME-hard-cases.jsonl, or the LeRobot dataset."
+    ),
     format: str = typer.Option("jsonl", "--format", help="jsonl or lerobot."),
-    benchmark: str = typer.Option(None, "--benchmark"),
+    benchmark: str = typer.Option(None, "--benchmark", help=_BENCHMARK_HELP),
     videos: bool = typer.Option(
         True, "--videos/--no-videos", help="lerobot: run the hard cases again, recorded, for their videos."
     ),
@@ -185,15 +214,21 @@ def export_command(
     """The failed episodes as a dataset (JSONL, or LeRobot's on-disk layout with videos)."""
     import seq.evolve
 
+    if directory.exists() and not directory.is_dir():
+        raise SeqInputError(f"{directory}: a file; export-hard-cases writes into a folder.")
     done = seq.evolve.export_hard_cases(
         directory, format, benchmark, videos=videos, max_episodes=max_episodes
     )
-    typer.echo(f"wrote {done}")
+    if done.is_file():
+        count = sum(1 for _ in done.open())
+    else:
+        count = json.loads((done / "meta" / "info.json").read_text())["total_episodes"]
+    typer.echo(f"wrote {count} hard case{'' if count == 1 else 's'} to {done}")
 
 
-@app.command("prune")
+@app.command("prune", short_help="Delete old cycles' trace files (their rows stay).")
 def prune_command(
-    benchmark: str = typer.Option(None, "--benchmark"),
+    benchmark: str = typer.Option(None, "--benchmark", help=_BENCHMARK_HELP),
     keep_cycles: int = typer.Option(1, "--keep-cycles", help="The latest cycles whose traces stay."),
 ) -> None:
     """Delete old cycles' trace files; their rows stay in the record."""

@@ -85,8 +85,8 @@ def review_decide(
 
 def prune(benchmark: str | None = None, keep_cycles: int = 1, store: Store | None = None) -> dict[str, int]:
     """Delete the trace files of all but the last `keep_cycles` cycles' evals; rows stay."""
-    if keep_cycles < 0:  # a negative count would slice from the front: the oldest cycles kept
-        raise SeqInputError(f"--keep-cycles {keep_cycles}: expected 0 (none) or more.")
+    if keep_cycles < 0:  # a negative slice bound would delete the first cycles' traces instead
+        raise SeqInputError(f"--keep-cycles {keep_cycles}: expected 0 (keep none) or more.")
     store = store or Store()
     states = [log.only(benchmark)] if benchmark else log.logs()
     removed = freed = 0
@@ -107,16 +107,20 @@ def prune(benchmark: str | None = None, keep_cycles: int = 1, store: Store | Non
 def diff(
     first: str, second: str, benchmark: str | None = None, store: Store | None = None
 ) -> list[dict[str, Any]]:
-    """Per task of the evolved slices: the success of evals `first` and `second` and the paired
-    difference (Agresti–Min) on the episodes they share."""
+    """Per task of the evolved slices: the success of evals `first` and `second` (ids or unique
+    prefixes; the rows name them by their whole ids) and the paired difference (Agresti–Min) on
+    the episodes they share."""
     from seq.stats.paired import agresti_min_interval, paired_table
 
     store = store or Store()
     rows = []
     outcome = {}
+    found = [store.find_eval(text) for text in (first, second)]  # a unique prefix names an eval
+    for text, row in zip((first, second), found, strict=True):
+        if row is None:
+            raise SeqInputError(f"no eval {text!r} in the record (seq eval ls lists them).")
+    first, second = (row.id for row in found if row is not None)
     for eval_id in (first, second):
-        if store.get_eval(eval_id) is None:
-            raise SeqInputError(f"no eval {eval_id!r} in the record (seq eval ls lists them).")
         items = {i.item_id: i.condition for i in store.items(eval_id)}
         outcome[eval_id] = {
             (items[e.item_id].task, f"{items[e.item_id].key}|{items[e.item_id].max_steps}", e.trial): float(
@@ -138,6 +142,8 @@ def diff(
                 "pairs": len(keys),
                 first: sum(a) / len(a),
                 second: sum(b) / len(b),
+                "first_success": sum(a) / len(a),
+                "second_success": sum(b) / len(b),
                 "difference": interval.difference,
                 "low": interval.low,
                 "high": interval.high,

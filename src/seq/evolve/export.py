@@ -30,7 +30,8 @@ from seq.evolve.lerobot_video import VIDEO_PATH, LerobotVideo
 from seq.evolve.recordings import Recorded, record_again
 from seq.record.store import Store
 
-log_progress = logging.getLogger("seq.evolve")
+progress = logging.getLogger("seq.evolve")  # `seq: …` lines on stderr
+
 FORMATS = ("jsonl", "lerobot")
 FPS = 20
 FRAME_COLUMNS = (
@@ -148,7 +149,7 @@ def _say_unrepeated(reruns: list[Recorded]) -> None:
     if not unrepeated:
         return
     passed = sum(1 for again in unrepeated if _succeeded(again.episode))
-    log_progress.warning(
+    progress.warning(
         f"{len(unrepeated)} of {len(reruns)} hard cases did not repeat their actions when run again "
         f"({passed} of them succeeded this time): their rows and videos are the reruns', marked "
         "seq/reproduced false; is the policy seeded only by its act seed?"
@@ -206,6 +207,11 @@ def _lerobot(
 
     recorded = None
     if store is not None:
+        progress.info(
+            "rerunning %d hard case%s with a camera (~10 s each on MetaWorld)",
+            len(cases),
+            "" if len(cases) == 1 else "s",
+        )
         recorded = record_again([(m["eval_id"], m["item_id"], p) for m, p in cases], store)
     video: LerobotVideo | None = None
     tasks: dict[str, int] = {}
@@ -262,6 +268,10 @@ def _lerobot(
     )
     for folder in ("data/chunk-000", "meta/episodes/chunk-000"):
         (root / folder).mkdir(parents=True, exist_ok=True)
+    if video is None and (root / "meta" / "info.json").is_file() and (root / "videos").is_dir():
+        import shutil
+
+        shutil.rmtree(root / "videos")  # a previous export's videos: info.json no longer names them
     pq.write_table(table, root / "data" / "chunk-000" / "file-000.parquet")
     pq.write_table(pa.table(episodes), root / "meta" / "episodes" / "chunk-000" / "file-000.parquet")
     pq.write_table(_tasks_table(tasks), root / "meta" / "tasks.parquet")

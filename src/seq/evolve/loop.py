@@ -7,6 +7,7 @@ conditions become the next version of the benchmark (`seq.evolve.validate`,
 
 from __future__ import annotations
 
+import textwrap
 import time
 from collections import Counter
 from collections.abc import Sequence
@@ -16,6 +17,7 @@ from typing import Any
 
 from seq.authoring.benchmark import spec_of
 from seq.capture.trace import read_trace
+from seq.errors import SeqInputError
 from seq.evolve import state as log
 from seq.evolve.clusters import FailedEpisode, cluster, features
 from seq.evolve.detectors import Baseline, baselines, detect, unavailable
@@ -27,6 +29,11 @@ from seq.evolve.validate import promote, validate
 from seq.evolve.versions import all_conditions, evolved_conditions
 from seq.record.store import Store, VersionRow
 from seq.registry.deploy import load_version, resolve
+
+
+def _count(n: int, noun: str) -> str:
+    """`1 cluster`, `3 clusters`."""
+    return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
 def diagnose(
@@ -116,11 +123,15 @@ def run_cycle(
     failed, base, cycle["unjudged"] = diagnose(cycle["eval_ids"], store)
     clusters = cluster(failed)
     cycle["failed_episodes"] = len(failed)
+    cycle["episodes"] = sum(store.count_items(eval_id) for eval_id in cycle["eval_ids"])
     cycle["clusters"] = [{**c.to_dict(), "summary": summarize(c, endpoint)} for c in clusters]
     say(
-        f"  diagnose: {len(failed)} failed episodes, {len(clusters)} clusters "
-        f"({', '.join(f'{c.id} {c.type} ×{len(c.members)}' for c in clusters)})"
+        f"  diagnose: {len(failed)} of {cycle['episodes']} episodes failed; "
+        f"{_count(len(clusters), 'cluster')}{':' if clusters else ''}"
     )
+    if clusters:
+        named = ", ".join(f"{c.id} {c.type} ×{len(c.members)}" for c in clusters)
+        say(textwrap.fill(named, 80, initial_indent=" " * 4, subsequent_indent=" " * 4))
     existing = all_conditions(row)
     default_steps = spec_of(load_version(row)).max_steps
     candidates = generate(
@@ -134,22 +145,25 @@ def run_cycle(
         least_success=settings.thresholds.drop + settings.thresholds.margin,
         limit=settings.max_candidates,
     )
-    say(f"  generate: {len(candidates)} candidates by {sorted({c.operator for c in candidates})}")
+    operators = ", ".join(sorted({c.operator for c in candidates}))
+    say(f"  generate: {_count(len(candidates), 'candidate')}" + (f" ({operators})" if candidates else ""))
     cycle["candidates"] = []
     if candidates:
+        episodes = len(candidates) * settings.trials, len(candidates) * settings.reference_trials
+        say("  validate: {} target and {} reference episodes …".format(*episodes))
         cycle["candidates"] = validate(
             name, row, candidates, cycle, clusters, base, existing, default_steps, settings, store, endpoint
         )
     promoted = [c for c in cycle["candidates"] if c["decision"] == PROMOTE]
     review = [c for c in cycle["candidates"] if c["decision"] == REVIEW]
     say(
-        f"  validate: {len(promoted)} promote, {len(review)} to review, "
+        f"  decide: {len(promoted)} promoted, {len(review)} to review, "
         f"{len(cycle['candidates']) - len(promoted) - len(review)} rejected"
     )
     cycle["next"] = row.label
     if promoted:
         cycle["next"] = promote(name, row, promoted, number, store).label
-        say(f"  promote: {len(promoted)} conditions → {cycle['next']}")
+        say(f"  promote: {_count(len(promoted), 'condition')} → {cycle['next']}")
     cycle["finished_at"] = time.time()
     state["cycles"].append(cycle)
     log.save(state)
@@ -170,4 +184,14 @@ def run(
     each cycle's log (also kept in `SEQ_HOME/evolve/NAME.json`)."""
     store = store or Store()
     settings = settings or Settings()
+    asked = resolve("benchmark", benchmark, store)  # a typo fails now, not after the target's eval:
+    cycles_so_far = log.load(benchmark.partition("@")[0])["cycles"]
+    latest = cycles_so_far[-1]["next"] if cycles_so_far else asked.label
+    if "@" in benchmark and asked.label != latest:  # each cycle continues from the log's latest
+        raise SeqInputError(
+            f"{benchmark}: {len(cycles_so_far)} evolve cycles have led to {latest}, which the next "
+            f"cycle evaluates; give {latest.partition('@')[0]} or {latest}."
+        )
+    for name in (policy, reference):  # without candidates the reference never runs at all
+        resolve("policy", name, store)
     return [run_cycle(benchmark, policy, reference, settings, store, endpoint, say) for _ in range(cycles)]

@@ -18,6 +18,10 @@ from seq.record.store import Store
 from seq.stats.intervals import wilson_interval
 
 SLICES = ("base", "evolved")
+NO_EVOLVED_SLICE = (
+    "No evolved slice in this cycle's eval: the next cycle evaluates what this one promotes "
+    "(--cycles 2 or more)."
+)
 
 
 def _pct(value: float | None) -> str:
@@ -68,7 +72,8 @@ def frontier_rows(cycle: dict[str, Any], store: Store) -> list[dict[str, Any]]:
 
 def heatmap_rows(state: dict[str, Any], store: Store) -> list[dict[str, Any]]:
     """Task × model: the success of the target on each cycle's version, and of the target and the
-    reference on each cycle's candidates (the staging version), one row per task and column."""
+    reference on each cycle's candidates (the staging version), one row per task and column, with
+    its 95% Wilson interval (the episodes pooled over the column's conditions)."""
     rows = []
     for cycle in state["cycles"]:
         validation = cycle.get("validation_evals", {})
@@ -81,6 +86,7 @@ def heatmap_rows(state: dict[str, Any], store: Store) -> list[dict[str, Any]]:
             eval_ids = [e for e in eval_ids if e]
             for task, parts in sorted(_tally(eval_ids, store).items()):
                 values = [v for part in parts.values() for v in part]
+                interval = wilson_interval(round(sum(values)), len(values))
                 rows.append(
                     {
                         "cycle": cycle["cycle"],
@@ -89,6 +95,8 @@ def heatmap_rows(state: dict[str, Any], store: Store) -> list[dict[str, Any]]:
                         "task": task,
                         "success": sum(values) / len(values),
                         "n": len(values),
+                        "low": interval.low,
+                        "high": interval.high,
                     }
                 )
     return rows
@@ -117,13 +125,81 @@ def promoted_rows(cycle: dict[str, Any]) -> list[dict[str, Any]]:
             "drop": c["difficulty"]["drop"],
             "low": c["difficulty"]["low"],
             "high": c["difficulty"]["high"],
+            "pairs": c["difficulty"].get("pairs"),
             "reference_success": c["reference_success"],
+            "reference_episodes": ((c.get("critics") or {}).get("solvability") or {}).get("episodes"),
             "novelty": c.get("novelty"),
             "critics": {name: v.get("verdict") for name, v in (c.get("critics") or {}).items()},
         }
         for c in cycle.get("candidates", [])
         if c["decision"] == PROMOTE
     ]
+
+
+def drop_text(row: dict[str, Any]) -> str:
+    """`+0.40 [+0.02, +0.65] (n 10)`: a promoted candidate's paired drop and its pairs."""
+    n = f" (n {row['pairs']})" if row.get("pairs") is not None else ""
+    return f"{row['drop']:+.2f} [{row['low']:+.2f}, {row['high']:+.2f}]{n}"
+
+
+def reference_text(row: dict[str, Any]) -> str:
+    """`100% (n 2)`: the reference's success on a promoted candidate and its episodes."""
+    n = f" (n {row['reference_episodes']})" if row.get("reference_episodes") is not None else ""
+    return f"{_pct(row['reference_success'])}{n}"
+
+
+def _episodes(eval_ids: list[str], store: Store) -> int | None:
+    """The target's episodes in the cycle's evals (for a log written before the loop kept it)."""
+    if not eval_ids or any(store.get_eval(eval_id) is None for eval_id in eval_ids):
+        return None
+    return sum(store.count_items(eval_id) for eval_id in eval_ids)
+
+
+def rejected_by(candidates: list[dict[str, Any]]) -> list[tuple[str, int]]:
+    """Each gate or critic that rejected candidates, with how many (a candidate can fail
+    several), most first: why a cycle promoted nothing."""
+    gates = Counter(
+        reason.partition(":")[0]
+        for c in candidates
+        if c["decision"] == "reject"
+        for reason in c.get("reasons", [])
+    )
+    return sorted(gates.items(), key=lambda kv: (-kv[1], kv[0]))
+
+
+def failed_text(view: dict[str, Any]) -> str:
+    """`3 of 16 episodes failed` (`3 failed episodes` where the log has no total)."""
+    if view.get("episodes"):
+        return f"{view['failed_episodes']} of {view['episodes']} episodes failed"
+    return f"{view['failed_episodes']} failed episodes"
+
+
+def no_candidates_text(view: dict[str, Any]) -> str:
+    """Why a cycle generated no candidate."""
+    if not view["clusters"]:
+        return "No candidates: no failure cluster (DBSCAN needs 2 or more similar failed episodes)."
+    t = view["thresholds"]
+    least = (t.get("drop") or 0.0) + (t.get("margin") or 0.0)
+    return (
+        f"No candidates: no cluster has a condition the target succeeds on at least {least:.0%} "
+        "of the time to mutate (so that a drop can show), or its variants exist already."
+    )
+
+
+def unjudged_text(view: dict[str, Any]) -> str:
+    """`Not judged: instruction_mismatch — the benchmark exposes no instruction (…).`: the
+    detectors that could not look at this cycle's failures, so that their silence is not read
+    as "none found"; "" when every detector could."""
+    if not view["unjudged"]:
+        return ""
+    return "Not judged: " + "; ".join(f"{name} — {why}" for name, why in view["unjudged"].items()) + "."
+
+
+def rejected_text(view: dict[str, Any]) -> str:
+    """`Rejected by: difficulty ×5, robustness critic ×1.`, or "" when none was rejected."""
+    if not view["rejected_by"]:
+        return ""
+    return "Rejected by: " + ", ".join(f"{gate} ×{n}" for gate, n in view["rejected_by"]) + "."
 
 
 def cycle_view(cycle: dict[str, Any], store: Store) -> dict[str, Any]:
@@ -138,6 +214,9 @@ def cycle_view(cycle: dict[str, Any], store: Store) -> dict[str, Any]:
         "reference": cycle["reference"],
         "evals": evals_of(cycle),
         "failed_episodes": cycle.get("failed_episodes", 0),
+        "episodes": cycle.get("episodes") or _episodes(cycle.get("eval_ids", []), store),
+        "rejected_by": rejected_by(candidates),
+        "unjudged": dict(sorted((cycle.get("unjudged") or {}).items())),
         "thresholds": cycle.get("thresholds", {}),
         "clusters": [
             {
@@ -186,13 +265,17 @@ def markdown(benchmark: str | None = None, store: Store | None = None) -> str:
             "",
             f"Target `{view['policy']}`, reference `{view['reference']}`; "
             f"evals {', '.join(f'`{e}`' for e in view['evals'])}; "
-            f"{view['failed_episodes']} failed episodes.",
+            f"{failed_text(view)}.",
             f"Gates: drop ≥ {t.get('drop')}, interval above 0; reference ≥ {t.get('solvable')}; "
             f"novelty ≥ {t.get('novelty')}; critics agree.",
             "",
-            "| cluster | type | size | conditions | mean step fraction |",
-            "|---|---|---|---|---|",
         ]
+        if unjudged_text(view):
+            lines += [unjudged_text(view), ""]
+        if view["clusters"]:
+            lines += ["| cluster | type | size | conditions | mean step fraction |", "|---|---|---|---|---|"]
+        else:
+            lines.append("No failure cluster.")
         for c in view["clusters"]:
             lines.append(f"| {c['id']} | {c['type']} | {c['size']} | {c['conditions']} | {c['when']:.2f} |")
         lines += [
@@ -209,9 +292,16 @@ def markdown(benchmark: str | None = None, store: Store | None = None) -> str:
         for task, parts in by_task.items():
             cells = [interval_text(parts[p]) if p in parts else "—" for p in SLICES]
             lines.append(f"| {task} | {cells[0]} | {cells[1]} |")
-        lines += ["", "| operator | promote | review | reject |", "|---|---|---|---|"]
+        if not any(row["slice"] == "evolved" for row in view["frontier"]):
+            lines += ["", NO_EVOLVED_SLICE]
+        if not view["operators"]:
+            lines += ["", no_candidates_text(view)]
+        else:
+            lines += ["", "| operator | promote | review | reject |", "|---|---|---|---|"]
         for op in view["operators"]:
             lines.append(f"| {op['operator']} | {op['promote']} | {op['review']} | {op['reject']} |")
+        if rejected_text(view):
+            lines += ["", rejected_text(view)]
         if view["promoted"]:
             lines += [
                 "",
@@ -225,7 +315,7 @@ def markdown(benchmark: str | None = None, store: Store | None = None) -> str:
                 lines.append(
                     f"| {p['id']} | {p['task']} | {p['change']} | {p['operator']} | {p['cluster']} | "
                     f"{_pct(p['seed_success'])} → {_pct(p['candidate_success'])} | "
-                    f"{p['drop']:+.2f} [{p['low']:+.2f}, {p['high']:+.2f}] | {_pct(p['reference_success'])} |"
+                    f"{drop_text(p)} | {reference_text(p)} |"
                 )
         lines.append("")
     return "\n".join(lines)

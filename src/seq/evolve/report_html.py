@@ -14,7 +14,19 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from seq.evolve.report import SLICES, _pct, interval_text, report_data
+from seq.evolve.report import (
+    NO_EVOLVED_SLICE,
+    SLICES,
+    _pct,
+    drop_text,
+    failed_text,
+    interval_text,
+    no_candidates_text,
+    reference_text,
+    rejected_text,
+    report_data,
+    unjudged_text,
+)
 from seq.record.store import Store
 
 
@@ -61,10 +73,7 @@ def _heatmap_table(data: dict[str, Any]) -> dict[str, Any]:
         "rows": [
             {
                 "task": task,
-                "cells": [
-                    f"{_pct(cell[task, c]['success'])} (n {cell[task, c]['n']})" if (task, c) in cell else "—"
-                    for c in columns
-                ],
+                "cells": [interval_text(cell[task, c]) if (task, c) in cell else "—" for c in columns],
             }
             for task in tasks
         ],
@@ -86,6 +95,13 @@ def render_html(benchmark: str | None = None, store: Store | None = None) -> str
         heatmap_table=_heatmap_table(data),
         cycles=cycles,
         pct=_pct,
+        failed_text=failed_text,
+        rejected_text=rejected_text,
+        no_candidates_text=no_candidates_text,
+        drop_text=drop_text,
+        unjudged_text=unjudged_text,
+        no_evolved_slice=NO_EVOLVED_SLICE,
+        reference_text=reference_text,
     )
 
 

@@ -53,6 +53,9 @@ def logs() -> list[dict[str, Any]]:
     return [load(p.stem) for p in sorted(folder.glob("*.json"))] if folder.exists() else []
 
 
+START = "seq evolve run NAME --policy P --reference R starts one"
+
+
 def only(benchmark: str | None) -> dict[str, Any]:
     """The log of `benchmark`, or the only one there is; refused when that is ambiguous."""
     if benchmark:
@@ -62,6 +65,8 @@ def only(benchmark: str | None) -> dict[str, Any]:
             raise SeqInputError(f"benchmark {base!r} has not evolved here (seq evolve run {base} …).")
         return state
     found = logs()
+    if not found:
+        raise SeqInputError(f"no benchmark has evolved here yet ({START}).")
     if len(found) != 1:
         names = ", ".join(s["benchmark"] for s in found) or "none"
         raise SeqInputError(f"name the benchmark (--benchmark NAME); evolved here: {names}.")
