@@ -167,11 +167,11 @@ def test_an_older_version_than_the_log_reached_is_refused_not_ignored(evolved):
 def test_paths_that_cannot_be_written_are_one_sentence(evolved, tmp_path):
     env, _, _ = evolved
     folder = run_cli("evolve", "report", "--html", str(tmp_path), env=env)
-    assert folder.returncode == 2 and "a folder; expected a file's path" in folder.stderr
+    assert folder.returncode == 2 and "that is a folder" in folder.stderr
     afile = tmp_path / "taken.txt"
     afile.write_text("")
     taken = run_cli("evolve", "export-hard-cases", str(afile), env=env)
-    assert taken.returncode == 2 and "writes into a folder" in taken.stderr
+    assert taken.returncode == 2 and "expected a directory" in taken.stderr
     assert "Traceback" not in folder.stderr + taken.stderr
     deep = tmp_path / "new" / "report.md"  # a missing folder is made, as --html does
     assert run_cli("evolve", "report", "-o", str(deep), env=env).returncode == 0 and deep.is_file()

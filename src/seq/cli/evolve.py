@@ -214,8 +214,6 @@ def export_command(
     """The failed episodes as a dataset (JSONL, or LeRobot's on-disk layout with videos)."""
     import seq.evolve
 
-    if directory.exists() and not directory.is_dir():
-        raise SeqInputError(f"{directory}: a file; export-hard-cases writes into a folder.")
     done = seq.evolve.export_hard_cases(
         directory, format, benchmark, videos=videos, max_episodes=max_episodes
     )
