@@ -165,7 +165,8 @@ def refused_in_one_line(result: subprocess.CompletedProcess, *fragments: str) ->
 
 
 # -- the contributor's short path: `pytest -m "not slow" -n 2` leaves out real simulators, images,
-# Ray, a real browser and tests that kill processes or wait for schedules; CI runs everything.
+# Ray, a real browser, tests that kill processes or wait for schedules, and the files of command-line
+# integration tests that take several seconds a test; CI runs everything.
 
 SLOW = (
     "tests/shelf/",
@@ -205,6 +206,29 @@ SLOW = (
     "tests/evolve/test_scene_detectors.py",
     "tests/evolve/test_export_videos.py",
     "tests/evolve/test_export_reruns.py",
+    # command-line integration files of several seconds a test (each command a fresh Python)
+    "tests/cli/test_commands.py",
+    "tests/cli/test_eval_options.py",
+    "tests/cli/test_output_files.py",
+    "tests/console/test_console_app.py",
+    "tests/engine/test_eval_logs.py",
+    "tests/grid/test_grid_hardening.py",
+    "tests/grid/test_grid_review.py",
+    "tests/port/test_port_inputs.py",
+    "tests/registry/test_deploy.py",
+    "tests/report/test_html.py",
+    "tests/evolve/test_loop_toy.py",
+    "tests/evolve/test_evolve_cli_output.py",
+    "tests/evolve/test_report_html.py",
+    "tests/serving/test_serving_remote_policies.py",
+    "tests/record/test_record_check.py",
+    "tests/registry/test_policy_instances.py",
+    "tests/registry/test_versions.py",
+    "tests/cli/test_deploy_check.py",
+    "tests/scheduling/test_eval_trend.py",
+    "tests/grid/test_config.py",
+    "tests/grid/test_grid_operations.py",
+    "tests/isolation/test_volumes.py",
 )
 
 
