@@ -5,6 +5,7 @@ error, without a traceback (seq's own frames would say nothing more)."""
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -62,8 +63,7 @@ def checked_chunk(chunk: Any, action_space: Any, policy: Any) -> np.ndarray:
         raise ContractError(f"{policy_name(policy)} returned an empty action chunk.")
     shape = getattr(action_space, "shape", None)
     if isinstance(shape, tuple) and all(isinstance(n, (int, np.integer)) for n in shape):
-        expected = int(np.prod(shape, dtype=np.int64))
-        size = int(np.prod(array.shape[1:], dtype=np.int64))
+        expected, size = math.prod(int(n) for n in shape), math.prod(array.shape[1:])  # per step: cheap
         if size != expected:
             raise ContractError(
                 f"{policy_name(policy)} returned actions of shape {tuple(array.shape[1:])} "
@@ -77,6 +77,9 @@ def nan_rows(chunk: np.ndarray) -> np.ndarray | None:
     """Which actions of the chunk hold a NaN (None: none can, or none does)."""
     if chunk.dtype.kind != "f":
         return None
+    total = np.add.reduce(chunk, axis=None)  # NaN where any action is: one reduction, not three
+    if total == total:
+        return None
     rows = np.isnan(chunk.reshape(len(chunk), -1)).any(axis=1)
     return rows if rows.any() else None
 
@@ -84,8 +87,8 @@ def nan_rows(chunk: np.ndarray) -> np.ndarray | None:
 def step_output(output: Any, env: Any, benchmark: str) -> tuple[Any, float, bool]:
     """`(obs, reward, env_done)` of what `env.step` returned, either API; a `ContractError` naming
     the env when it is neither."""
-    name = f"the env {type(env).__name__} of benchmark {benchmark}"
     if not isinstance(output, (tuple, list)) or len(output) not in (4, 5):
+        name = f"the env {type(env).__name__} of benchmark {benchmark}"
         got = f"{len(output)} values" if isinstance(output, (tuple, list)) else type(output).__name__
         raise ContractError(
             f"{name}: step returned {got}; expected gymnasium's 5 (obs, reward, terminated, "
@@ -94,6 +97,7 @@ def step_output(output: Any, env: Any, benchmark: str) -> tuple[Any, float, bool
     try:
         reward = float(output[1])
     except (TypeError, ValueError):
+        name = f"the env {type(env).__name__} of benchmark {benchmark}"
         raise ContractError(
             f"{name}: step returned the reward {output[1]!r}, which is not a number."
         ) from None

@@ -176,6 +176,7 @@ class EpisodeRunner:
             began, blamed = True, BENCHMARK
             chunk: np.ndarray | None = None
             nan_actions: np.ndarray | None = None
+            planning = self._plans_expected()  # a composite policy: its acts may carry plans
             position = used = 0
             ended_by = "max_steps"
             while result.steps < max_steps:
@@ -188,7 +189,8 @@ class EpisodeRunner:
                     reply = yield ActRequest(obs, seed, instruction, slot)
                     space = getattr(env, "action_space", None)
                     chunk = checked_chunk(reply, space, self.policy)
-                    plans += self._plans(watching, observer_errors, slot, result.steps)
+                    if planning:
+                        plans += self._plans(watching, observer_errors, slot, result.steps)
                     used = len(chunk) if self.steps_per_query is None else self.steps_per_query
                     if used > len(chunk):
                         raise ValueError(
