@@ -40,6 +40,13 @@ def _tally(eval_ids: list[str], store: Store) -> dict[str, dict[str, list[float]
     return tally
 
 
+def _success(values: list[float]) -> dict[str, Any]:
+    """The success rate of episodes' 0/1 outcomes, with n and its 95% Wilson interval."""
+    interval = wilson_interval(round(sum(values)), len(values))
+    rate = sum(values) / len(values)
+    return {"success": rate, "n": len(values), "low": interval.low, "high": interval.high}
+
+
 def frontier(eval_ids: list[str], store: Store) -> dict[str, dict[str, tuple[float, int]]]:
     """task → slice ("base" or "evolved") → (the target's success rate, episodes) in a cycle."""
     return {
@@ -54,19 +61,7 @@ def frontier_rows(cycle: dict[str, Any], store: Store) -> list[dict[str, Any]]:
     for task, parts in sorted(_tally(evals_of(cycle), store).items()):
         for part in SLICES:
             if part in parts:
-                values = parts[part]
-                interval = wilson_interval(round(sum(values)), len(values))
-                rows.append(
-                    {
-                        "cycle": cycle["cycle"],
-                        "task": task,
-                        "slice": part,
-                        "success": sum(values) / len(values),
-                        "n": len(values),
-                        "low": interval.low,
-                        "high": interval.high,
-                    }
-                )
+                rows.append({"cycle": cycle["cycle"], "task": task, "slice": part, **_success(parts[part])})
     return rows
 
 
@@ -85,18 +80,13 @@ def heatmap_rows(state: dict[str, Any], store: Store) -> list[dict[str, Any]]:
         for column, model, eval_ids in columns:
             eval_ids = [e for e in eval_ids if e]
             for task, parts in sorted(_tally(eval_ids, store).items()):
-                values = [v for part in parts.values() for v in part]
-                interval = wilson_interval(round(sum(values)), len(values))
                 rows.append(
                     {
                         "cycle": cycle["cycle"],
                         "column": column,
                         "model": cycle["policy"] if model == "target" else cycle["reference"],
                         "task": task,
-                        "success": sum(values) / len(values),
-                        "n": len(values),
-                        "low": interval.low,
-                        "high": interval.high,
+                        **_success([v for part in parts.values() for v in part]),
                     }
                 )
     return rows
