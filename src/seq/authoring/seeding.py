@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 
 
 def act_seed(episode_seed: int, trial: int, act_index: int) -> int:
@@ -14,3 +15,16 @@ def act_seed(episode_seed: int, trial: int, act_index: int) -> int:
     """
     digest = hashlib.blake2b(f"{episode_seed}:{trial}:{act_index}".encode(), digest_size=8).digest()
     return int.from_bytes(digest, "big") >> 1
+
+
+def act_seeds(episode_seed: int, trial: int) -> Callable[[int], int]:
+    """`act_seed(episode_seed, trial, ·)` with the episode's part hashed once: the episode loop
+    asks for one seed every query."""
+    prefix = hashlib.blake2b(f"{episode_seed}:{trial}:".encode(), digest_size=8)
+
+    def seed(act_index: int) -> int:
+        digest = prefix.copy()
+        digest.update(b"%d" % act_index)
+        return int.from_bytes(digest.digest(), "big") >> 1
+
+    return seed

@@ -10,6 +10,8 @@ from typing import Any
 
 import numpy as np
 
+_SUMMED_IN_PYTHON = 64  # values; numpy's reduction costs more below about this
+
 
 class ContractError(TypeError):
     """A policy's output that is not an action, or an env's `step` that breaks the gym contract."""
@@ -49,10 +51,32 @@ def _numbers(count: int) -> str:
     return f"{count} number" if count == 1 else f"{count} numbers"
 
 
-def checked_chunk(chunk: Any, action_space: Any, policy: Any) -> np.ndarray:
-    """The chunk `[H, ...]` the `policy` handle returned, as an array of numbers, each action the
-    size of the env's `action_space` (where it declares a shape); else a `ContractError` naming
-    the policy."""
+def action_size(action_space: Any) -> int | None:
+    """The numbers in one action of `action_space`, where it declares a shape (None: it does not).
+    An episode reads it once, so each chunk's check is one comparison."""
+    shape = getattr(action_space, "shape", None)
+    if isinstance(shape, tuple) and all(isinstance(n, (int, np.integer)) for n in shape):
+        return math.prod(int(n) for n in shape)
+    return None
+
+
+def checked_chunk(
+    chunk: Any, action_space: Any, size: int | None, policy: Any
+) -> tuple[np.ndarray, np.ndarray | None]:
+    """The chunk `[H, ...]` the `policy` handle returned, as an array of numbers, each action of
+    `size` numbers (`action_size(action_space)`; None: any), and which of its actions hold a NaN
+    (None: none); else a `ContractError` naming the policy."""
+    if (  # the common case, every step: a chunk of H actions of numbers, each of the right size
+        type(chunk) is np.ndarray
+        and chunk.ndim == 2
+        and len(chunk)
+        and (size is None or chunk.shape[1] == size)
+    ):
+        kind = chunk.dtype.kind
+        if kind == "f":
+            return chunk, nan_rows(chunk)
+        if kind in "iub":
+            return chunk, None
     array = np.asarray(chunk)
     if array.ndim == 0:
         array = array[None]
@@ -61,26 +85,26 @@ def checked_chunk(chunk: Any, action_space: Any, policy: Any) -> np.ndarray:
         raise ContractError(f"{policy_name(policy)} {wrong}.")
     if len(array) == 0:
         raise ContractError(f"{policy_name(policy)} returned an empty action chunk.")
-    shape = getattr(action_space, "shape", None)
-    if isinstance(shape, tuple) and all(isinstance(n, (int, np.integer)) for n in shape):
-        expected, size = math.prod(int(n) for n in shape), math.prod(array.shape[1:])  # per step: cheap
-        if size != expected:
-            raise ContractError(
-                f"{policy_name(policy)} returned actions of shape {tuple(array.shape[1:])} "
-                f"({_numbers(size)} each) for an action space of shape {tuple(int(n) for n in shape)} "
-                f"({_numbers(expected)})."
-            )
-    return array
+    if size is not None and math.prod(array.shape[1:]) != size:
+        got = math.prod(array.shape[1:])
+        shape = tuple(int(n) for n in action_space.shape)
+        raise ContractError(
+            f"{policy_name(policy)} returned actions of shape {tuple(array.shape[1:])} "
+            f"({_numbers(got)} each) for an action space of shape {shape} ({_numbers(size)})."
+        )
+    return array, (nan_rows(array) if array.dtype.kind == "f" else None)
 
 
 def nan_rows(chunk: np.ndarray) -> np.ndarray | None:
-    """Which actions of the chunk hold a NaN (None: none can, or none does)."""
-    if chunk.dtype.kind != "f":
-        return None
-    total = np.add.reduce(chunk, axis=None)  # NaN where any action is: one reduction, not three
+    """Which actions of a float chunk hold a NaN (None: none does)."""
+    if chunk.size <= _SUMMED_IN_PYTHON:  # a sum is NaN where any value is; Python's is cheaper here
+        total = sum(chunk.ravel().tolist())
+    else:
+        with np.errstate(over="ignore", invalid="ignore"):  # inf - inf is looked at below
+            total = np.add.reduce(chunk, axis=None)
     if total == total:
         return None
-    rows = np.isnan(chunk.reshape(len(chunk), -1)).any(axis=1)
+    rows = np.isnan(chunk.reshape(len(chunk), -1)).any(axis=1)  # or inf - inf: look
     return rows if rows.any() else None
 
 

@@ -34,9 +34,9 @@ import numpy as np
 
 from seq.authoring.begin import EpisodeStart
 from seq.authoring.benchmark import Benchmark, BenchmarkSpec, Step
-from seq.authoring.seeding import act_seed
+from seq.authoring.seeding import act_seeds
 from seq.engine.batch import BatchStep, batch_of, release
-from seq.engine.contract import checked_chunk, nan_rows, policy_name, step_output
+from seq.engine.contract import action_size, checked_chunk, policy_name, step_output
 from seq.engine.failures import classify, describe
 from seq.engine.observer import EpisodeObserver, Finishing
 from seq.record.episode import BENCHMARK, ERROR, POLICY, TIMED_OUT, EpisodeResult
@@ -54,6 +54,8 @@ def _observation(reset_output: Any) -> Any:
 
 
 def _metrics(step: Any) -> dict[str, float]:
+    if type(step) is Step and not step.metrics:  # every step of most benchmarks but the last
+        return {}
     if not isinstance(step, Step):
         raise TypeError(
             f"@seq.check returned {type(step).__name__}; expected seq.Step(done=..., metrics={{...}})."
@@ -124,25 +126,24 @@ class EpisodeRunner:
     def run(self, item: WorkItem) -> EpisodeResult:
         """Run one episode to its end, asking the policy for each chunk as it is needed."""
         episode = self.episode(item)
+        send, act = episode.send, self.policy.act
         reply: np.ndarray | BaseException | None = None
         while True:
             try:
                 thrown = isinstance(reply, BaseException)
-                request = episode.throw(reply) if thrown else episode.send(reply)  # type: ignore[arg-type]
+                request = episode.throw(reply) if thrown else send(reply)  # type: ignore[arg-type]
             except StopIteration as stop:
                 return stop.value
             try:
-                if isinstance(request, BatchStep):  # one episode at a time: its batch steps now
+                if type(request) is BatchStep:  # one episode at a time: its batch steps now
                     request.batch.step()
                     reply = None
                     continue
-                reply = self.policy.act(request.obs, seed=request.seed, instruction=request.instruction)
+                reply = act(request.obs, seed=request.seed, instruction=request.instruction)
             except Exception as error:
                 reply = error
 
-    def episode(
-        self, item: WorkItem, slot: int = 0
-    ) -> Generator[ActRequest | BatchStep, Any, EpisodeResult]:
+    def episode(self, item: WorkItem, slot: int = 0) -> Generator[ActRequest | BatchStep, Any, EpisodeResult]:
         """The episode as a generator: it yields an `ActRequest` whenever it needs the policy, is
         sent the chunk (or thrown what the act raised, recorded as the episode's error), yields a
         `BatchStep` when a batched env's action is staged (sent None once the batch stepped), and
@@ -159,6 +160,7 @@ class EpisodeRunner:
         began = False
         blamed = BENCHMARK  # whose code has the turn: an exception is its failure
         nan_steps = plans = 0
+        steps = queries = 0  # the result's, kept here while the episode runs
         env = batch = None
         try:
             env = self._reset(condition.seed, condition)
@@ -171,26 +173,28 @@ class EpisodeRunner:
             instruction = self.benchmark.instruction(condition)
             suite = condition.suite or self.spec.default_suite
             started = EpisodeStart(condition.task, suite, instruction, condition.seed)
+            space = getattr(env, "action_space", None)
+            size = action_size(space)
+            seeds = act_seeds(condition.seed, item.trial)
             blamed = POLICY
-            self.policy.begin_episode(getattr(env, "action_space", None), slot=slot, episode=started)
+            self.policy.begin_episode(space, slot=slot, episode=started)
             began, blamed = True, BENCHMARK
-            chunk: np.ndarray | None = None
+            chunk = np.empty((0, 0))
             nan_actions: np.ndarray | None = None
             planning = self._plans_expected()  # a composite policy: its acts may carry plans
             position = used = 0
             ended_by = "max_steps"
-            while result.steps < max_steps:
+            while steps < max_steps:
                 if deadline is not None and time.perf_counter() - start > deadline:
                     result.status, ended_by = TIMED_OUT, "timeout"
                     break
-                if chunk is None or position >= used:
-                    seed = act_seed(condition.seed, item.trial, result.queries)
+                if position >= used:
+                    seed = seeds(queries)
                     blamed = POLICY
                     reply = yield ActRequest(obs, seed, instruction, slot)
-                    space = getattr(env, "action_space", None)
-                    chunk = checked_chunk(reply, space, self.policy)
+                    chunk, nan_actions = checked_chunk(reply, space, size, self.policy)
                     if planning:
-                        plans += self._plans(watching, observer_errors, slot, result.steps)
+                        plans += self._plans(watching, observer_errors, slot, steps)
                     used = len(chunk) if self.steps_per_query is None else self.steps_per_query
                     if used > len(chunk):
                         raise ValueError(
@@ -198,9 +202,8 @@ class EpisodeRunner:
                             f"{policy_name(self.policy)} returned."
                         )
                     blamed = BENCHMARK
-                    nan_actions = nan_rows(chunk)
                     position = 0
-                    result.queries += 1
+                    queries += 1
                 action = chunk[position]
                 if nan_actions is not None and nan_actions[position]:
                     nan_steps += 1
@@ -211,8 +214,11 @@ class EpisodeRunner:
                     yield BatchStep(batch)
                     output = env.outcome()
                 position += 1
-                result.steps += 1
-                obs, reward, env_done = step_output(output, env, self.spec.name)
+                steps += 1
+                if type(output) is tuple and len(output) == 5 and isinstance(output[1], float):
+                    obs, reward, env_done = output[0], float(output[1]), bool(output[2] or output[3])
+                else:  # the other API, another reward type, or a breach (`step_output` names it)
+                    obs, reward, env_done = step_output(output, env, self.spec.name)
                 total_reward += reward
                 if watching:
                     self._notify(watching, observer_errors, "step", env, obs, action, reward, seed)
@@ -230,6 +236,7 @@ class EpisodeRunner:
             # gone, a module that does not import): `seq.engine.failures`
             result.failure, result.ended_by = classify(error, blamed)
             result.status, result.error = ERROR, describe(error, result.failure)
+        result.steps, result.queries = steps, queries
         if batch is not None:
             try:
                 release(env)

@@ -24,7 +24,7 @@ from seq.serving.inputs import writable
 from seq.serving.planning import planning_for
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)  # one per act: a frozen dataclass costs three times as much to make
 class ActRequest:
     """One episode asking for its next chunk: the observation, the seed the act carries, the
     instruction, and which of its worker's side-by-side episodes (`slot`) asks."""
@@ -73,11 +73,14 @@ def as_chunk(output: Any) -> np.ndarray:
     A scalar or a 1-D array is one action; a 2-D array (`[H, D]`) is a chunk of H actions; a dict
     is read through its `actions` key.
     """
-    if isinstance(output, dict):
-        if "actions" not in output:
-            raise ValueError(f"infer returned a dict without an 'actions' key (keys: {sorted(output)}).")
-        output = output["actions"]
-    chunk = np.asarray(output)
+    if type(output) is np.ndarray:
+        chunk = output
+    else:
+        if isinstance(output, dict):
+            if "actions" not in output:
+                raise ValueError(f"infer returned a dict without an 'actions' key (keys: {sorted(output)}).")
+            output = output["actions"]
+        chunk = np.asarray(output)
     if chunk.ndim <= 1:
         return chunk[None]
     if chunk.ndim == 2:
@@ -159,8 +162,8 @@ class InlinePolicy:
             if not self._batched:
                 for index, request in zip(indices, group, strict=True):
                     try:
-                        outcomes[index] = self._act(
-                            request.obs, request.seed, request.instruction, request.slot
+                        outcomes[index] = self.act(
+                            request.obs, seed=request.seed, instruction=request.instruction, slot=request.slot
                         )
                     except Exception as error:
                         outcomes[index] = error
@@ -183,12 +186,10 @@ class InlinePolicy:
                     outcomes[index] = error
         return outcomes  # type: ignore[return-value]
 
-    def act(self, obs: Any, *, seed: int, instruction: str | None) -> np.ndarray:
-        return self._act(obs, seed, instruction, 0)
-
-    def _act(self, obs: Any, seed: int, instruction: str | None, slot: int) -> np.ndarray:
+    def act(self, obs: Any, *, seed: int, instruction: str | None, slot: int = 0) -> np.ndarray:
         obs = writable(obs)
-        instruction = self._instruction(obs, instruction, slot)
+        if self.planning is not None:
+            instruction = self._instruction(obs, instruction, slot)
         if self._batched:
             outputs = self._infer([obs], seed=[seed], instruction=[instruction], **self._parameters)
             return as_chunk(split_batch(outputs, 1)[0])
