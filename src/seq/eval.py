@@ -47,9 +47,11 @@ def run(
     - `envs` worker processes (default: one per core) each run `envs_per_worker` episodes side by
       side and ask the policy for all their chunks at once: one message to a served policy, one
       call of a batched one (`seq.engine.lockstep`); each episode's row is the same either way.
+      Unset, a seq server's eval runs up to 64 a worker, as many as memory holds at the
+      benchmark's `env_memory` (`seq.engine.side_by_side`); any other, one.
     - `engine="ray"`: workers are Ray actors (the cluster at `address`, else a local Ray); same rows.
     - `serve=True`: each arm's policy runs behind a batching websocket server in this process
-      (`max_batch_size`, default one per episode running at once; `max_wait_ms`), which every
+      (`max_batch_size`, default workers × the `envs_per_worker` given; `max_wait_ms`), which every
       worker calls; `policy_url=` uses a server already running (`policy_protocol` "seq",
       "openpi" or "vla-eval"), recorded as `policy_name=` where given, else as the policy a seq
       server names, else under a name derived from its greeting and URL; `image_encoding=`

@@ -116,6 +116,7 @@ def benchmark(
     gpu: str | None = None,
     cpu: int | None = None,
     memory: int | str | None = None,
+    env_memory: int | str | None = None,
     assets: Any = None,
     secrets: Sequence[Any] | None = None,
     metrics: Mapping[str, str] | None = None,
@@ -128,14 +129,15 @@ def benchmark(
     says done. `render` records videos (`seq.Record`). Where it runs: `image` (a `seq.Image`, built
     once as a virtual environment), `assets` (a `seq.Volume`, read-only at `/assets`), `secrets`
     (`seq.Secret`s, environment variables of the benchmark's processes only), `cpu` (workers, by
-    default one per core), `memory` (for all workers: GiB, or a text like `"512MiB"`) and `gpu` (a
-    card's name, or `"cpu"`, the default). `metrics` declares a metric's kind for the report,
-    `{"grasped": "rate", "progress": "mean"}`: a rate (each episode 0 or 1) gets Wilson intervals
-    and McNemar's test, a mean the bootstrap; undeclared, `success` is a rate, `steps`, `return`
-    and `duration_s` means, and any other metric a rate only where every value of the eval is 0
-    or 1 (`seq.stats.kinds`). `batched=True`: the episodes a worker runs side by side
-    (`--envs-per-worker N`) share one instance, whose envs step together, N worlds in one physics
-    step (`seq.engine.batch`: a ported MuJoCo Warp benchmark's).
+    default one per core), `memory` (for all workers: GiB, or a text like `"512MiB"`), `env_memory`
+    (about what one env takes, so that a served eval runs no more envs side by side than memory
+    holds: `seq.engine.side_by_side`) and `gpu` (a card's name, or `"cpu"`, the default).
+    `metrics` declares a metric's kind for the report, `{"grasped": "rate", "progress": "mean"}`:
+    a rate (each episode 0 or 1) gets Wilson intervals and McNemar's test, a mean the bootstrap;
+    undeclared, `success` is a rate, `steps`, `return` and `duration_s` means, and any other metric
+    a rate only where every value of the eval is 0 or 1 (`seq.stats.kinds`). `batched=True`: the
+    episodes a worker runs side by side (`--envs-per-worker N`) share one instance, whose envs step
+    together, N worlds in one physics step (`seq.engine.batch`: a ported MuJoCo Warp benchmark's).
     """
     if isinstance(name, type):  # used bare, as @seq.benchmark
         return benchmark()(name)  # type: ignore[return-value]
@@ -154,6 +156,7 @@ def benchmark(
         resources = dict(
             cpu=cpu if cpu is None else check_cpu(cpu, where),
             memory=memory if memory is None else parse_memory(memory, where),
+            env_memory=env_memory if env_memory is None else parse_memory(env_memory, where, "env_memory", 1),
             gpu=gpu if gpu is None else check_gpu(gpu, where),
         )
         secret_list = [secrets] if isinstance(secrets, Secret) else secrets

@@ -12,26 +12,29 @@ _MEMORY = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(?:([kKmMgGtT])i?[bB]?)?\s*$")
 _EXPECTED = "expected GiB as a number (32) or a text with its unit ('512MiB', '2GiB')"
 
 
-def parse_memory(value: Any, where: str) -> int:
-    """Bytes from `memory=`, for all of a benchmark's workers together: a bare number is GiB (seed
-    000 writes `cpu=16, memory=32`), a text names its unit (`"512MiB"`, `"2GiB"`)."""
+def parse_memory(value: Any, where: str, key: str = "memory", least: int = 64 * 2**20) -> int:
+    """Bytes from `memory=`, for all of a benchmark's workers together (or `env_memory=`, one env's,
+    with `least=1`): a bare number is GiB (seed 000 writes `cpu=16, memory=32`), a text names its
+    unit (`"512MiB"`, `"2GiB"`)."""
     if isinstance(value, bool) or not isinstance(value, int | float | str):
-        raise SeqInputError(f"{where}: memory={value!r} is not a size; {_EXPECTED}.")
+        raise SeqInputError(f"{where}: {key}={value!r} is not a size; {_EXPECTED}.")
     if isinstance(value, str):
         match = _MEMORY.match(value)
         if match is None:
-            raise SeqInputError(f"{where}: memory={value!r} is not a size; {_EXPECTED}.")
+            raise SeqInputError(f"{where}: {key}={value!r} is not a size; {_EXPECTED}.")
         if match.group(2) is None:  # "512" once meant MiB: ask rather than guess
             raise SeqInputError(
-                f"{where}: memory={value!r} has no unit; write {match.group(1)} (a number is GiB) "
+                f"{where}: {key}={value!r} has no unit; write {match.group(1)} (a number is GiB) "
                 f"or '{match.group(1)}MiB'."
             )
         size = int(float(match.group(1)) * _UNITS[match.group(2).lower()])
     elif value != value or value in (float("inf"), float("-inf")):
-        raise SeqInputError(f"{where}: memory={value!r} is not a size; {_EXPECTED}.")
+        raise SeqInputError(f"{where}: {key}={value!r} is not a size; {_EXPECTED}.")
     else:
         size = int(value * 2**30)
-    if size < 64 * 2**20:
+    if size < least:
+        if key != "memory":
+            raise SeqInputError(f"{where}: {key}={value!r} is not a size; {_EXPECTED}.")
         raise SeqInputError(f"{where}: memory={value!r} is under 64 MiB, too little for a Python worker.")
     return size
 

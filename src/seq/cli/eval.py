@@ -328,6 +328,8 @@ def print_dry_run(plan: dict, as_json: bool) -> None:
     console.print(
         f"dry run: {plan['benchmark']}{adapter}: {plan['episodes']} episodes; nothing runs or is stored"
     )
+    workers = plan["workers"]
+    console.print(f"{workers} worker{'s' if workers != 1 else ''}, {plan['envs_per_worker_why']}")
     for arm in plan["arms"]:
         table = Table(
             title=f"arm {arm['arm'] or 'A'}: {arm['policy']}", title_justify="left", header_style="bold"

@@ -43,6 +43,7 @@ class Lockstep:
     def __init__(self, slots: list[dict[str, Runner]]) -> None:
         self.slots = slots
         self.running: dict[int, _Running] = {}
+        self.tasks: dict[int, set[str]] = {}  # the tasks each slot has run (and may keep an env of)
 
     @property
     def free(self) -> bool:
@@ -54,7 +55,8 @@ class Lockstep:
 
     def start(self, item: WorkItem) -> EpisodeResult | None:
         """Start `item` in a free slot and run it to its first act; its result if it ended already."""
-        slot = next(index for index in range(len(self.slots)) if index not in self.running)
+        slot = self._slot_for(item.condition.task)
+        self.tasks.setdefault(slot, set()).add(item.condition.task)
         runner = self.slots[slot][item.arm]
         if isinstance(runner, SetupFailed):
             return runner.result(item)
@@ -66,6 +68,14 @@ class Lockstep:
             return stop.value
         self.running[slot] = _Running(item, episode, runner, request, time.process_time() - cpu_start)
         return None
+
+    def _slot_for(self, task: str) -> int:
+        """A free slot that ran `task` before, else one that ran nothing, else any: a benchmark that
+        keeps one env per task then builds about one per slot, not one per slot and task."""
+        free = [index for index in range(len(self.slots)) if index not in self.running]
+        knows = [index for index in free if task in self.tasks.get(index, ())]
+        fresh = [index for index in free if index not in self.tasks]
+        return (knows or fresh or free)[0]
 
     def step(self) -> list[tuple[WorkItem, EpisodeResult]]:
         """Ask for the chunks of the episodes that need one, all at once, and run each to its next

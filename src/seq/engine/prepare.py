@@ -13,7 +13,7 @@ from typing import Any
 
 from seq._version import __version__, git_sha
 from seq.authoring.adapter import AdapterSpec, resolve_with_adapter
-from seq.authoring.benchmark import spec_of
+from seq.authoring.benchmark import BenchmarkSpec, spec_of
 from seq.authoring.params import Parameter, settable
 from seq.authoring.policy import Policy, policy_spec_of
 from seq.engine.arms import Arm, build_arms
@@ -23,6 +23,7 @@ from seq.engine.policy_checks import check_policy_declarations
 from seq.engine.request import EvalRequest
 from seq.engine.sample import sample_in_isolation
 from seq.engine.sequential import check_sequential
+from seq.engine.side_by_side import SideBySide, auto_side_by_side
 from seq.engine.worker_process import check_gpu, check_isolation
 from seq.errors import SeqInputError
 from seq.record.arguments import ArmArguments, EvalArguments, SequentialOptions, ServeOptions
@@ -96,6 +97,8 @@ def check_envs_per_worker(
     policy object that runs its episodes in this process). `policies`: each arm's class, once
     resolved (None: a served one)."""
     count = request.envs_per_worker
+    if count is None:  # left to the eval: `side_by_side`
+        return
     if isinstance(count, bool) or not isinstance(count, int) or count < 1:
         raise SeqInputError(f"--envs-per-worker must be a positive integer, got {count!r}.")
     if count == 1:
@@ -120,6 +123,31 @@ def check_envs_per_worker(
             )
 
 
+def _side_by_side(
+    request: EvalRequest, arms: list[ArmManifest], spec: BenchmarkSpec, items: int, workers: int
+) -> SideBySide:
+    """The episodes each worker runs at once: as asked, else as `seq.engine.side_by_side` decides."""
+    if request.envs_per_worker is not None:
+        return SideBySide(request.envs_per_worker, "as asked (--envs-per-worker)")
+    alone = None
+    if request.engine != "local":
+        alone = "Ray's workers run one"
+    elif any(arm.in_memory is not None for arm in arms):
+        alone = "the policy object runs in this process"
+    elif any(arm.protocol != "seq" for arm in arms):
+        alone = f"a {request.policy_protocol} server takes one act a message"
+    elif not request.serve and any(arm.policy_url is None for arm in arms):
+        alone = "the policy runs inline (--envs-per-worker N asks a batched one for its batches)"
+    declared = spec.declared
+    return auto_side_by_side(
+        alone=alone,
+        items=items,
+        workers=workers,
+        env_memory=declared.get("env_memory"),
+        memory=declared.get("memory"),
+    )
+
+
 @dataclass(frozen=True)
 class PreparedEval:
     """An eval validated and planned, not stored yet: what `start_eval` stores, `dry_run` shows."""
@@ -130,6 +158,8 @@ class PreparedEval:
     arguments: EvalArguments
     manifest: Manifest
     items: list[WorkItem]
+    workers: int
+    side_by_side: SideBySide  # the episodes each worker runs at once, and why
 
 
 def start_eval(request: EvalRequest, store: Store) -> EvalRow:
@@ -195,6 +225,9 @@ def dry_run(request: EvalRequest, store: Store) -> dict[str, Any]:
         "episodes": len(prepared.items),
         "arms": arms,
         "adapter": prepared.arguments.adapter,
+        "workers": prepared.workers,
+        "envs_per_worker": prepared.side_by_side.count,
+        "envs_per_worker_why": prepared.side_by_side.why,
     }
 
 
@@ -291,6 +324,8 @@ def prepare_eval(request: EvalRequest, store: Store) -> PreparedEval:
     )
     arms = _check_compatibility(arms, policies, benchmark_row, adapter_row, items)
     check_envs_per_worker(request, asked, policies)
+    workers = request.envs or spec.declared.get("cpu") or default_envs()
+    side_by_side = _side_by_side(request, arms, spec, len(items), workers)
     first = store.version("policy", arms[0].policy_name, arms[0].policy_version)
     assert first is not None
     sequential = None
@@ -299,15 +334,17 @@ def prepare_eval(request: EvalRequest, store: Store) -> PreparedEval:
         check_sequential(sequential, len(arms))
     serve = None
     if request.serve:
-        workers = request.envs or default_envs()
-        serve = ServeOptions(request.max_batch_size or workers * request.envs_per_worker, request.max_wait_ms)
+        # the batches a served model takes by default: one per episode asked for (not the auto
+        # count, which shares round trips and may be more than a model's memory holds at once)
+        batch = request.max_batch_size or workers * (request.envs_per_worker or 1)
+        serve = ServeOptions(batch, request.max_wait_ms)
     eval_id = request.eval_id or "ev-" + uuid.uuid4().hex[:10]
     observers = _observer_specs(spec, items, request, store.path.parent / "artifacts" / eval_id)
     arguments = EvalArguments(
         arms=[ArmArguments(arm.name, arm.policy, arm.params) for arm in arms],
         benchmark=benchmark_row.label,
         envs=request.envs,
-        envs_per_worker=request.envs_per_worker,
+        envs_per_worker=side_by_side.count,
         suites=list(request.suites or [spec.default_suite]),
         tasks=list(request.tasks or []) or None,
         seeds=None if request.seeds is None else list(request.seeds),
@@ -333,7 +370,7 @@ def prepare_eval(request: EvalRequest, store: Store) -> PreparedEval:
         default_max_steps=spec.max_steps,
         declared=spec.describe()["declared"],
     )
-    return PreparedEval(eval_id, first, benchmark_row, arguments, manifest, items)
+    return PreparedEval(eval_id, first, benchmark_row, arguments, manifest, items, workers, side_by_side)
 
 
 def _check_image_encoding(request: EvalRequest) -> None:

@@ -135,8 +135,10 @@ class EvalRequest:
     looks: int = option(5, "With --sequential: looks at the pairs, at most.", Cli(metavar="N"))
     metric: str = option("success", "With --sequential: the metric the test decides on.", Cli(metavar="NAME"))
     envs: int | None = option(None, "Worker processes.", Cli(metavar="N", shown="one per core"))
-    envs_per_worker: int = option(
-        1, "Episodes each worker runs side by side, their acts sent together.", Cli(metavar="N")
+    envs_per_worker: int | None = option(
+        None,
+        "Episodes each worker runs side by side, their acts sent together.",
+        Cli(metavar="N", shown="a seq server: up to 64, as memory allows; else 1"),
     )
     engine: str = option(
         "local", "Where the workers run: local (processes here) or ray (Ray actors).", Cli(metavar="NAME")
@@ -156,7 +158,7 @@ class EvalRequest:
         False, "Serve each arm's policy (a batching websocket server) to every worker.", Cli("flag")
     )
     max_batch_size: int | None = option(
-        None, "With --serve: the largest batch.", Cli(metavar="N", shown="the episodes running at once")
+        None, "With --serve: the largest batch.", Cli(metavar="N", shown="workers × --envs-per-worker given")
     )
     max_wait_ms: float = option(10.0, "With --serve: the longest wait for a batch.", Cli(metavar="MS"))
     policy_url: str | None = option(

@@ -1,0 +1,86 @@
+"""How many episodes a worker runs side by side when the eval does not say (`envs_per_worker=None`).
+
+A served policy costs every act a round trip, and a worker running one episode waits that long at
+each step. Side by side (`seq.engine.lockstep`), a worker's episodes ask for their acts together,
+in one message that the server answers as one batch, so they share the wait. Left to itself, an
+eval whose every arm is a seq server (`policy_url=`, or `serve=True`) runs as many episodes per
+worker as it gives each worker, at most `AUTO_MOST`, and no more envs than half the memory free
+at launch holds at `env_memory` an env (the benchmark's declaration, else `DEFAULT_ENV_MEMORY`;
+within its `memory=` where it declares one). Rows are the same either way.
+
+Anything else runs one episode at a time: an inline policy (no wait to share; its batches are
+asked for with `envs_per_worker=N`), an openpi or vla-eval server (one act a message), a policy
+object in this process, and Ray's workers.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass
+
+AUTO_MOST = 64  # episodes side by side a worker, at most (bench/serving.py: 16 to 50 still gain)
+DEFAULT_ENV_MEMORY = 256 * 2**20  # MetaWorld's env takes about 30 MiB beside the first
+
+
+@dataclass(frozen=True)
+class SideBySide:
+    """The episodes each worker runs at once, and why (shown with the eval's plan)."""
+
+    count: int
+    why: str
+
+
+def available_memory() -> int | None:
+    """Bytes the machine can give without swapping (Linux's MemAvailable); else its physical
+    memory's half; None where neither is known."""
+    try:
+        with open("/proc/meminfo") as meminfo:
+            for line in meminfo:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") // 2
+    except (AttributeError, ValueError, OSError):
+        return None
+
+
+def auto_side_by_side(
+    *,
+    alone: str | None,
+    items: int,
+    workers: int,
+    env_memory: int | None = None,
+    memory: int | None = None,
+    free: int | None = None,
+) -> SideBySide:
+    """The episodes per worker for an eval of `items` work items on `workers` workers whose arms
+    are all seq servers; `alone`: why not, where they are not (one episode at a time, then).
+    `env_memory`, `memory`: the benchmark's declarations; `free`: the machine's free memory
+    (default: `available_memory()`)."""
+    if alone is not None:
+        return SideBySide(1, f"1 episode at a time a worker: {alone}")
+    share = math.ceil(items / max(workers, 1))
+    if share <= 1:
+        return SideBySide(1, "1 episode at a time a worker: one each")
+    per_env = env_memory or DEFAULT_ENV_MEMORY
+    budget = (free if free is not None else available_memory() or 0) // 2
+    if memory is not None:
+        budget = min(budget, memory)
+    fits = max(1, budget // (per_env * max(workers, 1)))
+    count = min(AUTO_MOST, share, fits)
+    episodes = "1 episode at a time" if count == 1 else f"{count} episodes side by side"
+    if count == fits and fits < min(AUTO_MOST, share):
+        why = (
+            f"{episodes} a worker: half of the {_size(budget * 2)} free holds {fits} "
+            f"env{'s' if fits != 1 else ''} of {_size(per_env)} a worker"
+        )
+    else:
+        why = f"{episodes} a worker, sharing the served policy's round trips"
+    return SideBySide(count, why)
+
+
+def _size(size: int) -> str:
+    return f"{size / 2**30:.1f} GiB" if size >= 2**30 else f"{size / 2**20:.0f} MiB"

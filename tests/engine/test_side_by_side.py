@@ -1,0 +1,142 @@
+"""Episodes side by side left to the eval: a seq server's evals share their round trips by
+themselves, within the memory free; anything else runs one episode at a time."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+from conftest import refused_in_one_line, run_cli
+
+import seq
+from seq.engine.side_by_side import AUTO_MOST, DEFAULT_ENV_MEMORY, auto_side_by_side
+
+GiB = 2**30
+
+CACHING = textwrap.dedent('''
+    """A benchmark that keeps one env per task, as MetaWorld's does; each env built is a line."""
+    import os
+
+    import numpy as np
+
+    import seq
+
+    BUILT = os.environ.get("SEQ_TEST_BUILT", os.devnull)
+
+
+    class Env:
+        action_space = None
+
+        def reset(self, seed=None):
+            self.x = 0.0
+            return np.array([self.x]), {}
+
+        def step(self, action):
+            self.x += 0.1
+            return np.array([self.x]), 0.0, False, False, {}
+
+
+    @seq.benchmark(
+        name="caching", conditions=seq.conditions(tasks=["a", "b"], seeds=range(8)), max_steps=5,
+        env_memory="20MiB",
+    )
+    class Caching(seq.Benchmark):
+        @seq.reset
+        def reset(self, seed, variant):
+            cache = self.__dict__.setdefault("cache", {})
+            if variant.task not in cache:
+                cache[variant.task] = Env()
+                with open(BUILT, "a") as built:
+                    built.write(variant.task + "\\n")
+            return cache[variant.task]
+
+        @seq.check
+        def check(self, env):
+            return seq.Step(done=False, metrics={"success": 0.0})
+
+
+    @seq.policy(name="step-one")
+    class StepOne(seq.Policy):
+        @seq.infer(batched=True)
+        def infer(self, obs, *, seed=None, instruction=None):
+            return [np.ones(1) for _ in obs]
+''')
+
+
+def _rows(report):
+    return [
+        (e.item_id, e.status, e.steps, e.queries, {k: v for k, v in e.metrics.items() if k != "duration_s"})
+        for e in report.episodes
+    ]
+
+
+def test_a_seq_server_gets_side_by_side_episodes_as_many_as_each_worker_has():
+    rule = auto_side_by_side(alone=None, items=100, workers=2, free=64 * GiB)
+    assert rule.count == 50 and "sharing the served policy's round trips" in rule.why
+    assert auto_side_by_side(alone=None, items=1000, workers=2, free=64 * GiB).count == AUTO_MOST
+    assert auto_side_by_side(alone=None, items=3, workers=4, free=64 * GiB).count == 1
+
+
+def test_the_memory_free_bounds_the_envs_side_by_side():
+    # half of 8 GiB over 4 workers at 512 MiB an env: 2 each
+    rule = auto_side_by_side(alone=None, items=100, workers=4, env_memory=512 * 2**20, free=8 * GiB)
+    assert rule.count == 2
+    assert rule.why == (
+        "2 episodes side by side a worker: half of the 8.0 GiB free holds 2 envs of 512 MiB a worker"
+    )
+    # undeclared, an env is taken to need DEFAULT_ENV_MEMORY
+    expected = 4 * GiB // (2 * DEFAULT_ENV_MEMORY)
+    assert auto_side_by_side(alone=None, items=1000, workers=2, free=8 * GiB).count == expected
+    # a benchmark's memory= (for all its workers) bounds it too
+    assert auto_side_by_side(alone=None, items=100, workers=2, memory=GiB, free=64 * GiB).count == 2
+    tight = auto_side_by_side(alone=None, items=100, workers=2, env_memory=8 * GiB, free=8 * GiB)
+    assert tight.count == 1 and tight.why.startswith("1 episode at a time a worker: half of")
+
+
+def test_anything_but_a_seq_server_runs_one_episode_at_a_time():
+    rule = auto_side_by_side(alone="the policy runs inline", items=100, workers=2, free=64 * GiB)
+    assert rule.count == 1 and rule.why == "1 episode at a time a worker: the policy runs inline"
+
+
+@pytest.fixture
+def caching(tmp_path, monkeypatch):
+    built = tmp_path / "built.txt"
+    built.touch()
+    monkeypatch.setenv("SEQ_TEST_BUILT", str(built))
+    (tmp_path / "caching.py").write_text(CACHING)
+    seq.deploy(tmp_path / "caching.py")
+    return built
+
+
+def test_a_served_eval_runs_side_by_side_by_itself_with_the_rows_of_one_at_a_time(caching):
+    alone = seq.eval.run("step-one", benchmark="caching", envs=1, trials=2)
+    assert alone.manifest.envs_per_worker == 1  # inline: one at a time
+    built_alone = caching.read_text().split()
+    with seq.serve("step-one", port=0) as server:
+        together = seq.eval.run(benchmark="caching", policy_url=server.url, envs=1, trials=2)
+        sizes = server.stats()["batch_size_histogram"]
+    assert together.status == "completed" and _rows(together) == _rows(alone)
+    assert together.manifest.envs_per_worker == 32  # 2 tasks x 8 seeds x 2 trials, one worker
+    assert max(sizes) > 1  # one worker, one connection: several episodes' acts in one message
+    # each of the 32 episodes side by side has its own copy of the benchmark, so its own env
+    built = caching.read_text().split()[len(built_alone) :]
+    assert sorted(built) == ["a"] * 16 + ["b"] * 16
+
+
+def test_the_dry_run_says_how_many_run_side_by_side_and_why(caching):
+    with seq.serve("step-one", port=0) as server:
+        done = run_cli(
+            "eval", "run", "--benchmark", "caching", "--policy-url", server.url, "--envs", "2", "--dry-run"
+        )
+    assert done.returncode == 0, done.stderr
+    assert "2 workers, 8 episodes side by side a worker, sharing the served policy's round trips" in (
+        done.stdout
+    )
+    inline = seq.eval.dry_run("step-one", benchmark="caching", envs=2)
+    assert inline["envs_per_worker"] == 1 and "the policy runs inline" in inline["envs_per_worker_why"]
+
+
+def test_an_env_memory_that_is_not_a_size_is_refused_in_one_line(tmp_path):
+    bad = tmp_path / "bad.py"
+    bad.write_text(CACHING.replace('env_memory="20MiB"', 'env_memory="lots"'))
+    refused_in_one_line(run_cli("deploy", str(bad)), "env_memory='lots' is not a size")
