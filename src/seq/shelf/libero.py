@@ -143,6 +143,8 @@ _DECLARATION = dict(
     max_steps=max(STANDARD_MAX_STEPS.values()),
     # the faithful agentview image when the observation has it, else drawn from the model
     render=seq.Record(camera="agentview", fps=20, options={"record": "none"}),
+    # a budget, not a measure: each env holds its scene's 189 MB of textures and a render context
+    env_memory="1GiB",
 )
 
 

@@ -142,6 +142,7 @@ IMAGE = (
     # env.render(): ManiSkill's human camera at render_size², every step (20 Hz); only when asked.
     render=seq.Record(fps=20, options={"record": "none"}),
     image=IMAGE,
+    env_memory="1GiB",  # a budget, not a measure: a SAPIEN scene and its renderer an env
 )
 class ManiSkill(seq.Benchmark):
     @seq.setup

@@ -77,6 +77,7 @@ IMAGE = seq.Image.debian_slim().uv_pip_install(
     conditions=seq.conditions(tasks=list(TASKS), seeds=SEEDS),
     max_steps=MAX_STEPS,
     image=IMAGE,
+    env_memory="512MiB",  # a budget, not a measure: a MuJoCo model and its render context an env
 )
 class Robosuite(seq.Benchmark):
     @seq.setup
