@@ -77,14 +77,14 @@ def test_a_vla_eval_server_killed_after_6_of_20_episodes_leaves_the_eval_incompl
 
 
 def test_a_seq_server_that_stays_down_is_asked_no_more_by_any_worker(toy_file):
-    """Two workers, a server killed and never restarted: the eval stops within one retry window per
-    worker instead of one per remaining item, and says so."""
+    """Two workers, one episode each, a server killed and never restarted: the eval stops within
+    one retry window per worker instead of one per remaining item, and says so."""
     assert run_cli("deploy", str(toy_file)).returncode == 0
     port = free_port()
     server = start_server(port, "seq")
     run = cli(
         "eval", "run", "--benchmark", "line", "--policy-url", f"ws://127.0.0.1:{port}",
-        "--seeds", "0-19", "--envs", "2", "--param", "delay=0.02", "--json",
+        "--seeds", "0-19", "--envs", "2", "--envs-per-worker", "1", "--param", "delay=0.02", "--json",
     )  # fmt: skip
     try:
         wait_until(lambda: bool(seq.eval.ls()) and seq.eval.ls()[0]["done"] >= 2, "2 episodes")
@@ -106,3 +106,34 @@ def test_a_seq_server_that_stays_down_is_asked_no_more_by_any_worker(toy_file):
     assert kinds.count("circuit_open") > 0
     assert report.status == "incomplete" and len(report.unfinished) == 40 - report.done == len(failed)
     assert json.loads(stdout)["status"] == "incomplete"
+
+
+def test_a_seq_server_gone_costs_every_episode_in_flight_side_by_side_and_no_worker(toy_file):
+    """Left to itself, each worker runs its 20 episodes side by side: a server killed mid-eval costs
+    each episode in flight (the infrastructure's failure, to `--resume`), the episodes that ended
+    before stay recorded, and no worker dies of it (an episode that ends well as the server goes
+    asks it nothing more)."""
+    assert run_cli("deploy", str(toy_file)).returncode == 0
+    port = free_port()
+    server = start_server(port, "seq")
+    run = cli(
+        "eval", "run", "--benchmark", "line", "--policy-url", f"ws://127.0.0.1:{port}",
+        "--seeds", "0-19", "--envs", "2", "--param", "delay=0.02", "--json",
+    )  # fmt: skip
+    try:
+        wait_until(lambda: bool(seq.eval.ls()) and seq.eval.ls()[0]["done"] >= 2, "2 episodes")
+        kill(server)
+        stdout, stderr = run.communicate(timeout=300)
+    finally:
+        kill(server)
+        if run.poll() is None:
+            run.kill()
+    assert run.returncode == 1, stderr
+    eval_id = only_eval()
+    report = seq.eval.report(eval_id)
+    assert report.manifest.envs_per_worker == 20
+    failed = [r for r in rows(eval_id) if r.failure == "infrastructure"]
+    assert failed and {r.ended_by for r in failed} <= {"server_lost", "server_unreachable", "circuit_open"}
+    assert "worker_died" not in {r.ended_by for r in rows(eval_id)}
+    assert report.status == "incomplete" and len(report.unfinished) == 40 - report.done == len(failed)
+    assert report.done >= 2

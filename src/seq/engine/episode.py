@@ -161,6 +161,8 @@ class EpisodeRunner:
         blamed = BENCHMARK  # whose code has the turn: an exception is its failure
         nan_steps = plans = 0
         steps = queries = 0  # the result's, kept here while the episode runs
+        planning = False  # a composite policy: its acts may carry plans (asked once, in the try:
+        # a served policy's answer needs its server)
         env = batch = None
         try:
             env = self._reset(condition.seed, condition)
@@ -181,7 +183,7 @@ class EpisodeRunner:
             began, blamed = True, BENCHMARK
             chunk = np.empty((0, 0))
             nan_actions: np.ndarray | None = None
-            planning = self._plans_expected()  # a composite policy: its acts may carry plans
+            planning = self._plans_expected()
             position = used = 0
             ended_by = "max_steps"
             while steps < max_steps:
@@ -250,14 +252,17 @@ class EpisodeRunner:
             result.metrics = {
                 **metrics,
                 **({NAN_ACTIONS: float(nan_steps)} if nan_steps else {}),
-                **({PLANS: float(plans)} if plans or self._plans_expected() else {}),
+                **({PLANS: float(plans)} if plans or planning else {}),
                 "steps": float(result.steps),
                 "return": total_reward,
                 "duration_s": result.duration_s,
             }
         end_episode = getattr(self.policy, "end_episode", None)
         if began and end_episode is not None:  # a vla-eval server is told how the episode ended
-            end_episode(result, slot)
+            try:  # after the result: nothing may cost the episodes beside it their worker
+                end_episode(result, slot)
+            except Exception:
+                observer_errors.append(f"{type(self.policy).__name__}.end_episode: {traceback.format_exc()}")
         finishing = Finishing(result, observer_errors)
         for observer in self.observers:
             try:
