@@ -54,8 +54,6 @@ def _observation(reset_output: Any) -> Any:
 
 
 def _metrics(step: Any) -> dict[str, float]:
-    if type(step) is Step and not step.metrics:  # every step of most benchmarks but the last
-        return {}
     if not isinstance(step, Step):
         raise TypeError(
             f"@seq.check returned {type(step).__name__}; expected seq.Step(done=..., metrics={{...}})."
@@ -184,6 +182,7 @@ class EpisodeRunner:
             chunk = np.empty((0, 0))
             nan_actions: np.ndarray | None = None
             planning = self._plans_expected()
+            check, per_query = self._check, self.steps_per_query
             position = used = 0
             ended_by = "max_steps"
             while steps < max_steps:
@@ -197,7 +196,7 @@ class EpisodeRunner:
                     chunk, nan_actions = checked_chunk(reply, space, size, self.policy)
                     if planning:
                         plans += self._plans(watching, observer_errors, slot, steps)
-                    used = len(chunk) if self.steps_per_query is None else self.steps_per_query
+                    used = len(chunk) if per_query is None else per_query
                     if used > len(chunk):
                         raise ValueError(
                             f"steps_per_query={used} is longer than the chunk of {len(chunk)} actions "
@@ -224,8 +223,8 @@ class EpisodeRunner:
                 total_reward += reward
                 if watching:
                     self._notify(watching, observer_errors, "step", env, obs, action, reward, seed)
-                step = self._check(env)
-                metrics = _metrics(step)
+                step = check(env)
+                metrics = {} if type(step) is Step and not step.metrics else _metrics(step)
                 if step.done:
                     ended_by = "check"
                     break

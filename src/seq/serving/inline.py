@@ -193,4 +193,6 @@ class InlinePolicy:
         if self._batched:
             outputs = self._infer([obs], seed=[seed], instruction=[instruction], **self._parameters)
             return as_chunk(split_batch(outputs, 1)[0])
+        if not self._parameters:
+            return as_chunk(self._infer(obs, seed=seed, instruction=instruction))
         return as_chunk(self._infer(obs, seed=seed, instruction=instruction, **self._parameters))

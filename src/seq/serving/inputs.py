@@ -22,8 +22,6 @@ def writable(value: Any) -> Any:
     """`value` with every read-only numpy array (in dicts, lists and tuples, at any depth) replaced
     by a writable copy; `value` itself when it holds none."""
     kind = type(value)
-    if kind is np.ndarray:
-        return value if value.flags.writeable else value.copy()
     if kind is dict:
         for item in value.values():  # the common observation first: writable arrays and numbers
             leaf = type(item)
@@ -42,6 +40,8 @@ def writable(value: Any) -> Any:
                     changed = dict(value)
                 changed[key] = fixed
         return value if changed is None else changed
+    if kind is np.ndarray:
+        return value if value.flags.writeable else value.copy()
     if kind is list or kind is tuple:
         fixed_items = [writable(item) for item in value]
         if all(fixed is item for fixed, item in zip(fixed_items, value, strict=True)):
