@@ -51,8 +51,8 @@ def run(
       benchmark's `env_memory` (`seq.engine.side_by_side`); any other, one.
     - `engine="ray"`: workers are Ray actors (the cluster at `address`, else a local Ray); same rows.
     - `serve=True`: each arm's policy runs behind a batching websocket server in this process
-      (`max_batch_size`, default workers × the `envs_per_worker` given; `max_wait_ms`), which every
-      worker calls; `policy_url=` uses a server already running (`policy_protocol` "seq",
+      (`max_batch_size`, default workers × `envs_per_worker`, 1 unless given; `max_wait_ms`),
+      which every worker calls; `policy_url=` uses a server already running (`policy_protocol` "seq",
       "openpi" or "vla-eval"), recorded as `policy_name=` where given, else as the policy a seq
       server names, else under a name derived from its greeting and URL; `image_encoding=`
       ("raw", "jpeg", or "png" for vla-eval) is how a served policy is sent images.

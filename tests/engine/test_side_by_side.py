@@ -72,7 +72,7 @@ def _rows(report):
 
 def test_a_seq_server_gets_side_by_side_episodes_as_many_as_each_worker_has():
     rule = auto_side_by_side(alone=None, items=100, workers=2, free=64 * GiB)
-    assert rule.count == 50 and "sharing the served policy's round trips" in rule.why
+    assert rule.count == 50 and "sharing the server's round trips" in rule.why
     assert auto_side_by_side(alone=None, items=1000, workers=2, free=64 * GiB).count == AUTO_MOST
     assert auto_side_by_side(alone=None, items=3, workers=4, free=64 * GiB).count == 1
 
@@ -82,7 +82,7 @@ def test_the_memory_free_bounds_the_envs_side_by_side():
     rule = auto_side_by_side(alone=None, items=100, workers=4, env_memory=512 * 2**20, free=8 * GiB)
     assert rule.count == 2
     assert rule.why == (
-        "2 episodes side by side a worker: half of the 8.0 GiB free holds 2 envs of 512 MiB a worker"
+        "2 episodes side by side a worker: half the 8.0 GiB free holds 2 envs of 512 MiB a worker"
     )
     # undeclared, an env is taken to need DEFAULT_ENV_MEMORY
     expected = 4 * GiB // (2 * DEFAULT_ENV_MEMORY)
@@ -90,7 +90,20 @@ def test_the_memory_free_bounds_the_envs_side_by_side():
     # a benchmark's memory= (for all its workers) bounds it too
     assert auto_side_by_side(alone=None, items=100, workers=2, memory=GiB, free=64 * GiB).count == 2
     tight = auto_side_by_side(alone=None, items=100, workers=2, env_memory=8 * GiB, free=8 * GiB)
-    assert tight.count == 1 and tight.why.startswith("1 episode at a time a worker: half of")
+    assert tight.count == 1 and tight.why == (
+        "1 episode at a time a worker: half the 8.0 GiB free holds no env of 8.0 GiB a worker"
+    )
+
+
+def test_a_benchmarks_memory_bound_is_named_as_its_own_not_as_memory_free():
+    rule = auto_side_by_side(alone=None, items=100, workers=2, memory=GiB, free=64 * GiB)
+    assert rule.why == (
+        "2 episodes side by side a worker: the benchmark's memory= of 1.0 GiB holds 2 envs of "
+        "256 MiB a worker"
+    )
+    # where half the memory free is less than the benchmark's memory=, it is what bounds
+    rule = auto_side_by_side(alone=None, items=100, workers=2, memory=8 * GiB, free=2 * GiB)
+    assert rule.count == 2 and "half the 2.0 GiB free holds 2 envs" in rule.why
 
 
 def test_anything_but_a_seq_server_runs_one_episode_at_a_time():
@@ -129,14 +142,49 @@ def test_the_dry_run_says_how_many_run_side_by_side_and_why(caching):
             "eval", "run", "--benchmark", "caching", "--policy-url", server.url, "--envs", "2", "--dry-run"
         )
     assert done.returncode == 0, done.stderr
-    assert "2 workers, 8 episodes side by side a worker, sharing the served policy's round trips" in (
-        done.stdout
-    )
+    shared = "2 workers, 8 episodes side by side a worker, sharing the server's round trips\n"
+    assert shared in done.stdout
     inline = seq.eval.dry_run("step-one", benchmark="caching", envs=2)
     assert inline["envs_per_worker"] == 1 and "the policy runs inline" in inline["envs_per_worker_why"]
 
 
-def test_an_env_memory_that_is_not_a_size_is_refused_in_one_line(tmp_path):
+def test_the_dry_run_says_the_count_asked_and_no_more_workers_than_episodes(caching):
+    with seq.serve("step-one", port=0) as server:
+        asked = run_cli(
+            "eval", "run", "--benchmark", "caching", "--policy-url", server.url, "--envs", "2",
+            "--envs-per-worker", "3", "--dry-run",
+        )  # fmt: skip
+        few = seq.eval.dry_run(benchmark="caching", policy_url=server.url, envs=40, seeds=[0])
+    assert "2 workers, 3 episodes side by side a worker, as asked (--envs-per-worker)" in asked.stdout
+    assert few["workers"] == 2 and few["envs_per_worker"] == 1  # 2 episodes: 2 workers, not 40
+    assert few["envs_per_worker_why"] == "1 episode at a time a worker: one episode each"
+
+
+def test_the_dry_runs_line_for_a_memory_bound_wraps_within_80_columns(tmp_path):
+    tight = tmp_path / "tight.py"
+    tight.write_text(CACHING.replace('env_memory="20MiB"', 'env_memory="20MiB", memory=0.25'))
+    seq.deploy(tight)
+    with seq.serve("step-one", port=0) as server:
+        done = run_cli(
+            "eval", "run", "--benchmark", "caching", "--policy-url", server.url, "--envs", "2",
+            "--trials", "8", "--dry-run",
+        )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("2 workers, "))
+    assert lines[start : start + 2] == [
+        "2 workers, 6 episodes side by side a worker: the benchmark's memory= of 256 MiB",
+        "  holds 6 envs of 20 MiB a worker",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("value", "says"),
+    [('"lots"', "env_memory='lots' is not a size"), ("0", "env_memory=0 is under one byte")],
+)
+def test_an_env_memory_that_is_not_a_size_is_refused_in_one_line(tmp_path, value, says):
     bad = tmp_path / "bad.py"
-    bad.write_text(CACHING.replace('env_memory="20MiB"', 'env_memory="lots"'))
-    refused_in_one_line(run_cli("deploy", str(bad)), "env_memory='lots' is not a size")
+    bad.write_text(CACHING.replace('env_memory="20MiB"', f"env_memory={value}"))
+    refused = run_cli("deploy", str(bad))
+    refused_in_one_line(refused, says)
+    assert "what one env takes" in refused.stderr

@@ -10,18 +10,20 @@ from seq.errors import SeqInputError
 _UNITS = {"k": 2**10, "m": 2**20, "g": 2**30, "t": 2**40}
 _MEMORY = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(?:([kKmMgGtT])i?[bB]?)?\s*$")
 _EXPECTED = "expected GiB as a number (32) or a text with its unit ('512MiB', '2GiB')"
+_EXPECTED_ENV = "expected what one env takes, a text with its unit ('512MiB', '2GiB') or GiB (0.5)"
 
 
 def parse_memory(value: Any, where: str, key: str = "memory", least: int = 64 * 2**20) -> int:
     """Bytes from `memory=`, for all of a benchmark's workers together (or `env_memory=`, one env's,
     with `least=1`): a bare number is GiB (seed 000 writes `cpu=16, memory=32`), a text names its
     unit (`"512MiB"`, `"2GiB"`)."""
+    expected = _EXPECTED if key == "memory" else _EXPECTED_ENV
     if isinstance(value, bool) or not isinstance(value, int | float | str):
-        raise SeqInputError(f"{where}: {key}={value!r} is not a size; {_EXPECTED}.")
+        raise SeqInputError(f"{where}: {key}={value!r} is not a size; {expected}.")
     if isinstance(value, str):
         match = _MEMORY.match(value)
         if match is None:
-            raise SeqInputError(f"{where}: {key}={value!r} is not a size; {_EXPECTED}.")
+            raise SeqInputError(f"{where}: {key}={value!r} is not a size; {expected}.")
         if match.group(2) is None:  # "512" once meant MiB: ask rather than guess
             raise SeqInputError(
                 f"{where}: {key}={value!r} has no unit; write {match.group(1)} (a number is GiB) "
@@ -29,12 +31,12 @@ def parse_memory(value: Any, where: str, key: str = "memory", least: int = 64 * 
             )
         size = int(float(match.group(1)) * _UNITS[match.group(2).lower()])
     elif value != value or value in (float("inf"), float("-inf")):
-        raise SeqInputError(f"{where}: {key}={value!r} is not a size; {_EXPECTED}.")
+        raise SeqInputError(f"{where}: {key}={value!r} is not a size; {expected}.")
     else:
         size = int(value * 2**30)
     if size < least:
         if key != "memory":
-            raise SeqInputError(f"{where}: {key}={value!r} is not a size; {_EXPECTED}.")
+            raise SeqInputError(f"{where}: {key}={value!r} is under one byte; {expected}.")
         raise SeqInputError(f"{where}: memory={value!r} is under 64 MiB, too little for a Python worker.")
     return size
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import textwrap
 import time
 from pathlib import Path
 from typing import Any
@@ -329,7 +330,8 @@ def print_dry_run(plan: dict, as_json: bool) -> None:
         f"dry run: {plan['benchmark']}{adapter}: {plan['episodes']} episodes; nothing runs or is stored"
     )
     workers = plan["workers"]
-    console.print(f"{workers} worker{'s' if workers != 1 else ''}, {plan['envs_per_worker_why']}")
+    line = f"{workers} worker{'s' if workers != 1 else ''}, {plan['envs_per_worker_why']}"
+    console.print(textwrap.fill(line, 80, subsequent_indent="  ", break_on_hyphens=False), soft_wrap=True)
     for arm in plan["arms"]:
         table = Table(
             title=f"arm {arm['arm'] or 'A'}: {arm['policy']}", title_justify="left", header_style="bold"

@@ -23,7 +23,7 @@ from seq.engine.policy_checks import check_policy_declarations
 from seq.engine.request import EvalRequest
 from seq.engine.sample import sample_in_isolation
 from seq.engine.sequential import check_sequential
-from seq.engine.side_by_side import SideBySide, auto_side_by_side
+from seq.engine.side_by_side import SideBySide, auto_side_by_side, episodes
 from seq.engine.worker_process import check_gpu, check_isolation
 from seq.errors import SeqInputError
 from seq.record.arguments import ArmArguments, EvalArguments, SequentialOptions, ServeOptions
@@ -128,7 +128,8 @@ def _side_by_side(
 ) -> SideBySide:
     """The episodes each worker runs at once: as asked, else as `seq.engine.side_by_side` decides."""
     if request.envs_per_worker is not None:
-        return SideBySide(request.envs_per_worker, "as asked (--envs-per-worker)")
+        count = request.envs_per_worker
+        return SideBySide(count, f"{episodes(count)}, as asked (--envs-per-worker)")
     alone = None
     if request.engine != "local":
         alone = "Ray's workers run one"
@@ -324,7 +325,8 @@ def prepare_eval(request: EvalRequest, store: Store) -> PreparedEval:
     )
     arms = _check_compatibility(arms, policies, benchmark_row, adapter_row, items)
     check_envs_per_worker(request, asked, policies)
-    workers = request.envs or spec.declared.get("cpu") or default_envs()
+    # no more workers than episodes: the scheduler starts no idle ones, and the plan says so
+    workers = min(request.envs or spec.declared.get("cpu") or default_envs(), max(len(items), 1))
     side_by_side = _side_by_side(request, arms, spec, len(items), workers)
     first = store.version("policy", arms[0].policy_name, arms[0].policy_version)
     assert first is not None

@@ -158,7 +158,9 @@ class EvalRequest:
         False, "Serve each arm's policy (a batching websocket server) to every worker.", Cli("flag")
     )
     max_batch_size: int | None = option(
-        None, "With --serve: the largest batch.", Cli(metavar="N", shown="workers × --envs-per-worker given")
+        None,
+        "With --serve: the largest batch.",
+        Cli(metavar="N", shown="workers × --envs-per-worker (1 unless given)"),
     )
     max_wait_ms: float = option(10.0, "With --serve: the longest wait for a batch.", Cli(metavar="MS"))
     policy_url: str | None = option(

@@ -64,22 +64,25 @@ def auto_side_by_side(
         return SideBySide(1, f"1 episode at a time a worker: {alone}")
     share = math.ceil(items / max(workers, 1))
     if share <= 1:
-        return SideBySide(1, "1 episode at a time a worker: one each")
+        return SideBySide(1, "1 episode at a time a worker: one episode each")
     per_env = env_memory or DEFAULT_ENV_MEMORY
-    budget = (free if free is not None else available_memory() or 0) // 2
-    if memory is not None:
-        budget = min(budget, memory)
-    fits = max(1, budget // (per_env * max(workers, 1)))
-    count = min(AUTO_MOST, share, fits)
-    episodes = "1 episode at a time" if count == 1 else f"{count} episodes side by side"
-    if count == fits and fits < min(AUTO_MOST, share):
-        why = (
-            f"{episodes} a worker: half of the {_size(budget * 2)} free holds {fits} "
-            f"env{'s' if fits != 1 else ''} of {_size(per_env)} a worker"
-        )
+    free = free if free is not None else available_memory() or 0
+    budget, whose = free // 2, f"half the {_size(free)} free"
+    if memory is not None and memory < budget:
+        budget, whose = memory, f"the benchmark's memory= of {_size(memory)}"
+    held = budget // (per_env * max(workers, 1))
+    count = min(AUTO_MOST, share, max(1, held))
+    if held < min(AUTO_MOST, share):
+        envs = f"{held} env{'s' if held != 1 else ''}" if held else "no env"
+        why = f"{episodes(count)}: {whose} holds {envs} of {_size(per_env)} a worker"
     else:
-        why = f"{episodes} a worker, sharing the served policy's round trips"
+        why = f"{episodes(count)}, sharing the server's round trips"
     return SideBySide(count, why)
+
+
+def episodes(count: int) -> str:
+    """`count` episodes a worker, in words: how a plan's line starts."""
+    return "1 episode at a time a worker" if count == 1 else f"{count} episodes side by side a worker"
 
 
 def _size(size: int) -> str:
