@@ -138,6 +138,8 @@ def _side_by_side(
         alone = f"a {request.policy_protocol} server takes one act a message"
     elif not request.serve and any(arm.policy_url is None for arm in arms):
         alone = "the policy runs inline (--envs-per-worker N asks a batched one for its batches)"
+    elif spec.batched:  # its setup sizes its worlds: more episodes than worlds find none to claim
+        alone = "a batched benchmark holds as many worlds as its setup makes (--envs-per-worker N)"
     declared = spec.declared
     return auto_side_by_side(
         alone=alone,
