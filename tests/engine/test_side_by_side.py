@@ -140,3 +140,9 @@ def test_an_env_memory_that_is_not_a_size_is_refused_in_one_line(tmp_path):
     bad = tmp_path / "bad.py"
     bad.write_text(CACHING.replace('env_memory="20MiB"', 'env_memory="lots"'))
     refused_in_one_line(run_cli("deploy", str(bad)), "env_memory='lots' is not a size")
+
+
+def test_envs_per_worker_on_ray_is_refused_before_the_eval_is_stored(caching):
+    with pytest.raises(seq.SeqInputError, match="--envs-per-worker 4 runs on local worker processes"):
+        seq.eval.run("step-one", benchmark="caching", envs=1, envs_per_worker=4, engine="ray")
+    assert seq.eval.ls() == []

@@ -103,6 +103,10 @@ def check_envs_per_worker(
         raise SeqInputError(f"--envs-per-worker must be a positive integer, got {count!r}.")
     if count == 1:
         return
+    if request.engine == "ray":
+        raise SeqInputError(
+            f"--envs-per-worker {count} runs on local worker processes; with --engine ray use 1."
+        )
     if request.policy_url is not None and request.policy_protocol != "seq":
         raise SeqInputError(
             f"--envs-per-worker {count} sends several episodes' acts in one message, which a "
