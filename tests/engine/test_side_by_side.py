@@ -146,3 +146,16 @@ def test_envs_per_worker_on_ray_is_refused_before_the_eval_is_stored(caching):
     with pytest.raises(seq.SeqInputError, match="--envs-per-worker 4 runs on local worker processes"):
         seq.eval.run("step-one", benchmark="caching", envs=1, envs_per_worker=4, engine="ray")
     assert seq.eval.ls() == []
+
+
+def test_a_seq_server_from_before_act_batch_gets_one_episode_at_a_time(caching):
+    from seq.serving import vlaeval
+
+    with seq.serve("step-one", port=0) as server:
+        inner = server._server  # its greeting made an older seq's: no act_batch among its capabilities
+        inner.metadata["capabilities"].pop("act_batch")
+        inner.hello = vlaeval.pack_message("hello", inner.metadata, 0)
+        plan = seq.eval.dry_run(benchmark="caching", policy_url=server.url, envs=1)
+        report = seq.eval.run(benchmark="caching", policy_url=server.url, envs=1)
+    assert plan["envs_per_worker"] == 1 and "a seq from before act_batch" in plan["envs_per_worker_why"]
+    assert report.status == "completed" and report.done == 16

@@ -140,6 +140,8 @@ def _side_by_side(
         alone = "the policy object runs in this process"
     elif any(arm.protocol != "seq" for arm in arms):
         alone = f"a {request.policy_protocol} server takes one act a message"
+    elif not all(_takes_act_batch(arm.server) for arm in arms):
+        alone = "its seq server answers one act a message (a seq from before act_batch)"
     elif not request.serve and any(arm.policy_url is None for arm in arms):
         alone = "the policy runs inline (--envs-per-worker N asks a batched one for its batches)"
     elif spec.batched:  # its setup sizes its worlds: more episodes than worlds find none to claim
@@ -152,6 +154,15 @@ def _side_by_side(
         env_memory=declared.get("env_memory"),
         memory=declared.get("memory"),
     )
+
+
+def _takes_act_batch(server: dict[str, Any] | None) -> bool:
+    """The server's greeting (an arm's `server`; None: served by this seq) offers `act_batch`."""
+    if server is None:
+        return True
+    metadata = server.get("metadata")
+    capabilities = metadata.get("capabilities") if isinstance(metadata, dict) else None
+    return isinstance(capabilities, dict) and bool(capabilities.get("act_batch"))
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,8 @@ at launch holds at `env_memory` an env (the benchmark's declaration, else `DEFAU
 within its `memory=` where it declares one). Rows are the same either way.
 
 Anything else runs one episode at a time: an inline policy (no wait to share; its batches are
-asked for with `envs_per_worker=N`), an openpi or vla-eval server (one act a message), a policy
+asked for with `envs_per_worker=N`), an openpi or vla-eval server or a seq server from before
+`act_batch` (one act a message), a policy
 object in this process, Ray's workers, and a batched benchmark (its setup makes its worlds).
 """
 
