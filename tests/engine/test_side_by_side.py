@@ -88,7 +88,11 @@ def test_the_memory_free_bounds_the_envs_side_by_side():
     expected = 4 * GiB // (2 * DEFAULT_ENV_MEMORY)
     assert auto_side_by_side(alone=None, items=1000, workers=2, free=8 * GiB).count == expected
     # a benchmark's memory= (for all its workers) bounds it too
-    assert auto_side_by_side(alone=None, items=100, workers=2, memory=GiB, free=64 * GiB).count == 2
+    declared = auto_side_by_side(alone=None, items=100, workers=2, memory=GiB, free=64 * GiB)
+    assert declared.count == 2
+    assert declared.why == (  # the benchmark's bound, not the machine's
+        "2 episodes side by side a worker: the benchmark's memory=1.0 GiB holds 2 envs of 256 MiB a worker"
+    )
     tight = auto_side_by_side(alone=None, items=100, workers=2, env_memory=8 * GiB, free=8 * GiB)
     assert tight.count == 1 and tight.why.startswith("1 episode at a time a worker: half of")
 

@@ -68,16 +68,15 @@ def auto_side_by_side(
         return SideBySide(1, "1 episode at a time a worker: one each")
     per_env = env_memory or DEFAULT_ENV_MEMORY
     budget = (free if free is not None else available_memory() or 0) // 2
-    if memory is not None:
-        budget = min(budget, memory)
+    bound = f"half of the {_size(budget * 2)} free"
+    if memory is not None and memory < budget:
+        budget, bound = memory, f"the benchmark's memory={_size(memory)}"
     fits = max(1, budget // (per_env * max(workers, 1)))
     count = min(AUTO_MOST, share, fits)
     episodes = "1 episode at a time" if count == 1 else f"{count} episodes side by side"
     if count == fits and fits < min(AUTO_MOST, share):
-        why = (
-            f"{episodes} a worker: half of the {_size(budget * 2)} free holds {fits} "
-            f"env{'s' if fits != 1 else ''} of {_size(per_env)} a worker"
-        )
+        envs = f"{fits} env{'s' if fits != 1 else ''}"
+        why = f"{episodes} a worker: {bound} holds {envs} of {_size(per_env)} a worker"
     else:
         why = f"{episodes} a worker, sharing the served policy's round trips"
     return SideBySide(count, why)
