@@ -163,3 +163,16 @@ def test_a_seq_server_from_before_act_batch_gets_one_episode_at_a_time(caching):
         report = seq.eval.run(benchmark="caching", policy_url=server.url, envs=1)
     assert plan["envs_per_worker"] == 1 and "a seq from before act_batch" in plan["envs_per_worker_why"]
     assert report.status == "completed" and report.done == 16
+
+
+def test_episodes_with_a_timeout_run_one_at_a_time_unless_asked(toy_file):
+    # side by side, each episode's wall time would hold the others' steps: timed out where alone
+    # it succeeds
+    seq.deploy(toy_file)
+    options = dict(benchmark="line", envs=1, timeout_s=1.0, params={"delay": "0.01"})
+    alone = seq.eval.run("line-controller", **options)
+    served = seq.eval.run("line-controller", serve=True, **options)
+    assert served.manifest.envs_per_worker == 1
+    assert _rows(served) == _rows(alone) and {e.status for e in served.episodes} == {"ok"}
+    plan = seq.eval.dry_run("line-controller", serve=True, **options)
+    assert "its episodes have a timeout_s" in plan["envs_per_worker_why"]

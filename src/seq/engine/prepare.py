@@ -128,7 +128,7 @@ def check_envs_per_worker(
 
 
 def _side_by_side(
-    request: EvalRequest, arms: list[ArmManifest], spec: BenchmarkSpec, items: int, workers: int
+    request: EvalRequest, arms: list[ArmManifest], spec: BenchmarkSpec, items: list[WorkItem], workers: int
 ) -> SideBySide:
     """The episodes each worker runs at once: as asked, else as `seq.engine.side_by_side` decides."""
     if request.envs_per_worker is not None:
@@ -144,12 +144,16 @@ def _side_by_side(
         alone = "its seq server answers one act a message (a seq from before act_batch)"
     elif not request.serve and any(arm.policy_url is None for arm in arms):
         alone = "the policy runs inline (--envs-per-worker N asks a batched one for its batches)"
+    elif any(item.condition.timeout_s is not None for item in items):
+        # an episode's timeout_s is wall time, which the episodes side by side share: each would
+        # be timed out by the others' steps (and a worker killed by the watchdog)
+        alone = "its episodes have a timeout_s, and episodes side by side share their wall time"
     elif spec.batched:  # its setup sizes its worlds: more episodes than worlds find none to claim
         alone = "a batched benchmark holds as many worlds as its setup makes (--envs-per-worker N)"
     declared = spec.declared
     return auto_side_by_side(
         alone=alone,
-        items=items,
+        items=len(items),
         workers=workers,
         env_memory=declared.get("env_memory"),
         memory=declared.get("memory"),
@@ -342,7 +346,7 @@ def prepare_eval(request: EvalRequest, store: Store) -> PreparedEval:
     arms = _check_compatibility(arms, policies, benchmark_row, adapter_row, items)
     check_envs_per_worker(request, asked, policies)
     workers = request.envs or spec.declared.get("cpu") or default_envs()
-    side_by_side = _side_by_side(request, arms, spec, len(items), workers)
+    side_by_side = _side_by_side(request, arms, spec, items, workers)
     first = store.version("policy", arms[0].policy_name, arms[0].policy_version)
     assert first is not None
     sequential = None

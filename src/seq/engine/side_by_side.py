@@ -10,8 +10,9 @@ within its `memory=` where it declares one). Rows are the same either way.
 
 Anything else runs one episode at a time: an inline policy (no wait to share; its batches are
 asked for with `envs_per_worker=N`), an openpi or vla-eval server or a seq server from before
-`act_batch` (one act a message), a policy
-object in this process, Ray's workers, and a batched benchmark (its setup makes its worlds).
+`act_batch` (one act a message), a policy object in this process, Ray's workers, a batched
+benchmark (its setup makes its worlds), and episodes with a `timeout_s` (wall time, which
+episodes side by side share: each would be timed out by the others' steps).
 """
 
 from __future__ import annotations
