@@ -9,7 +9,13 @@ import pytest
 from conftest import refused_in_one_line, run_cli
 
 import seq
-from seq.engine.side_by_side import AUTO_MOST, DEFAULT_ENV_MEMORY, auto_side_by_side
+from seq.engine.side_by_side import (
+    AUTO_MOST,
+    DEFAULT_ENV_MEMORY,
+    auto_side_by_side,
+    available_memory,
+    cgroup_room,
+)
 
 GiB = 2**30
 
@@ -176,3 +182,23 @@ def test_episodes_with_a_timeout_run_one_at_a_time_unless_asked(toy_file):
     assert _rows(served) == _rows(alone) and {e.status for e in served.episodes} == {"ok"}
     plan = seq.eval.dry_run("line-controller", serve=True, **options)
     assert "its episodes have a timeout_s" in plan["envs_per_worker_why"]
+
+
+def test_a_containers_memory_limit_bounds_the_memory_free(tmp_path):
+    # a container's MemAvailable is its host's: the limit of its cgroup says what it may take
+    v2 = tmp_path / "v2"
+    v2.mkdir()
+    (v2 / "memory.max").write_text(f"{4 * GiB}\n")
+    (v2 / "memory.current").write_text(f"{GiB}\n")
+    (v2 / "memory.stat").write_text(f"anon 100\ninactive_file {GiB // 2}\n")  # page cache it can drop
+    assert cgroup_room(v2) == 3 * GiB + GiB // 2
+    assert available_memory(v2) <= 3 * GiB + GiB // 2
+    (v2 / "memory.max").write_text("max\n")
+    assert cgroup_room(v2) is None and available_memory(v2) == available_memory(tmp_path / "none")
+    v1 = tmp_path / "v1" / "memory"
+    v1.mkdir(parents=True)
+    (v1 / "memory.limit_in_bytes").write_text(f"{2 * GiB}\n")
+    (v1 / "memory.usage_in_bytes").write_text(f"{GiB}\n")
+    assert cgroup_room(v1.parent) == GiB
+    (v1 / "memory.limit_in_bytes").write_text("9223372036854771712\n")  # v1's "no limit"
+    assert cgroup_room(v1.parent) is None
