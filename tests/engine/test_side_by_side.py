@@ -202,3 +202,12 @@ def test_a_containers_memory_limit_bounds_the_memory_free(tmp_path):
     assert cgroup_room(v1.parent) == GiB
     (v1 / "memory.limit_in_bytes").write_text("9223372036854771712\n")  # v1's "no limit"
     assert cgroup_room(v1.parent) is None
+
+
+def test_an_openpi_or_vla_eval_server_gets_one_episode_at_a_time(caching):
+    with seq.serve("step-one", port=0) as server:  # a seq server speaks both
+        options = dict(benchmark="caching", policy_url=server.url, envs=1)
+        plans = {p: seq.eval.dry_run(policy_protocol=p, **options) for p in ("openpi", "vla-eval")}
+    assert plans["openpi"]["envs_per_worker"] == plans["vla-eval"]["envs_per_worker"] == 1
+    assert plans["openpi"]["envs_per_worker_why"].endswith(": an openpi server takes one act a message")
+    assert plans["vla-eval"]["envs_per_worker_why"].endswith(": a vla-eval server takes one act a message")

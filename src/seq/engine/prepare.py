@@ -139,7 +139,8 @@ def _side_by_side(
     elif any(arm.in_memory is not None for arm in arms):
         alone = "the policy object runs in this process"
     elif any(arm.protocol != "seq" for arm in arms):
-        alone = f"a {request.policy_protocol} server takes one act a message"
+        article = "an" if request.policy_protocol == "openpi" else "a"
+        alone = f"{article} {request.policy_protocol} server takes one act a message"
     elif not all(_takes_act_batch(arm.server) for arm in arms):
         alone = "its seq server answers one act a message (a seq from before act_batch)"
     elif not request.serve and any(arm.policy_url is None for arm in arms):
