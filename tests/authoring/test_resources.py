@@ -45,9 +45,31 @@ def test_numbers_are_gib_and_texts_keep_their_unit(memory, mib):
         ("lots", "memory='lots' is not a size"),
         (True, "memory=True is not a size"),
         (float("nan"), "memory=nan is not a size"),
+        (1e300, "memory=1e+300 is not a size any machine has"),
+        ("9" * 400 + "GiB", "is not a size any machine has"),
     ],
 )
 def test_what_is_not_a_size_is_refused_in_one_sentence(memory, said):
     with pytest.raises(seq.SeqInputError, match="@seq.benchmark on Sized") as refused:
         _declare(memory=memory)
     assert said in str(refused.value)
+
+
+@pytest.mark.parametrize(
+    ("env_memory", "said"),
+    [
+        (0, "env_memory=0 is under one byte"),
+        (-1, "env_memory=-1 is under one byte"),
+        (True, "env_memory=True is not a size"),
+        (1e300, "env_memory=1e+300 is not a size any machine has"),
+    ],
+)
+def test_an_env_memory_that_is_not_a_size_is_refused_in_one_sentence(env_memory, said):
+    with pytest.raises(seq.SeqInputError, match="@seq.benchmark on Sized") as refused:
+        _declare(env_memory=env_memory)
+    assert said in str(refused.value)
+
+
+def test_an_env_memory_keeps_its_unit_and_may_be_small():
+    assert _declare(env_memory="1KiB")["env_memory"] == 1024
+    assert _declare(env_memory=1.5)["env_memory"] == 3 * 2**29

@@ -153,3 +153,15 @@ def test_compare_pairs_a_benchmark_with_its_batched_twin(points: Path) -> None:
     assert report.done == 20 and len(report.comparisons) >= 1
     a, b = (report.metric("success", arm=arm).value for arm in report.arms)
     assert a == b  # the same episodes, the same outcomes
+
+
+def test_a_served_eval_of_a_batched_benchmark_runs_one_episode_at_a_time_unless_asked(points: Path) -> None:
+    # its setup makes 4 worlds: 10 episodes side by side on one worker would find none to claim
+    with seq.serve("points-line", port=0) as server:
+        report = seq.eval.run(benchmark="points", policy_url=server.url, envs=1, max_steps=8,
+                              params={"worlds": "4"})
+        plan = seq.eval.dry_run(benchmark="points", policy_url=server.url, envs=1)
+    assert report.status == "completed"
+    assert [e.status for e in report.episodes] == ["ok"] * 10
+    assert report.manifest.envs_per_worker == 1
+    assert "a batched benchmark holds as many worlds as its setup makes" in plan["envs_per_worker_why"]

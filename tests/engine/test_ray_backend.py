@@ -53,3 +53,18 @@ def test_a_served_policy_runs_in_a_ray_actor_with_the_same_rows(toy_file):
         "line-controller", benchmark="line", envs=2, params=params, engine="ray", serve=True
     )
     assert _rows(served) == _rows(local)
+
+
+def test_a_served_eval_left_to_run_side_by_side_resumes_on_ray(toy_file):
+    from seq.engine.prepare import start_eval
+    from seq.engine.request import EvalRequest
+    from seq.record.store import Store
+
+    seq.deploy(toy_file)
+    local = seq.eval.run("line-controller", benchmark="line", envs=1)
+    with seq.serve("line-controller", port=0) as server:
+        stored = start_eval(EvalRequest(benchmark="line", policy_url=server.url, envs=1), Store())
+        assert stored.arguments.envs_per_worker == 6  # seq's own count, never asked for
+        resumed = seq.eval.run(resume=stored.id, engine="ray")
+    assert resumed.status == "completed" and _rows(resumed) == _rows(local)
+    assert resumed.manifest.envs_per_worker == 1  # Ray's actors ran one episode at a time

@@ -9,7 +9,13 @@ import pytest
 from conftest import refused_in_one_line, run_cli
 
 import seq
-from seq.engine.side_by_side import AUTO_MOST, DEFAULT_ENV_MEMORY, auto_side_by_side
+from seq.engine.side_by_side import (
+    AUTO_MOST,
+    DEFAULT_ENV_MEMORY,
+    auto_side_by_side,
+    available_memory,
+    cgroup_room,
+)
 
 GiB = 2**30
 
@@ -88,7 +94,12 @@ def test_the_memory_free_bounds_the_envs_side_by_side():
     expected = 4 * GiB // (2 * DEFAULT_ENV_MEMORY)
     assert auto_side_by_side(alone=None, items=1000, workers=2, free=8 * GiB).count == expected
     # a benchmark's memory= (for all its workers) bounds it too
-    assert auto_side_by_side(alone=None, items=100, workers=2, memory=GiB, free=64 * GiB).count == 2
+    declared = auto_side_by_side(alone=None, items=100, workers=2, memory=GiB, free=64 * GiB)
+    assert declared.count == 2
+    assert declared.why == (  # the benchmark's bound, not the machine's
+        "2 episodes side by side a worker: the benchmark's memory= of 1.0 GiB holds 2 envs of 256 MiB"
+        " a worker"
+    )
     tight = auto_side_by_side(alone=None, items=100, workers=2, env_memory=8 * GiB, free=8 * GiB)
     assert tight.count == 1 and tight.why == (
         "1 episode at a time a worker: half the 8.0 GiB free holds no env of 8.0 GiB a worker"
@@ -188,3 +199,64 @@ def test_an_env_memory_that_is_not_a_size_is_refused_in_one_line(tmp_path, value
     refused = run_cli("deploy", str(bad))
     refused_in_one_line(refused, says)
     assert "what one env takes" in refused.stderr
+
+
+def test_envs_per_worker_on_ray_is_refused_before_the_eval_is_stored(caching):
+    with pytest.raises(seq.SeqInputError, match="--envs-per-worker 4 runs on local worker processes"):
+        seq.eval.run("step-one", benchmark="caching", envs=1, envs_per_worker=4, engine="ray")
+    assert seq.eval.ls() == []
+
+
+def test_a_seq_server_from_before_act_batch_gets_one_episode_at_a_time(caching):
+    from seq.serving import vlaeval
+
+    with seq.serve("step-one", port=0) as server:
+        inner = server._server  # its greeting made an older seq's: no act_batch among its capabilities
+        inner.metadata["capabilities"].pop("act_batch")
+        inner.hello = vlaeval.pack_message("hello", inner.metadata, 0)
+        plan = seq.eval.dry_run(benchmark="caching", policy_url=server.url, envs=1)
+        report = seq.eval.run(benchmark="caching", policy_url=server.url, envs=1)
+    assert plan["envs_per_worker"] == 1 and "a seq from before act_batch" in plan["envs_per_worker_why"]
+    assert report.status == "completed" and report.done == 16
+
+
+def test_episodes_with_a_timeout_run_one_at_a_time_unless_asked(toy_file):
+    # side by side, each episode's wall time would hold the others' steps: timed out where alone
+    # it succeeds
+    seq.deploy(toy_file)
+    options = dict(benchmark="line", envs=1, timeout_s=1.0, params={"delay": "0.01"})
+    alone = seq.eval.run("line-controller", **options)
+    served = seq.eval.run("line-controller", serve=True, **options)
+    assert served.manifest.envs_per_worker == 1
+    assert _rows(served) == _rows(alone) and {e.status for e in served.episodes} == {"ok"}
+    plan = seq.eval.dry_run("line-controller", serve=True, **options)
+    assert "its episodes have a timeout_s" in plan["envs_per_worker_why"]
+
+
+def test_a_containers_memory_limit_bounds_the_memory_free(tmp_path):
+    # a container's MemAvailable is its host's: the limit of its cgroup says what it may take
+    v2 = tmp_path / "v2"
+    v2.mkdir()
+    (v2 / "memory.max").write_text(f"{4 * GiB}\n")
+    (v2 / "memory.current").write_text(f"{GiB}\n")
+    (v2 / "memory.stat").write_text(f"anon 100\ninactive_file {GiB // 2}\n")  # page cache it can drop
+    assert cgroup_room(v2) == 3 * GiB + GiB // 2
+    assert available_memory(v2) <= 3 * GiB + GiB // 2
+    (v2 / "memory.max").write_text("max\n")
+    assert cgroup_room(v2) is None and available_memory(v2) == available_memory(tmp_path / "none")
+    v1 = tmp_path / "v1" / "memory"
+    v1.mkdir(parents=True)
+    (v1 / "memory.limit_in_bytes").write_text(f"{2 * GiB}\n")
+    (v1 / "memory.usage_in_bytes").write_text(f"{GiB}\n")
+    assert cgroup_room(v1.parent) == GiB
+    (v1 / "memory.limit_in_bytes").write_text("9223372036854771712\n")  # v1's "no limit"
+    assert cgroup_room(v1.parent) is None
+
+
+def test_an_openpi_or_vla_eval_server_gets_one_episode_at_a_time(caching):
+    with seq.serve("step-one", port=0) as server:  # a seq server speaks both
+        options = dict(benchmark="caching", policy_url=server.url, envs=1)
+        plans = {p: seq.eval.dry_run(policy_protocol=p, **options) for p in ("openpi", "vla-eval")}
+    assert plans["openpi"]["envs_per_worker"] == plans["vla-eval"]["envs_per_worker"] == 1
+    assert plans["openpi"]["envs_per_worker_why"].endswith(": an openpi server takes one act a message")
+    assert plans["vla-eval"]["envs_per_worker_why"].endswith(": a vla-eval server takes one act a message")

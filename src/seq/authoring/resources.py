@@ -29,11 +29,15 @@ def parse_memory(value: Any, where: str, key: str = "memory", least: int = 64 * 
                 f"{where}: {key}={value!r} has no unit; write {match.group(1)} (a number is GiB) "
                 f"or '{match.group(1)}MiB'."
             )
-        size = int(float(match.group(1)) * _UNITS[match.group(2).lower()])
+        number, unit = float(match.group(1)), _UNITS[match.group(2).lower()]
     elif value != value or value in (float("inf"), float("-inf")):
         raise SeqInputError(f"{where}: {key}={value!r} is not a size; {expected}.")
     else:
-        size = int(value * 2**30)
+        number, unit = value, 2**30
+    try:
+        size = int(number * unit)
+    except OverflowError:  # a float past 1.8e308 bytes: no machine's
+        raise SeqInputError(f"{where}: {key}={value!r} is not a size any machine has; {_EXPECTED}.") from None
     if size < least:
         if key != "memory":
             raise SeqInputError(f"{where}: {key}={value!r} is under one byte; {expected}.")

@@ -24,7 +24,8 @@ def act_seeds(episode_seed: int, trial: int) -> Callable[[int], int]:
 
     def seed(act_index: int) -> int:
         digest = prefix.copy()
-        digest.update(b"%d" % act_index)
+        # as act_seed writes it: b"%d" would write a bool as 1 and a float without its fraction
+        digest.update(b"%d" % act_index if type(act_index) is int else f"{act_index}".encode())
         return int.from_bytes(digest.digest(), "big") >> 1
 
     return seed

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import time
 import traceback
-from collections.abc import Callable, Generator, Sequence
+from collections.abc import Callable, Generator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -57,6 +57,10 @@ def _metrics(step: Any) -> dict[str, float]:
     if not isinstance(step, Step):
         raise TypeError(
             f"@seq.check returned {type(step).__name__}; expected seq.Step(done=..., metrics={{...}})."
+        )
+    if not isinstance(step.metrics, Mapping):
+        raise TypeError(
+            f"@seq.check returned seq.Step(metrics={step.metrics!r}); expected a dict of numbers."
         )
     metrics = {}
     for key, value in step.metrics.items():
@@ -224,7 +228,7 @@ class EpisodeRunner:
                 if watching:
                     self._notify(watching, observer_errors, "step", env, obs, action, reward, seed)
                 step = check(env)
-                metrics = {} if type(step) is Step and not step.metrics else _metrics(step)
+                metrics = {} if type(step) is Step and step.metrics == {} else _metrics(step)
                 if step.done:
                     ended_by = "check"
                     break

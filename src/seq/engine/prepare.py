@@ -103,6 +103,10 @@ def check_envs_per_worker(
         raise SeqInputError(f"--envs-per-worker must be a positive integer, got {count!r}.")
     if count == 1:
         return
+    if request.engine == "ray":
+        raise SeqInputError(
+            f"--envs-per-worker {count} runs on local worker processes; with --engine ray use 1."
+        )
     if request.policy_url is not None and request.policy_protocol != "seq":
         raise SeqInputError(
             f"--envs-per-worker {count} sends several episodes' acts in one message, which a "
@@ -124,7 +128,7 @@ def check_envs_per_worker(
 
 
 def _side_by_side(
-    request: EvalRequest, arms: list[ArmManifest], spec: BenchmarkSpec, items: int, workers: int
+    request: EvalRequest, arms: list[ArmManifest], spec: BenchmarkSpec, items: list[WorkItem], workers: int
 ) -> SideBySide:
     """The episodes each worker runs at once: as asked, else as `seq.engine.side_by_side` decides."""
     if request.envs_per_worker is not None:
@@ -136,17 +140,35 @@ def _side_by_side(
     elif any(arm.in_memory is not None for arm in arms):
         alone = "the policy object runs in this process"
     elif any(arm.protocol != "seq" for arm in arms):
-        alone = f"a {request.policy_protocol} server takes one act a message"
+        article = "an" if request.policy_protocol == "openpi" else "a"
+        alone = f"{article} {request.policy_protocol} server takes one act a message"
+    elif not all(_takes_act_batch(arm.server) for arm in arms):
+        alone = "its seq server answers one act a message (a seq from before act_batch)"
     elif not request.serve and any(arm.policy_url is None for arm in arms):
         alone = "the policy runs inline (--envs-per-worker N asks a batched one for its batches)"
+    elif any(item.condition.timeout_s is not None for item in items):
+        # an episode's timeout_s is wall time, which the episodes side by side share: each would
+        # be timed out by the others' steps (and a worker killed by the watchdog)
+        alone = "its episodes have a timeout_s, and episodes side by side share their wall time"
+    elif spec.batched:  # its setup sizes its worlds: more episodes than worlds find none to claim
+        alone = "a batched benchmark holds as many worlds as its setup makes (--envs-per-worker N)"
     declared = spec.declared
     return auto_side_by_side(
         alone=alone,
-        items=items,
+        items=len(items),
         workers=workers,
         env_memory=declared.get("env_memory"),
         memory=declared.get("memory"),
     )
+
+
+def _takes_act_batch(server: dict[str, Any] | None) -> bool:
+    """The server's greeting (an arm's `server`; None: served by this seq) offers `act_batch`."""
+    if server is None:
+        return True
+    metadata = server.get("metadata")
+    capabilities = metadata.get("capabilities") if isinstance(metadata, dict) else None
+    return isinstance(capabilities, dict) and bool(capabilities.get("act_batch"))
 
 
 @dataclass(frozen=True)
@@ -327,7 +349,7 @@ def prepare_eval(request: EvalRequest, store: Store) -> PreparedEval:
     check_envs_per_worker(request, asked, policies)
     # no more workers than episodes: the scheduler starts no idle ones, and the plan says so
     workers = min(request.envs or spec.declared.get("cpu") or default_envs(), max(len(items), 1))
-    side_by_side = _side_by_side(request, arms, spec, len(items), workers)
+    side_by_side = _side_by_side(request, arms, spec, items, workers)
     first = store.version("policy", arms[0].policy_name, arms[0].policy_version)
     assert first is not None
     sequential = None

@@ -158,7 +158,10 @@ def _backend(
 
         return InProcessBackend(config)
     if engine == "ray" and config.envs_per_worker > 1:
-        raise SeqInputError("--envs-per-worker runs on local worker processes; with --engine ray use 1.")
+        # a count stored by a local run (asked, or seq's own: `seq.engine.side_by_side`), resumed on
+        # Ray, whose actors run one episode at a time; the rows are the same (a new eval asking for
+        # more is refused before it is stored: `check_envs_per_worker`)
+        config = replace(config, envs_per_worker=1)
     if engine == "ray":
         if shard is not None:
             raise SeqInputError("--engine ray runs the whole eval on the cluster; it takes no --shard-id.")
@@ -223,7 +226,8 @@ def _execute_leased(
     declared = benchmark_row.declared.get("declared", {})
     envs = envs if envs is not None else eval_row.arguments.envs
     workers = check_envs(envs if envs is not None else declared.get("cpu"))
-    isolation = _isolation(eval_row, store, declared, workers)
+    side_by_side = 1 if engine == "ray" else eval_row.arguments.envs_per_worker or 1  # `_backend`
+    isolation = _isolation(eval_row, store, declared, workers, side_by_side)
     store.set_eval_status(eval_row.id, RUNNING)
     environment_seen = eval_row.manifest.environment is not None
 
@@ -343,7 +347,9 @@ def _scores(
     return score_eval(load_version(benchmark_row), benchmark_row.ref, setup, store, eval_row.id, apart)
 
 
-def _isolation(eval_row: EvalRow, store: Store, declared: dict[str, Any], workers: int) -> Isolation:
+def _isolation(
+    eval_row: EvalRow, store: Store, declared: dict[str, Any], workers: int, envs_per_worker: int
+) -> Isolation:
     """The benchmark's declarations resolved for this eval (the image built if need be), recorded
     in its manifest; a failed build or a missing volume or secret fails the eval before any episode."""
     try:
@@ -360,7 +366,7 @@ def _isolation(eval_row: EvalRow, store: Store, declared: dict[str, Any], worker
     store.update_manifest(
         eval_row.id,
         workers=workers,
-        envs_per_worker=eval_row.arguments.envs_per_worker or 1,
+        envs_per_worker=envs_per_worker,
         **isolation.manifest,
     )
     return isolation
