@@ -76,15 +76,15 @@ def test_a_vla_eval_server_killed_after_6_of_20_episodes_leaves_the_eval_incompl
     assert len(rows(eval_id)) == 20 + len(failed)  # the failed attempts are kept
 
 
-def test_a_seq_server_that_stays_down_is_asked_no_more_by_any_worker(toy_file):
-    """Two workers, one episode each, a server killed and never restarted: the eval stops within
-    one retry window per worker instead of one per remaining item, and says so."""
+def _server_killed_mid_eval(toy_file, *options: str) -> tuple[str, str]:
+    """`seq eval run` of 40 line episodes on 2 workers against a seq server killed once 2 episodes
+    are done and never restarted; the eval's id and its JSON output (it must exit 1)."""
     assert run_cli("deploy", str(toy_file)).returncode == 0
     port = free_port()
     server = start_server(port, "seq")
     run = cli(
         "eval", "run", "--benchmark", "line", "--policy-url", f"ws://127.0.0.1:{port}",
-        "--seeds", "0-19", "--envs", "2", "--envs-per-worker", "1", "--param", "delay=0.02", "--json",
+        "--seeds", "0-19", "--envs", "2", "--param", "delay=0.02", "--json", *options,
     )  # fmt: skip
     try:
         wait_until(lambda: bool(seq.eval.ls()) and seq.eval.ls()[0]["done"] >= 2, "2 episodes")
@@ -95,7 +95,13 @@ def test_a_seq_server_that_stays_down_is_asked_no_more_by_any_worker(toy_file):
         if run.poll() is None:
             run.kill()
     assert run.returncode == 1, stderr
-    eval_id = only_eval()
+    return only_eval(), stdout
+
+
+def test_a_seq_server_that_stays_down_is_asked_no_more_by_any_worker(toy_file):
+    """Two workers, one episode each, a server killed and never restarted: the eval stops within
+    one retry window per worker instead of one per remaining item, and says so."""
+    eval_id, stdout = _server_killed_mid_eval(toy_file, "--envs-per-worker", "1")
     failed = [r for r in rows(eval_id) if r.failure == "infrastructure"]
     kinds = [r.ended_by for r in failed]
     # each worker waits out the retries once, then tries once per episode until the circuit opens
@@ -113,23 +119,7 @@ def test_a_seq_server_gone_costs_every_episode_in_flight_side_by_side_and_no_wor
     each episode in flight (the infrastructure's failure, to `--resume`), the episodes that ended
     before stay recorded, and no worker dies of it (an episode that ends well as the server goes
     asks it nothing more)."""
-    assert run_cli("deploy", str(toy_file)).returncode == 0
-    port = free_port()
-    server = start_server(port, "seq")
-    run = cli(
-        "eval", "run", "--benchmark", "line", "--policy-url", f"ws://127.0.0.1:{port}",
-        "--seeds", "0-19", "--envs", "2", "--param", "delay=0.02", "--json",
-    )  # fmt: skip
-    try:
-        wait_until(lambda: bool(seq.eval.ls()) and seq.eval.ls()[0]["done"] >= 2, "2 episodes")
-        kill(server)
-        stdout, stderr = run.communicate(timeout=300)
-    finally:
-        kill(server)
-        if run.poll() is None:
-            run.kill()
-    assert run.returncode == 1, stderr
-    eval_id = only_eval()
+    eval_id, _ = _server_killed_mid_eval(toy_file)
     report = seq.eval.report(eval_id)
     assert report.manifest.envs_per_worker == 20
     failed = [r for r in rows(eval_id) if r.failure == "infrastructure"]
