@@ -37,7 +37,7 @@ def parse_memory(value: Any, where: str, key: str = "memory", least: int = 64 * 
     try:
         size = int(number * unit)
     except OverflowError:  # a float past 1.8e308 bytes: no machine's
-        raise SeqInputError(f"{where}: {key}={value!r} is not a size any machine has; {_EXPECTED}.") from None
+        raise SeqInputError(f"{where}: {key}={value!r} is not a size any machine has; {expected}.") from None
     if size < least:
         if key != "memory":
             raise SeqInputError(f"{where}: {key}={value!r} is under one byte; {expected}.")

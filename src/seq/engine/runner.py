@@ -157,11 +157,6 @@ def _backend(
         from seq.engine.inprocess import InProcessBackend
 
         return InProcessBackend(config)
-    if engine == "ray" and config.envs_per_worker > 1:
-        # a count stored by a local run (asked, or seq's own: `seq.engine.side_by_side`), resumed on
-        # Ray, whose actors run one episode at a time; the rows are the same (a new eval asking for
-        # more is refused before it is stored: `check_envs_per_worker`)
-        config = replace(config, envs_per_worker=1)
     if engine == "ray":
         if shard is not None:
             raise SeqInputError("--engine ray runs the whole eval on the cluster; it takes no --shard-id.")
@@ -222,12 +217,16 @@ def _execute_leased(
     benchmark_row = store.version("benchmark", eval_row.benchmark, eval_row.benchmark_version)
     assert benchmark_row is not None
     config = worker_config(eval_row, store)
+    if engine == "ray":
+        # Ray's actors run one episode at a time: a count stored by a local run (asked, or seq's
+        # own: `seq.engine.side_by_side`) and resumed there runs so, with the same rows (a new eval
+        # asking for more is refused before it is stored: `check_envs_per_worker`)
+        config = replace(config, envs_per_worker=1)
     items = store.items(eval_row.id, unfinished_only=True, errored=rerun_failed)
     declared = benchmark_row.declared.get("declared", {})
     envs = envs if envs is not None else eval_row.arguments.envs
     workers = check_envs(envs if envs is not None else declared.get("cpu"))
-    side_by_side = 1 if engine == "ray" else eval_row.arguments.envs_per_worker or 1  # `_backend`
-    isolation = _isolation(eval_row, store, declared, workers, side_by_side)
+    isolation = _isolation(eval_row, store, declared, workers, config.envs_per_worker)
     store.set_eval_status(eval_row.id, RUNNING)
     environment_seen = eval_row.manifest.environment is not None
 
