@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from seq.engine.contract import ContractError
+from seq.engine.items import WorkItem
 from seq.record.episode import BENCHMARK, ERROR, INFRASTRUCTURE, POLICY, EpisodeResult
-from seq.record.store import WorkItem
 
 _PACKAGE = Path(__file__).parent.parent
 SEQ_PACKAGES = tuple(dict.fromkeys((str(_PACKAGE), str(_PACKAGE.resolve()))))

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from seq.authoring.benchmark import BenchmarkSpec
 from seq.authoring.conditions import Condition, check_max_steps, check_seed, check_timeout
 from seq.errors import SeqInputError
-from seq.record.store import WorkItem, item_id
+from seq.record.work import WorkItem, item_id
 
 MOST_ITEMS = 10**7  # episodes in one eval: its work items are planned and stored up front
 

@@ -60,7 +60,7 @@ def sample_in_isolation(
 
 
 def main() -> None:
-    from seq.engine.worker_process import enter_worker_limits
+    from seq.engine.worker_start import enter_worker_limits
 
     enter_worker_limits()
     from seq.engine.compatibility import sample_observations

@@ -14,25 +14,20 @@ import os
 import shutil
 import subprocess
 import sys
-import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from seq.authoring.declarations import Image
 from seq.authoring.resources import memory_text
+from seq.engine.worker_start import ASSETS_VARIABLE, MEMORY_VARIABLE, RUNNER_VARIABLE
 from seq.errors import SeqInputError
 
 if TYPE_CHECKING:  # the secrets store is the runner's business: a worker starts without it
     from seq.isolation.secrets import Masker
 
 log = logging.getLogger("seq.isolation")  # an image's build, step by step (the CLI shows it)
-MEMORY_VARIABLE = "SEQ_WORKER_MEMORY_BYTES"  # read by the worker before it imports anything heavy
-ASSETS_VARIABLE = "SEQ_WORKER_ASSETS"
 IMAGE_VARIABLE = "SEQ_IMAGE"  # set in an image's workers: `Image.imports()` raises there
-RUNNER_VARIABLE = "SEQ_RUNNER_PID"  # the worker's runner: the worker dies with it
-PR_SET_PDEATHSIG = 1  # linux/prctl.h
-PARENT_POLL_S = 0.5  # how often the fallback watcher looks whether the runner is still there
 
 
 def _masker(values: Any) -> Masker:
@@ -171,72 +166,3 @@ def isolate(
         kinds.append("memory")
     process = WorkerProcess(python, environment, memory_bytes, assets, masker)
     return Isolation(process, manifest, policy_apart=bool(declared.get("secrets")), declared=tuple(kinds))
-
-
-def die_with_runner() -> None:
-    """In a fresh worker process, first of all: die when the runner that started it dies, even
-    inside a step that blocks for good (the socket closing is noticed only between steps).
-
-    On Linux the kernel sends SIGKILL at the runner's death (`prctl(PR_SET_PDEATHSIG)`, through
-    ctypes: any CPython, an image's too); elsewhere a daemon thread watches the parent. A runner
-    already gone by then (it died while this process started) ends it at once.
-    """
-    runner = os.environ.get(RUNNER_VARIABLE)
-    if not runner or not runner.isdigit():
-        return  # not started by a runner (run by hand): nothing to die with
-    if not _kill_at_parent_death():
-        watch_runner(int(runner))
-    if os.getppid() != int(runner):
-        os._exit(1)
-
-
-def _kill_at_parent_death() -> bool:
-    """Ask Linux for SIGKILL when the parent dies; False where that cannot be asked."""
-    if not sys.platform.startswith("linux"):
-        return False
-    try:
-        import ctypes
-        import signal
-
-        libc = ctypes.CDLL(None, use_errno=True)
-        return libc.prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0) == 0
-    except (OSError, AttributeError):
-        return False
-
-
-def watch_runner(runner: int, poll_s: float = PARENT_POLL_S) -> None:
-    """A daemon thread that ends this process once its parent is no longer `runner`."""
-    import threading
-
-    def watch() -> None:
-        while os.getppid() == runner:
-            time.sleep(poll_s)
-        os._exit(1)
-
-    threading.Thread(target=watch, name="seq-runner-watch", daemon=True).start()
-
-
-def enter_worker_limits() -> str | None:
-    """In a fresh worker process, before anything heavy is imported: apply the memory limit and
-    see the volume read-only. Returns how the volume is seen, for the eval's log."""
-    limit = worker_memory_limit()
-    if limit is not None:
-        import resource
-
-        # RLIMIT_DATA counts the heap and private mappings (numpy's arrays), not shared libraries:
-        # an allocation past it raises MemoryError in the benchmark, which the worker records.
-        resource.setrlimit(resource.RLIMIT_DATA, (limit, limit))
-    source = os.environ.get(ASSETS_VARIABLE)
-    if source is None:
-        return None
-    from pathlib import Path
-
-    from seq.isolation.assets import enter_assets
-
-    return enter_assets(Path(source))
-
-
-def worker_memory_limit() -> int | None:
-    """This worker's memory limit in bytes, if its benchmark declares `memory=`."""
-    limit = os.environ.get(MEMORY_VARIABLE)
-    return int(limit) if limit else None

@@ -23,7 +23,7 @@ from typing import Any
 from seq.authoring.conditions import Condition
 from seq.errors import SeqInputError
 from seq.record.arguments import EvalArguments
-from seq.record.episode import ERROR, INFRASTRUCTURE, EpisodeResult, pair_key
+from seq.record.episode import ERROR, INFRASTRUCTURE, EpisodeResult
 from seq.record.integrity import damaged, is_damage, open_record
 from seq.record.lease import LeaseKey, LeaseRow, held_clause, lease_rows, this_process
 from seq.record.logs import prune_logs, remove_logs
@@ -31,6 +31,7 @@ from seq.record.manifest import Manifest
 from seq.record.migrations import check_readable, migrate, user_version
 from seq.record.schema import SCHEMA_VERSION, columns, insert, select
 from seq.record.typed import from_plain, to_plain
+from seq.record.work import WorkItem
 
 # An episode row (aliased `e`) that is its item's last attempt.
 LAST_ATTEMPT = (
@@ -95,47 +96,6 @@ class EvalRow:
     def error_line(self) -> str | None:
         """The failure's last line (`IntegrityError: UNIQUE constraint failed: …`)."""
         return error_line(self.error)
-
-
-@dataclass(frozen=True)
-class WorkItem:
-    """One episode to run: a condition, a trial number and an arm, with a stable id.
-
-    `pair_key` is the id without the arm: the episodes of two arms with the same pair key ran the
-    same condition, seed and trial, and so pair up in comparisons.
-    """
-
-    item_id: str
-    ordinal: int
-    condition: Condition
-    trial: int
-    arm: str = ""
-    attempt: int = 1  # the number its next episode row gets (its item's earlier ones are kept)
-
-    @property
-    def pair_key(self) -> str:
-        return pair_key(self.item_id, self.arm)
-
-    def result(self, **fields: Any) -> EpisodeResult:
-        """An `EpisodeResult` for this item, with the given fields set."""
-        c = self.condition
-        return EpisodeResult(
-            self.item_id,
-            c.task,
-            c.seed,
-            self.trial,
-            c.suite,
-            c.variation,
-            arm=self.arm,
-            attempt=self.attempt,
-            **fields,
-        )
-
-
-def item_id(condition: Condition, trial: int, trials: int, arm: str, arms: int) -> str:
-    """`[arm/]task|…|seed=S[|trial=T]`: readable, stable, unique within an eval."""
-    key = condition.key + (f"|trial={trial}" if trials > 1 else "")
-    return f"{arm}/{key}" if arms > 1 else key
 
 
 class Store:

@@ -1,0 +1,101 @@
+"""A worker process's start and end (`seq.engine.worker_start`): it imports only what running
+episodes needs, and it ends as Python's exit would (its threads joined, its `atexit` handlers run,
+what they print kept in the eval's log) without tearing its modules down."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import seq
+
+WORKER_IMPORTS = "import seq.engine.worker_start, seq.engine.wire, seq.engine.worker"
+
+LEAVING = textwrap.dedent("""
+    import atexit
+    import os
+    import threading
+    import time
+
+    import numpy as np
+
+    import seq
+
+    MARKS = os.environ["SEQ_TEST_MARKS"]
+
+
+    def _mark(name):
+        with open(os.path.join(MARKS, f"{name}-{os.getpid()}"), "w") as file:
+            file.write(name)
+
+
+    def _late_writer():
+        time.sleep(0.3)
+        _mark("thread")
+
+
+    class Env:
+        action_space = None
+
+        def reset(self, seed=None):
+            return np.zeros(1), {}
+
+        def step(self, action):
+            return np.zeros(1), 0.0, False, False, {}
+
+
+    @seq.benchmark(name="leaving", conditions=seq.conditions(tasks=["a"], seeds=range(2)), max_steps=2)
+    class Leaving(seq.Benchmark):
+        @seq.setup
+        def setup(self):
+            atexit.register(lambda: (print("atexit handler ran", flush=True), _mark("atexit")))
+            threading.Thread(target=_late_writer).start()  # not a daemon: Python's exit waits for it
+
+        @seq.reset
+        def reset(self, seed, variant):
+            return Env()
+
+        @seq.check
+        def check(self, env):
+            return seq.Step(done=True, metrics={"success": 1.0})
+
+
+    @seq.policy(name="still")
+    class Still(seq.Policy):
+        @seq.infer
+        def infer(self, obs, *, seed=None, instruction=None):
+            return np.zeros(1)
+""")
+
+
+def test_a_worker_imports_neither_the_record_nor_the_reports_statistics():
+    probe = f"{WORKER_IMPORTS}; import json, sys; print(json.dumps(sorted(sys.modules)))"
+    run = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    loaded = set(json.loads(run.stdout))
+    assert "seq.engine.worker" in loaded and "numpy" in loaded
+    heavy = {"sqlite3", "seq.record.store", "seq.stats.intervals", "scipy", "importlib.metadata"}
+    assert loaded & heavy == set()
+
+
+def test_a_worker_ends_as_python_would_its_threads_joined_and_its_exit_handlers_run(
+    tmp_path: Path, monkeypatch
+):
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    monkeypatch.setenv("SEQ_TEST_MARKS", str(marks))
+    (tmp_path / "leaving.py").write_text(LEAVING)
+    seq.deploy(tmp_path / "leaving.py")
+    report = seq.eval.run("still", benchmark="leaving", envs=2)
+    assert report.status == "completed" and len(report.episodes) == 2
+    deadline = time.monotonic() + 60  # the workers are reaped after the eval returns
+    while len(list(marks.iterdir())) < 4 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    names = sorted(path.name.split("-")[0] for path in marks.iterdir())
+    workers = {path.name.split("-")[1] for path in marks.iterdir()}
+    assert names == ["atexit", "atexit", "thread", "thread"] and len(workers) == 2
+    logged = [line.text for line in seq.eval.logs(report.eval_id)]
+    assert logged.count("atexit handler ran") == 2  # printed while the worker left, and kept
