@@ -1,5 +1,6 @@
 """Episodes side by side left to the eval: a seq server's evals share their round trips by
-themselves, within the memory free; anything else runs one episode at a time."""
+themselves, within the memory free, opening a worker's slots once the waits pay for their envs;
+anything else runs one episode at a time."""
 
 from __future__ import annotations
 
@@ -22,12 +23,14 @@ GiB = 2**30
 CACHING = textwrap.dedent('''
     """A benchmark that keeps one env per task, as MetaWorld's does; each env built is a line."""
     import os
+    import time
 
     import numpy as np
 
     import seq
 
     BUILT = os.environ.get("SEQ_TEST_BUILT", os.devnull)
+    BUILD_S = float(os.environ.get("SEQ_TEST_BUILD_S", "0"))  # what building an env takes
 
 
     class Env:
@@ -50,7 +53,10 @@ CACHING = textwrap.dedent('''
         @seq.reset
         def reset(self, seed, variant):
             cache = self.__dict__.setdefault("cache", {})
+            if seed < int(os.environ.get("SEQ_TEST_FAIL_BELOW", "0")):
+                raise RuntimeError("this seed fails for now")
             if variant.task not in cache:
+                time.sleep(BUILD_S)
                 cache[variant.task] = Env()
                 with open(BUILT, "a") as built:
                     built.write(variant.task + "\\n")
@@ -66,6 +72,16 @@ CACHING = textwrap.dedent('''
         @seq.infer(batched=True)
         def infer(self, obs, *, seed=None, instruction=None):
             return [np.ones(1) for _ in obs]
+
+
+    @seq.policy(name="step-one-slowly")
+    class StepOneSlowly(seq.Policy):
+        """A model that takes 10 ms a batch, as a small one on a GPU does."""
+
+        @seq.infer(batched=True)
+        def infer(self, obs, *, seed=None, instruction=None):
+            time.sleep(0.01)
+            return [np.ones(1) for _ in obs]
 ''')
 
 
@@ -78,7 +94,8 @@ def _rows(report):
 
 def test_a_seq_server_gets_side_by_side_episodes_as_many_as_each_worker_has():
     rule = auto_side_by_side(alone=None, items=100, workers=2, free=64 * GiB)
-    assert rule.count == 50 and "sharing the server's round trips" in rule.why
+    assert rule.count == 50 and rule.chosen
+    assert rule.why == "up to 50 episodes side by side a worker, as the server's waits pay for their envs"
     assert auto_side_by_side(alone=None, items=1000, workers=2, free=64 * GiB).count == AUTO_MOST
     assert auto_side_by_side(alone=None, items=3, workers=4, free=64 * GiB).count == 1
 
@@ -88,7 +105,7 @@ def test_the_memory_free_bounds_the_envs_side_by_side():
     rule = auto_side_by_side(alone=None, items=100, workers=4, env_memory=512 * 2**20, free=8 * GiB)
     assert rule.count == 2
     assert rule.why == (
-        "2 episodes side by side a worker: half the 8.0 GiB free holds 2 envs of 512 MiB a worker"
+        "up to 2 episodes side by side a worker: half the 8.0 GiB free holds 2 envs of 512 MiB a worker"
     )
     # undeclared, an env is taken to need DEFAULT_ENV_MEMORY
     expected = 4 * GiB // (2 * DEFAULT_ENV_MEMORY)
@@ -97,8 +114,8 @@ def test_the_memory_free_bounds_the_envs_side_by_side():
     declared = auto_side_by_side(alone=None, items=100, workers=2, memory=GiB, free=64 * GiB)
     assert declared.count == 2
     assert declared.why == (  # the benchmark's bound, not the machine's
-        "2 episodes side by side a worker: the benchmark's memory= of 1.0 GiB holds 2 envs of 256 MiB"
-        " a worker"
+        "up to 2 episodes side by side a worker: the benchmark's memory= of 1.0 GiB holds 2 envs of "
+        "256 MiB a worker"
     )
     tight = auto_side_by_side(alone=None, items=100, workers=2, env_memory=8 * GiB, free=8 * GiB)
     assert tight.count == 1 and tight.why == (
@@ -109,7 +126,7 @@ def test_the_memory_free_bounds_the_envs_side_by_side():
 def test_a_benchmarks_memory_bound_is_named_as_its_own_not_as_memory_free():
     rule = auto_side_by_side(alone=None, items=100, workers=2, memory=GiB, free=64 * GiB)
     assert rule.why == (
-        "2 episodes side by side a worker: the benchmark's memory= of 1.0 GiB holds 2 envs of "
+        "up to 2 episodes side by side a worker: the benchmark's memory= of 1.0 GiB holds 2 envs of "
         "256 MiB a worker"
     )
     # where half the memory free is less than the benchmark's memory=, it is what bounds
@@ -120,6 +137,7 @@ def test_a_benchmarks_memory_bound_is_named_as_its_own_not_as_memory_free():
 def test_anything_but_a_seq_server_runs_one_episode_at_a_time():
     rule = auto_side_by_side(alone="the policy runs inline", items=100, workers=2, free=64 * GiB)
     assert rule.count == 1 and rule.why == "1 episode at a time a worker: the policy runs inline"
+    assert not rule.chosen  # a reason, not a count: not decided again where the eval runs
 
 
 @pytest.fixture
@@ -136,15 +154,16 @@ def test_a_served_eval_runs_side_by_side_by_itself_with_the_rows_of_one_at_a_tim
     alone = seq.eval.run("step-one", benchmark="caching", envs=1, trials=2)
     assert alone.manifest.envs_per_worker == 1  # inline: one at a time
     built_alone = caching.read_text().split()
-    with seq.serve("step-one", port=0) as server:
+    with seq.serve("step-one-slowly", port=0) as server:  # its waits soon pay for the envs
         together = seq.eval.run(benchmark="caching", policy_url=server.url, envs=1, trials=2)
         sizes = server.stats()["batch_size_histogram"]
     assert together.status == "completed" and _rows(together) == _rows(alone)
     assert together.manifest.envs_per_worker == 32  # 2 tasks x 8 seeds x 2 trials, one worker
     assert max(sizes) > 1  # one worker, one connection: several episodes' acts in one message
-    # each of the 32 episodes side by side has its own copy of the benchmark, so its own env
+    # each episode side by side has its own copy of the benchmark, so its own env (the first
+    # episode runs alone until its waits pay for the others' envs: its slot may be used again)
     built = caching.read_text().split()[len(built_alone) :]
-    assert sorted(built) == ["a"] * 16 + ["b"] * 16
+    assert 24 <= len(built) <= 32 and abs(built.count("a") - built.count("b")) <= 8
 
 
 def test_the_dry_run_says_how_many_run_side_by_side_and_why(caching):
@@ -153,8 +172,8 @@ def test_the_dry_run_says_how_many_run_side_by_side_and_why(caching):
             "eval", "run", "--benchmark", "caching", "--policy-url", server.url, "--envs", "2", "--dry-run"
         )
     assert done.returncode == 0, done.stderr
-    shared = "2 workers, 8 episodes side by side a worker, sharing the server's round trips\n"
-    assert shared in done.stdout
+    shared = "2 workers, up to 8 episodes side by side a worker, as the server's waits pay for their envs"
+    assert shared in " ".join(done.stdout.split()) and max(map(len, done.stdout.splitlines())) <= 80
     inline = seq.eval.dry_run("step-one", benchmark="caching", envs=2)
     assert inline["envs_per_worker"] == 1 and "the policy runs inline" in inline["envs_per_worker_why"]
 
@@ -184,8 +203,8 @@ def test_the_dry_runs_line_for_a_memory_bound_wraps_within_80_columns(tmp_path):
     lines = done.stdout.splitlines()
     start = next(i for i, line in enumerate(lines) if line.startswith("2 workers, "))
     assert lines[start : start + 2] == [
-        "2 workers, 6 episodes side by side a worker: the benchmark's memory= of 256 MiB",
-        "  holds 6 envs of 20 MiB a worker",
+        "2 workers, up to 6 episodes side by side a worker: the benchmark's memory= of",
+        "  256 MiB holds 6 envs of 20 MiB a worker",
     ]
 
 
@@ -260,3 +279,45 @@ def test_an_openpi_or_vla_eval_server_gets_one_episode_at_a_time(caching):
     assert plans["openpi"]["envs_per_worker"] == plans["vla-eval"]["envs_per_worker"] == 1
     assert plans["openpi"]["envs_per_worker_why"].endswith(": an openpi server takes one act a message")
     assert plans["vla-eval"]["envs_per_worker_why"].endswith(": a vla-eval server takes one act a message")
+
+
+def test_against_a_policy_that_answers_at_once_a_worker_builds_no_env_it_would_barely_use(
+    caching, monkeypatch
+):
+    # an env takes 0.5 s to build; an episode waits on the server a few milliseconds in all
+    monkeypatch.setenv("SEQ_TEST_BUILD_S", "0.5")
+    alone = seq.eval.run("step-one", benchmark="caching", envs=1, tasks=["a"])
+    built_alone = len(caching.read_text().split())
+    with seq.serve("step-one", port=0) as server:
+        plan = seq.eval.dry_run(benchmark="caching", policy_url=server.url, envs=1, tasks=["a"])
+        served = seq.eval.run(benchmark="caching", policy_url=server.url, envs=1, tasks=["a"])
+        sizes = server.stats()["batch_size_histogram"]
+    assert plan["envs_per_worker"] == 8 and plan["envs_per_worker_why"].startswith("up to 8 episodes")
+    assert served.status == "completed" and _rows(served) == _rows(alone)
+    assert caching.read_text().split()[built_alone:] == ["a"]  # one env: the slots never opened
+    assert set(sizes) == {1}  # one episode's act a message
+
+
+def test_a_worker_opens_its_slots_once_an_episode_waited_longer_than_its_env_took(caching, monkeypatch):
+    monkeypatch.setenv("SEQ_TEST_BUILD_S", "0.02")  # against 10 ms a batch: open after two acts
+    before = len(caching.read_text().split())  # what seq.deploy's check built
+    with seq.serve("step-one-slowly", port=0) as server:
+        served = seq.eval.run(benchmark="caching", policy_url=server.url, envs=1, tasks=["a"])
+        sizes = server.stats()["batch_size_histogram"]
+    assert served.status == "completed" and served.manifest.envs_per_worker == 8
+    # each episode started beside another builds its own env (where one ended first, its slot's
+    # env is used again), and their acts go in one message
+    assert 4 <= len(caching.read_text().split()[before:]) <= 8
+    assert max(sizes) >= 4 and sizes.get(1, 0) < 8
+
+
+def test_seqs_own_count_is_decided_again_where_the_eval_runs(caching, monkeypatch):
+    monkeypatch.setenv("SEQ_TEST_FAIL_BELOW", "3")  # seeds 0-2 fail in reset, the first time
+    with seq.serve("step-one-slowly", port=0) as server:
+        first = seq.eval.run(benchmark="caching", policy_url=server.url, envs=1, trials=2)
+        assert first.manifest.envs_per_worker == 32
+        assert [e.status for e in first.episodes].count("ok") == 20
+        monkeypatch.setenv("SEQ_TEST_FAIL_BELOW", "0")
+        again = seq.eval.run(rerun_failed=first.eval_id, envs=2)  # 12 episodes again, on 2 workers
+    assert again.status == "completed" and {e.status for e in again.episodes} == {"ok"}
+    assert again.manifest.envs_per_worker == 6  # not the 32 decided for one worker and 32 episodes

@@ -8,6 +8,12 @@ chunks at once (`act_many`: one `act_batch` message to a served policy, one call
 one). Each episode's seeds, chunks and `steps_per_query` are its own, so its row is the same as
 when it runs alone. A batched benchmark's episodes (`seq.engine.batch`) share one benchmark
 instance, and their worlds advance together: one physics step once every episode has its action.
+
+Opened as they pay (`open_as_they_pay`, when seq chose the count): a worker runs one episode until
+that episode has waited on the policy longer than the worker's first episode took to reach its
+first act (its env built, its simulator imported), then opens every slot. Against a policy that
+answers at once a worker so builds no envs it would barely use; against a slow one it opens its
+slots within a few acts.
 """
 
 from __future__ import annotations
@@ -34,20 +40,23 @@ class _Running:
     runner: EpisodeRunner
     request: ActRequest | BatchStep
     cpu_s: float
+    waited_s: float = 0.0  # wall time its acts took to come back
 
 
 class Lockstep:
     """Up to `len(slots)` episodes at once; `slots[i]` maps each arm to slot i's runner (or to
     that arm's failed setup). All slots of an arm share one policy handle."""
 
-    def __init__(self, slots: list[dict[str, Runner]]) -> None:
+    def __init__(self, slots: list[dict[str, Runner]], open_as_they_pay: bool = False) -> None:
         self.slots = slots
+        self.open = 1 if open_as_they_pay else len(slots)  # the slots episodes may start in
         self.running: dict[int, _Running] = {}
         self.tasks: dict[int, set[str]] = {}  # the tasks each slot has run (and may keep an env of)
+        self.first_start_s: float | None = None  # the worker's first episode, start to first act
 
     @property
     def free(self) -> bool:
-        return len(self.running) < len(self.slots)
+        return len(self.running) < self.open
 
     @property
     def idle(self) -> bool:
@@ -60,19 +69,22 @@ class Lockstep:
         runner = self.slots[slot][item.arm]
         if isinstance(runner, SetupFailed):
             return runner.result(item)
-        cpu_start = time.process_time()
+        started, cpu_start = time.perf_counter(), time.process_time()
         episode = runner.episode(item, slot)
         try:
             request = next(episode)
         except StopIteration as stop:
             return stop.value
+        finally:
+            if self.first_start_s is None:
+                self.first_start_s = time.perf_counter() - started
         self.running[slot] = _Running(item, episode, runner, request, time.process_time() - cpu_start)
         return None
 
     def _slot_for(self, task: str) -> int:
         """A free slot that ran `task` before, else one that ran nothing, else any: a benchmark that
         keeps one env per task then builds about one per slot, not one per slot and task."""
-        free = [index for index in range(len(self.slots)) if index not in self.running]
+        free = [index for index in range(self.open) if index not in self.running]
         knows = [index for index in free if task in self.tasks.get(index, ())]
         fresh = [index for index in free if index not in self.tasks]
         return (knows or fresh or free)[0]
@@ -85,6 +97,7 @@ class Lockstep:
         worker's."""
         ended = self._answer([slot for slot, running in self.running.items()
                               if isinstance(running.request, ActRequest)])
+        self._open_if_it_pays()
         waiting: dict[int, list[int]] = {}
         for slot, running in self.running.items():
             if isinstance(running.request, BatchStep):
@@ -113,7 +126,7 @@ class Lockstep:
         origins: dict[int, Any] = {}  # where a shared error was raised: each episode gets that trace alone
         for slots in by_handle.values():
             handle = self.running[slots[0]].runner.policy
-            cpu_start = time.process_time()
+            started, cpu_start = time.perf_counter(), time.process_time()
             try:
                 requests = [self.running[slot].request for slot in slots]
                 outcomes = act_all(handle, requests)  # type: ignore[arg-type]
@@ -121,9 +134,11 @@ class Lockstep:
                 outcomes = [error] * len(slots)
                 origins.update(dict.fromkeys(slots, error.__traceback__))
             share = (time.process_time() - cpu_start) / len(slots)
+            waited = time.perf_counter() - started
             for slot, outcome in zip(slots, outcomes, strict=True):
                 replies[slot] = outcome
                 self.running[slot].cpu_s += share
+                self.running[slot].waited_s += waited
         ended = []
         for slot, reply in replies.items():
             if isinstance(reply, BaseException) and slot in origins:
@@ -132,6 +147,15 @@ class Lockstep:
             if finished is not None:
                 ended.append(finished)
         return ended
+
+    def _open_if_it_pays(self) -> None:
+        """Open every slot once a running episode has waited on its acts longer than a fresh
+        slot's first episode takes to start: running the others beside it then pays for their
+        envs with the waits they share."""
+        if self.open == len(self.slots) or self.first_start_s is None:
+            return
+        if any(running.waited_s > self.first_start_s for running in self.running.values()):
+            self.open = len(self.slots)
 
     def _resume(self, slot: int, reply: Any) -> tuple[WorkItem, EpisodeResult] | None:
         """Send (or throw) `reply` into the slot's episode; the episode, if it ended."""

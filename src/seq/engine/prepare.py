@@ -369,6 +369,7 @@ def prepare_eval(request: EvalRequest, store: Store) -> PreparedEval:
         benchmark=benchmark_row.label,
         envs=request.envs,
         envs_per_worker=side_by_side.count,
+        envs_per_worker_chosen=side_by_side.chosen,
         suites=list(request.suites or [spec.default_suite]),
         tasks=list(request.tasks or []) or None,
         seeds=None if request.seeds is None else list(request.seeds),

@@ -16,6 +16,7 @@ from seq.engine.scheduler import Backend, Scheduler, WorkersFailed
 from seq.engine.scoring import Scores, score_eval
 from seq.engine.sequential import decide, plan_rounds
 from seq.engine.shards import HealthCheck, Shard, ShardUnhealthy, SharedQueue
+from seq.engine.side_by_side import auto_side_by_side
 from seq.engine.worker import ArmConfig, WorkerConfig
 from seq.engine.worker_process import Isolation, isolate
 from seq.errors import EvalCanceled, SeqInputError
@@ -217,15 +218,26 @@ def _execute_leased(
     benchmark_row = store.version("benchmark", eval_row.benchmark, eval_row.benchmark_version)
     assert benchmark_row is not None
     config = worker_config(eval_row, store)
+    items = store.items(eval_row.id, unfinished_only=True, errored=rerun_failed)
+    declared = benchmark_row.declared.get("declared", {})
+    envs = envs if envs is not None else eval_row.arguments.envs
+    workers = check_envs(envs if envs is not None else declared.get("cpu"))
     if engine == "ray":
         # Ray's actors run one episode at a time: a count stored by a local run (asked, or seq's
         # own: `seq.engine.side_by_side`) and resumed there runs so, with the same rows (a new eval
         # asking for more is refused before it is stored: `check_envs_per_worker`)
         config = replace(config, envs_per_worker=1)
-    items = store.items(eval_row.id, unfinished_only=True, errored=rerun_failed)
-    declared = benchmark_row.declared.get("declared", {})
-    envs = envs if envs is not None else eval_row.arguments.envs
-    workers = check_envs(envs if envs is not None else declared.get("cpu"))
+    elif eval_row.arguments.envs_per_worker_chosen:
+        # seq's own count, decided where the eval runs: these workers, the items left, this
+        # machine's memory; its slots opened as they pay
+        chosen = auto_side_by_side(
+            alone=None,
+            items=len(items),
+            workers=workers,
+            env_memory=declared.get("env_memory"),
+            memory=declared.get("memory"),
+        )
+        config = replace(config, envs_per_worker=chosen.count, open_slots_as_they_pay=chosen.count > 1)
     isolation = _isolation(eval_row, store, declared, workers, config.envs_per_worker)
     store.set_eval_status(eval_row.id, RUNNING)
     environment_seen = eval_row.manifest.environment is not None

@@ -37,7 +37,8 @@ CIRCUIT_AFTER = 3  # episodes in a row whose policy server could not be reached:
 WATCHDOG_GRACE_S = 1.0
 
 # What a backend's `receive` reports of a worker, as (kind, payload):
-READY = "ready"  # set up; payload: {"environment": ..., "setup_cpu_s": ..., ...}
+READY = "ready"  # set up; payload: {"environment": ..., "setup_cpu_s": ..., "slots": ..., ...}
+SLOTS = "slots"  # it runs more episodes side by side from now on; payload: how many
 ENDED = "ended"  # an episode ended and its result follows once its files are written; payload: item id
 DONE = "done"  # an episode's result; payload: EpisodeResult
 SPENT = "spent"  # the same, after which the worker exits (it ran past its memory limit)
@@ -124,6 +125,7 @@ class _Worker:
     items: dict[str, WorkItem] = field(default_factory=dict)  # the episodes it runs, by item id
     finishing: set[str] = field(default_factory=set)  # of those, ended ones whose files it still writes
     ready: bool = False
+    slots: int = 1  # episodes it runs side by side now: the backend's, or fewer until they pay
     tasks: set[str] = field(default_factory=set)
     deadlines: dict[str, float] = field(default_factory=dict)  # when the watchdog kills an episode
 
@@ -233,7 +235,7 @@ class Scheduler:
         circuits = Circuits()
 
         def feed(worker: _Worker) -> None:
-            while worker.ready and worker.running < backend.slots:
+            while worker.ready and worker.running < worker.slots:
                 item = pending.take(worker.tasks, claimed)
                 if item is None:
                     return
@@ -247,8 +249,11 @@ class Scheduler:
         def handle(worker: _Worker, kind: str, payload: Any) -> None:
             if kind == READY:
                 worker.ready = True
+                worker.slots = min(backend.slots, payload.get("slots", backend.slots))
                 if on_ready is not None:
                     on_ready(payload)
+            elif kind == SLOTS:
+                worker.slots = min(backend.slots, payload)
             elif kind == ENDED:
                 worker.ended(payload)
             elif kind in (DONE, SPENT):

@@ -9,6 +9,11 @@ at launch (within a container's cgroup limit) holds at `env_memory` an env (the 
 declaration, else `DEFAULT_ENV_MEMORY`; within its `memory=` where it declares one). Rows are the
 same either way.
 
+That count is a most: a worker runs one episode until that episode has waited on the server
+longer than the worker's first episode took to start (its env built), then opens the others
+(`seq.engine.lockstep`), so a policy that answers at once costs no envs built for nothing. The count
+is decided again where the eval runs (a `--resume` with more workers, a shard on another machine).
+
 Anything else runs one episode at a time: an inline policy (no wait to share; its batches are
 asked for with `envs_per_worker=N`), an openpi or vla-eval server or a seq server from before
 `act_batch` (one act a message), a policy object in this process, Ray's workers, a batched
@@ -35,6 +40,8 @@ class SideBySide:
 
     count: int
     why: str
+    chosen: bool = False  # by this rule (not asked, not one at a time for a reason): decided again
+    # where the eval runs, its slots opened as they pay
 
 
 def available_memory(cgroup: Path = CGROUP) -> int | None:
@@ -115,7 +122,7 @@ def auto_side_by_side(
         return SideBySide(1, f"1 episode at a time a worker: {alone}")
     share = math.ceil(items / max(workers, 1))
     if share <= 1:
-        return SideBySide(1, "1 episode at a time a worker: one episode each")
+        return SideBySide(1, "1 episode at a time a worker: one episode each", chosen=True)
     per_env = env_memory or DEFAULT_ENV_MEMORY
     free = free if free is not None else available_memory() or 0
     budget, whose = free // 2, f"half the {_size(free)} free"
@@ -123,12 +130,13 @@ def auto_side_by_side(
         budget, whose = memory, f"the benchmark's memory= of {_size(memory)}"
     held = budget // (per_env * max(workers, 1))
     count = min(AUTO_MOST, share, max(1, held))
+    most = f"up to {episodes(count)}" if count > 1 else episodes(count)
     if held < min(AUTO_MOST, share):
         envs = f"{held} env{'s' if held != 1 else ''}" if held else "no env"
-        why = f"{episodes(count)}: {whose} holds {envs} of {_size(per_env)} a worker"
+        why = f"{most}: {whose} holds {envs} of {_size(per_env)} a worker"
     else:
-        why = f"{episodes(count)}, sharing the server's round trips"
-    return SideBySide(count, why)
+        why = f"{most}, as the server's waits pay for their envs"
+    return SideBySide(count, why, chosen=True)
 
 
 def episodes(count: int) -> str:

@@ -2,7 +2,8 @@
 
 It is started as `python -m seq.engine FD` and talks to the runner over that socket: it
 receives its `WorkerConfig` first, then sends `("ready", environment)` once set up, then one
-`("done", EpisodeResult)` per work item it is given (up to `envs_per_worker` of them run at once),
+`("done", EpisodeResult)` per work item it is given (up to `envs_per_worker` of them run at once;
+`("slots", N)` when it opens more of them: `seq.engine.lockstep`),
 and exits when the socket closes (so a runner killed with SIGKILL leaves no worker behind) — or
 after an episode that ran past its memory limit, which it sends as `("spent", EpisodeResult)`.
 An episode that ended while its observers still write its files (a video being encoded) is first
@@ -69,6 +70,8 @@ class WorkerConfig:
     arms: dict[str, ArmConfig]
     observers: list[dict[str, Any]] = field(default_factory=list)
     envs_per_worker: int = 1  # episodes a worker runs side by side (`seq.engine.lockstep`)
+    # seq chose envs_per_worker: its slots beyond the first open once they pay (`Lockstep`)
+    open_slots_as_they_pay: bool = False
 
 
 class _EnvCloser:
@@ -253,7 +256,7 @@ def worker_main(connection: Channel, assets: str | None = None) -> None:
     except Exception as error:  # the benchmark class itself cannot be loaded
         failed = SetupFailed.from_exception(error, BENCHMARK)
         slots = [{name: failed for name in config.arms}]
-    episodes = Lockstep(slots)
+    episodes = Lockstep(slots, config.open_slots_as_they_pay)
     tags = _ArmTags()
 
     def report(result: EpisodeResult) -> bool:
@@ -268,12 +271,8 @@ def worker_main(connection: Channel, assets: str | None = None) -> None:
         return True
 
     try:
-        connection.send(
-            (
-                "ready",
-                {"environment": describe_environment(), "setup_cpu_s": time.process_time(), "assets": assets},
-            )
-        )
+        ready = {"environment": describe_environment(), "setup_cpu_s": time.process_time(), "assets": assets}
+        connection.send(("ready", {**ready, "slots": episodes.open}))
         while True:
             while finishing and finishing[0].done():
                 if not _send(connection, finishing.popleft().finish()):
@@ -290,9 +289,12 @@ def worker_main(connection: Channel, assets: str | None = None) -> None:
                 ended = episodes.start(item)
                 if ended is not None and not report(ended):
                     return
+            opened = episodes.open
             for _, result in episodes.step():
                 if not report(result):
                     return
+            if episodes.open != opened:
+                connection.send(("slots", episodes.open))
     except (BrokenPipeError, EOFError, OSError):
         pass
     finally:

@@ -41,6 +41,8 @@ class EvalArguments:
     benchmark: str  # the benchmark's label, NAME@vN
     envs: int | None = None
     envs_per_worker: int = 1
+    # seq chose envs_per_worker (`seq.engine.side_by_side`): decided again where the eval runs
+    envs_per_worker_chosen: bool = False
     suites: list[str] = field(default_factory=list)
     tasks: list[str] | None = None
     seeds: list[int] | None = None
@@ -57,4 +59,4 @@ class EvalArguments:
 
     def what(self) -> EvalArguments:
         """These arguments without how one process runs them: what every shard must agree on."""
-        return replace(self, envs=None, envs_per_worker=1)
+        return replace(self, envs=None, envs_per_worker=1, envs_per_worker_chosen=False)
