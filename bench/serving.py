@@ -597,7 +597,7 @@ def print_end_to_end(results: dict[int, dict[str, float]], steps: int, repeats: 
             f"{best['vla-eval']:6.2f} s = {ratio:.1f}x{verdict}"
         )
         alone = best["vla-eval"] / best["seq one at a time"]
-        print(f"{'':17}(its default: {best['side by side']:.0f} episodes side by side a worker)")
+        print(f"{'':17}(its default: up to {best['side by side']:.0f} episodes side by side a worker)")
         print(f"{'':17}with --envs-per-worker 1: {best['seq one at a time']:6.2f} s = {alone:.1f}x")
 
 
