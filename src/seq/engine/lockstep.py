@@ -73,11 +73,10 @@ class Lockstep:
         episode = runner.episode(item, slot)
         try:
             request = next(episode)
-        except StopIteration as stop:
+        except StopIteration as stop:  # it ended before its first act (its reset failed, say)
             return stop.value
-        finally:
-            if self.first_start_s is None:
-                self.first_start_s = time.perf_counter() - started
+        if self.first_start_s is None:
+            self.first_start_s = time.perf_counter() - started
         self.running[slot] = _Running(item, episode, runner, request, time.process_time() - cpu_start)
         return None
 
