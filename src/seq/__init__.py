@@ -10,8 +10,9 @@ each one in SQLite as it finishes, and reports every metric with its confidence 
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING, Any
+
+from seq._lazy import lazy_exports
 
 # The flat API, imported on first use: a worker process or a CLI command loads only the planes it
 # touches (`import seq` alone costs a few milliseconds, not the whole engine and report).
@@ -68,9 +69,9 @@ _EXPORTS = {
     "schedules": "seq.scheduling",
     "trend": "seq.scheduling",
 }
-_SUBMODULES = ("eval", "image", "secret", "stats", "tf", "volume")
-_SUBMODULES += ("console",)  # seq.console.serve: the web console (the `console` extra)
-_SUBMODULES += ("port",)  # the port tools: seq.port.export_benchmark / check_model / compare_replay
+_SUBMODULES = ["eval", "image", "secret", "stats", "tf", "volume"]
+_SUBMODULES += ["console"]  # seq.console.serve: the web console (the `console` extra)
+_SUBMODULES += ["port"]  # the port tools: seq.port.export_benchmark / check_model / compare_replay
 
 if TYPE_CHECKING:
     from seq import console, eval, image, port, secret, stats, tf, volume
@@ -103,19 +104,7 @@ if TYPE_CHECKING:
     from seq.deployment import CheckFailed, benchmark_logs
 
 
-def __getattr__(name: str) -> Any:
-    if name in _SUBMODULES:
-        return importlib.import_module(f"seq.{name}")
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'seq' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_EXPORTS) | set(_SUBMODULES))
+__getattr__, __dir__ = lazy_exports(globals(), _EXPORTS, _SUBMODULES)  # both grow below, in place
 
 
 def serve(policy: Any, **options: Any) -> Any:
@@ -194,7 +183,7 @@ __all__ = [
 ]
 
 # -- seq grid (seed 001): ablation grids and gates on top of seq.eval ------------------------------
-_SUBMODULES += ("grid",)
+_SUBMODULES += ["grid"]
 if TYPE_CHECKING:
     from seq import grid
 __all__ += ["grid"]

@@ -6,8 +6,9 @@ benchmark declares its metrics to be) does not import the intervals, the tests a
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from seq._lazy import lazy_exports
 
 _EXPORTS = {
     "iqm": "seq.stats.across_tasks",
@@ -132,14 +133,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'seq.stats' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_EXPORTS))
+__getattr__, __dir__ = lazy_exports(globals(), _EXPORTS)
