@@ -79,6 +79,24 @@ def test_looks_and_metric_are_on_the_command_line(toy_file):
     assert report["manifest"]["sequential"]["looks"] <= 2
 
 
+def test_a_dry_run_of_one_episode_says_one_episode(toy_file):
+    seq.deploy(toy_file)
+    dry = run_cli(
+        "eval", "run", "line-controller", "-b", "line", "--tasks", "near", "--seeds", "0", "--dry-run"
+    )
+    assert dry.returncode == 0, dry.stderr
+    assert dry.stdout.splitlines()[0] == "dry run: line@v1: 1 episode; nothing runs or is stored"
+
+
+def test_a_dry_run_of_a_resume_says_it_plans_new_evals_only(toy_file):
+    seq.deploy(toy_file)
+    for option in ("--resume", "--rerun-failed"):
+        refused_in_one_line(
+            run_cli("eval", "run", option, "ev-0123456789", "--dry-run"),
+            f"--dry-run plans a new eval, and {option} runs a stored one",
+        )
+
+
 def test_flags_are_flag_pairs_and_no_help_line_is_cut_at_80_columns():
     shown = run_cli("eval", "run", "--help", env={"COLUMNS": "80"})
     assert "<bool>" not in shown.stdout and "<str>" not in shown.stdout

@@ -9,7 +9,7 @@ import subprocess
 import sys
 import time
 
-from conftest import default_ctrl_c, run_cli
+from conftest import default_ctrl_c, refused_in_one_line, run_cli
 
 import seq
 
@@ -96,3 +96,16 @@ def test_ctrl_c_cancels_and_reports_partial_results(toy_file, seq_home):
     assert row["status"] == "canceled" and 1 <= row["done"] < 6
     report = seq.eval.report(row["id"])
     assert report.partial
+
+
+def test_a_resume_refuses_the_options_it_would_not_take(toy_file, seq_home):
+    seq.deploy(toy_file)
+    eval_id = seq.eval.run("line-controller", benchmark="line", seeds=[0], envs=1).eval_id
+    for flag in ("--resume", "--rerun-failed"):
+        for option in (("--envs-per-worker", "1"), ("--tasks", "near"), ("--max-steps", "3")):
+            refused_in_one_line(
+                run_cli("eval", "run", flag, eval_id, *option),
+                f"{flag} EVAL_ID runs the eval with the arguments it was stored with",
+                f"so {option[0]} is not taken",
+            )
+    assert run_cli("eval", "run", "--resume", eval_id, "--envs", "1").returncode == 0

@@ -47,6 +47,7 @@ def test_seq_policy_serve_serves_until_ctrl_c(tmp_path):
         process.kill()
     assert process.returncode == 0, err
     assert "stopped: 1 requests in 1 batches" in out
+    assert "connection open" not in err, err  # websockets' INFO chatter is not seq's progress
 
 
 def test_bad_input_is_one_sentence_and_exit_code_2(tmp_path):

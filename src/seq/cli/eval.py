@@ -326,9 +326,8 @@ def print_dry_run(plan: dict, as_json: bool) -> None:
         return
     console = Console(highlight=False)
     adapter = f" + adapter {plan['adapter']}" if plan.get("adapter") else ""
-    console.print(
-        f"dry run: {plan['benchmark']}{adapter}: {plan['episodes']} episodes; nothing runs or is stored"
-    )
+    episodes = f"{plan['episodes']} episode{'s' if plan['episodes'] != 1 else ''}"
+    console.print(f"dry run: {plan['benchmark']}{adapter}: {episodes}; nothing runs or is stored")
     workers = plan["workers"]
     line = f"{workers} worker{'s' if workers != 1 else ''}, {plan['envs_per_worker_why']}"
     console.print(textwrap.fill(line, 80, subsequent_indent="  ", break_on_hyphens=False), soft_wrap=True)

@@ -213,6 +213,12 @@ def dry_run(request: EvalRequest, store: Store) -> dict[str, Any]:
     """What the eval would run, without running or storing it: each arm's parameter values and where
     each came from (`--param` or the declaring side's default), the episodes, and at most how many
     policy queries (every episode to `max_steps`, one query per `steps_per_query` actions)."""
+    for option, eval_id in (("resume", request.resume), ("rerun-failed", request.rerun_failed)):
+        if eval_id is not None:
+            raise SeqInputError(
+                f"--dry-run plans a new eval, and --{option} runs a stored one: "
+                f"`seq eval status {eval_id}` shows what it has left."
+            )
     prepared = prepare_eval(request, store)
     default_steps = prepared.manifest.default_max_steps
     arms = []

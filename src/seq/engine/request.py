@@ -18,6 +18,11 @@ from seq.errors import SeqInputError
 ENGINES = ("local", "ray")
 PROTOCOLS = ("seq", "openpi", "vla-eval")
 SEQUENTIAL_TRIALS = 10  # trials at most, when --sequential is given and --trials is not
+# what a --resume or --rerun-failed takes: where and how its work runs, not what it is (the eval's own)
+TAKEN_BY_A_CONTINUATION = (
+    "envs", "engine", "address", "verbose", "report_to", "save", "shard_id", "num_shards",
+    "requeue_unhealthy", "resume", "rerun_failed",
+)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -222,6 +227,20 @@ class EvalRequest:
             raise SeqInputError(
                 "--rerun-failed EVAL_ID also runs the eval's unfinished episodes; give it without --resume."
             )
+        if self.continued is not None:
+            self._check_continuation()
+
+    def _check_continuation(self) -> None:
+        """A resume runs the eval with the arguments it was stored with: an option it would not
+        take is refused, not silently dropped."""
+        flag = "--resume" if self.resume is not None else "--rerun-failed"
+        for item in request_fields():
+            if item.name not in TAKEN_BY_A_CONTINUATION and getattr(self, item.name) != default_of(item):
+                raise SeqInputError(
+                    f"{flag} EVAL_ID runs the eval with the arguments it was stored with, so "
+                    f"--{item.name.replace('_', '-')} is not taken with it (--envs, --engine and "
+                    "--address are)."
+                )
 
     @property
     def continued(self) -> str | None:

@@ -49,7 +49,10 @@ from seq.serving.images import MAX_FRAME_PIXELS
 from seq.serving.replica import Replica
 from seq.serving.spaces import SpaceCache
 
-log = logging.getLogger("seq.serving")
+# websockets' own log: each connection opened and HTTP response sent are INFO, which the `seq`
+# command shows (its progress lines); only its warnings and errors are worth a line there
+log = logging.getLogger("seq.serving.websockets")
+log.setLevel(logging.WARNING)
 
 
 class PolicyServer:
