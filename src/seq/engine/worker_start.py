@@ -95,9 +95,10 @@ def leave() -> NoReturn:
     import atexit
     import threading
 
-    for thread in threading.enumerate():
-        if thread is not threading.current_thread() and not thread.daemon:
-            thread.join()
+    # What Python's exit runs first: threading's own exit hooks (they end the threads of a
+    # ThreadPoolExecutor never shut down, which joining them alone would wait on for good), then
+    # the join of the non-daemon threads.
+    threading._shutdown()  # type: ignore[attr-defined]
     atexit._run_exitfuncs()  # what Python runs at exit (it prints what a handler raises)
     for stream in (sys.stdout, sys.stderr):
         try:
