@@ -52,7 +52,7 @@ class Lockstep:
         self.open = 1 if open_as_they_pay else len(slots)  # the slots episodes may start in
         self.running: dict[int, _Running] = {}
         self.tasks: dict[int, set[str]] = {}  # the tasks each slot has run (and may keep an env of)
-        self.first_start_s: float | None = None  # the worker's first episode, start to first act
+        self.first_start_s: float | None = None  # the worker's first episode to act, start to first act
 
     @property
     def free(self) -> bool:
@@ -73,11 +73,10 @@ class Lockstep:
         episode = runner.episode(item, slot)
         try:
             request = next(episode)
-        except StopIteration as stop:
+        except StopIteration as stop:  # it ended before its first act (its reset failed): no measure
             return stop.value
-        finally:
-            if self.first_start_s is None:
-                self.first_start_s = time.perf_counter() - started
+        if self.first_start_s is None:
+            self.first_start_s = time.perf_counter() - started
         self.running[slot] = _Running(item, episode, runner, request, time.process_time() - cpu_start)
         return None
 
