@@ -336,3 +336,13 @@ def test_seqs_own_count_is_decided_again_where_the_eval_runs(caching, monkeypatc
         again = seq.eval.run(rerun_failed=first.eval_id, envs=2)  # 12 episodes again, on 2 workers
     assert again.status == "completed" and {e.status for e in again.episodes} == {"ok"}
     assert again.manifest.envs_per_worker == 6  # not the 32 decided for one worker and 32 episodes
+
+
+def test_a_shard_decides_its_count_for_its_share_of_the_episodes(caching):
+    # shards claim from one queue: a shard that counted every shard's episodes as its own would,
+    # once its slots opened, claim the others' too, and leave them idle
+    with seq.serve("step-one", port=0) as server:
+        options = dict(benchmark="caching", policy_url=server.url, envs=1, trials=2)
+        shard = seq.eval.run(**options, eval_id="ev-sharded", shard_id=0, num_shards=2)
+    assert shard.done == 32  # alone, it ran the other shard's episodes too
+    assert shard.manifest.envs_per_worker == 16  # half of 32 episodes a worker, not 32

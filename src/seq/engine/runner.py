@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import math
 import threading
 import traceback
 from collections.abc import Callable, Iterator
@@ -228,11 +229,12 @@ def _execute_leased(
         # asking for more is refused before it is stored: `check_envs_per_worker`)
         config = replace(config, envs_per_worker=1)
     elif eval_row.arguments.envs_per_worker_chosen:
-        # seq's own count, decided where the eval runs: these workers, the items left, this
+        # seq's own count, decided where the eval runs: these workers, the items left (a shard's
+        # share of them: one whose slots open first would claim every other shard's), this
         # machine's memory; its slots opened as they pay
         chosen = auto_side_by_side(
             alone=None,
-            items=len(items),
+            items=len(items) if shard is None else math.ceil(len(items) / shard.count),
             workers=workers,
             env_memory=declared.get("env_memory"),
             memory=declared.get("memory"),
