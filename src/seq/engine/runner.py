@@ -222,7 +222,9 @@ def _execute_leased(
     items = store.items(eval_row.id, unfinished_only=True, errored=rerun_failed)
     declared = benchmark_row.declared.get("declared", {})
     envs = envs if envs is not None else eval_row.arguments.envs
-    workers = check_envs(envs if envs is not None else declared.get("cpu"))
+    # no more workers than items, as the plan says (`prepare_eval`): the scheduler starts no more,
+    # and a benchmark's memory= is shared by those that run
+    workers = min(check_envs(envs if envs is not None else declared.get("cpu")), max(len(items), 1))
     if engine == "ray":
         # Ray's actors run one episode at a time: a count stored by a local run (asked, or seq's
         # own: `seq.engine.side_by_side`) and resumed there runs so, with the same rows (a new eval
