@@ -10,8 +10,9 @@ when it runs alone. A batched benchmark's episodes (`seq.engine.batch`) share on
 instance, and their worlds advance together: one physics step once every episode has its action.
 
 Opened as they pay (`open_as_they_pay`, when seq chose the count): a worker runs one episode until
-that episode has waited on the policy longer than the worker's first episode took to reach its
-first act (its env built, its simulator imported), then opens every slot. Against a policy that
+that episode has waited on the policy longer than the worker's first episode to reach an act took
+to reach it (its env built, its simulator imported; one whose reset failed first measures
+nothing), then opens every slot. Against a policy that
 answers at once a worker so builds no envs it would barely use; against a slow one it opens its
 slots within a few acts.
 """
