@@ -50,3 +50,12 @@ def test_an_evals_manifest_holds_its_workers_environment(toy_file: Path):
     assert environment is not None
     assert environment.packages == _as_importlib_reads(list(TRACKED))
     assert environment.python == describe_environment()["python"] and environment.platform
+
+
+def test_an_egg_on_the_path_counts_as_importlib_metadata_counts_it(tmp_path: Path, monkeypatch):
+    # `setup.py install` left an `.egg` folder, put on sys.path by easy-install.pth
+    egg = tmp_path / "robosuite-1.4.1-py3.11.egg"
+    (egg / "EGG-INFO").mkdir(parents=True)
+    (egg / "EGG-INFO" / "PKG-INFO").write_text("Metadata-Version: 1.1\nName: robosuite\nVersion: 1.4.1\n")
+    monkeypatch.setattr(sys, "path", [str(egg), *sys.path])
+    assert installed_versions(["robosuite"]) == _as_importlib_reads(["robosuite"]) == {"robosuite": "1.4.1"}

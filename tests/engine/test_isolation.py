@@ -307,3 +307,12 @@ def test_a_resumed_eval_reads_the_volume_version_it_started_with(isolated_file, 
     rows = _rows(resumed)
     assert len(rows) == 4 and {(r.task, r.metrics["goal"]) for r in rows} == {("near", 0.5), ("far", 1.0)}
     assert seq.Store().get_eval(started[0]).manifest.assets.version == first.version
+
+
+def test_memory_is_shared_by_the_workers_that_run_not_by_those_asked_for(isolated_file):
+    # 4 workers asked, 2 episodes: 2 workers run, 300 MiB each (the plan's), not 150 MiB
+    plan = seq.eval.dry_run("reader", benchmark="hungry", tasks=["near"], envs=4)
+    report = seq.eval.run("reader", benchmark="hungry", tasks=["near"], envs=4)
+    assert report.status == "completed" and plan["workers"] == 2
+    manifest = seq.Store().get_eval(report.eval_id).manifest
+    assert manifest.workers == 2 and manifest.memory.per_worker == "300 MiB"

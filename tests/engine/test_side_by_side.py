@@ -298,6 +298,21 @@ def test_against_a_policy_that_answers_at_once_a_worker_builds_no_env_it_would_b
     assert set(sizes) == {1}  # one episode's act a message
 
 
+def test_a_first_episode_that_fails_in_reset_does_not_open_the_slots(caching, monkeypatch):
+    # seed 0 fails at once, before its env is built: the worker's measure of what starting an
+    # episode takes is the next one's (its env built), not that failure's
+    monkeypatch.setenv("SEQ_TEST_BUILD_S", "0.5")
+    monkeypatch.setenv("SEQ_TEST_FAIL_BELOW", "1")
+    before = len(caching.read_text().split())
+    with seq.serve("step-one", port=0) as server:
+        served = seq.eval.run(benchmark="caching", policy_url=server.url, envs=1, tasks=["a"])
+        sizes = server.stats()["batch_size_histogram"]
+    assert served.manifest.envs_per_worker == 8
+    assert [e.status for e in served.episodes].count("error") == 1
+    assert caching.read_text().split()[before:] == ["a"]  # one env: the slots never opened
+    assert set(sizes) == {1}
+
+
 def test_a_worker_opens_its_slots_once_an_episode_waited_longer_than_its_env_took(caching, monkeypatch):
     monkeypatch.setenv("SEQ_TEST_BUILD_S", "0.02")  # against 10 ms a batch: open after two acts
     before = len(caching.read_text().split())  # what seq.deploy's check built
@@ -321,3 +336,13 @@ def test_seqs_own_count_is_decided_again_where_the_eval_runs(caching, monkeypatc
         again = seq.eval.run(rerun_failed=first.eval_id, envs=2)  # 12 episodes again, on 2 workers
     assert again.status == "completed" and {e.status for e in again.episodes} == {"ok"}
     assert again.manifest.envs_per_worker == 6  # not the 32 decided for one worker and 32 episodes
+
+
+def test_a_shard_decides_its_count_for_its_share_of_the_episodes(caching):
+    # shards claim from one queue: a shard that counted every shard's episodes as its own would,
+    # once its slots opened, claim the others' too, and leave them idle
+    with seq.serve("step-one", port=0) as server:
+        options = dict(benchmark="caching", policy_url=server.url, envs=1, trials=2)
+        shard = seq.eval.run(**options, eval_id="ev-sharded", shard_id=0, num_shards=2)
+    assert shard.done == 32  # alone, it ran the other shard's episodes too
+    assert shard.manifest.envs_per_worker == 16  # half of 32 episodes a worker, not 32

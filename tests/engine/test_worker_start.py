@@ -5,6 +5,8 @@ what they print kept in the eval's log) without tearing its modules down."""
 from __future__ import annotations
 
 import json
+import os
+import signal
 import subprocess
 import sys
 import textwrap
@@ -105,3 +107,139 @@ def test_a_worker_ends_as_python_would_its_threads_joined_and_its_exit_handlers_
     while not expected <= {path.name for path in marks.iterdir()} and time.monotonic() < deadline:
         time.sleep(0.05)
     assert expected <= {path.name for path in marks.iterdir()}  # each joined its thread, ran its handler
+
+
+POOLED = textwrap.dedent("""
+    import concurrent.futures
+    import os
+
+    import numpy as np
+
+    import seq
+
+    POOL = concurrent.futures.ThreadPoolExecutor(max_workers=1)  # never shut down, as often
+
+
+    class Env:
+        action_space = None
+
+        def reset(self, seed=None):
+            return np.zeros(1), {}
+
+        def step(self, action):
+            return np.zeros(1), 0.0, False, False, {}
+
+
+    @seq.benchmark(name="pooled", conditions=seq.conditions(tasks=["a"], seeds=range(2)), max_steps=2)
+    class Pooled(seq.Benchmark):
+        @seq.reset
+        def reset(self, seed, variant):
+            POOL.submit(os.getpid).result()
+            open(os.path.join(os.environ["SEQ_TEST_MARKS"], str(os.getpid())), "w").close()
+            return Env()
+
+        @seq.check
+        def check(self, env):
+            return seq.Step(done=True, metrics={"success": 1.0})
+
+
+    @seq.policy(name="still")
+    class Still(seq.Policy):
+        @seq.infer
+        def infer(self, obs, *, seed=None, instruction=None):
+            return np.zeros(1)
+""")
+
+
+def _alive(pid: int) -> bool:
+    """Whether `pid` runs still (a zombie, exited and not yet reaped, does not)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+def test_a_worker_whose_benchmark_keeps_a_thread_pool_still_exits(tmp_path: Path, monkeypatch):
+    # a ThreadPoolExecutor never shut down: Python's exit ends its threads (threading's exit
+    # hooks) before it joins the others; joining them alone waits for good
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    monkeypatch.setenv("SEQ_TEST_MARKS", str(marks))
+    (tmp_path / "pooled.py").write_text(POOLED)
+    seq.deploy(tmp_path / "pooled.py", check=False)
+    report = seq.eval.run("still", benchmark="pooled", envs=1)
+    assert report.status == "completed" and len(report.episodes) == 2
+    (worker,) = {int(path.name) for path in marks.iterdir()}
+    deadline = time.monotonic() + 30
+    while _alive(worker) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    try:
+        assert not _alive(worker), "the worker is still running after its eval ended"
+    finally:
+        if _alive(worker):
+            os.kill(worker, signal.SIGKILL)
+
+
+KEEPS_FILES_OPEN = textwrap.dedent("""
+    import ctypes
+    import os
+
+    import numpy as np
+
+    import seq
+
+    MARKS = os.environ["SEQ_TEST_MARKS"]
+    LOG = open(os.path.join(MARKS, "python.log"), "a")  # kept open the worker's life, never closed
+    LIBC = ctypes.CDLL(None)
+    LIBC.fopen.restype = ctypes.c_void_p
+    LIBC.fputs.argtypes = [ctypes.c_char_p, ctypes.c_void_p]
+    NATIVE = LIBC.fopen(os.path.join(MARKS, "native.log").encode(), b"a")  # a C library's log
+
+
+    class Env:
+        action_space = None
+
+        def reset(self, seed=None):
+            return np.zeros(1), {}
+
+        def step(self, action):
+            return np.zeros(1), 0.0, False, False, {}
+
+
+    @seq.benchmark(name="logging", conditions=seq.conditions(tasks=["a"], seeds=range(2)), max_steps=2)
+    class Logging(seq.Benchmark):
+        @seq.reset
+        def reset(self, seed, variant):
+            LOG.write(f"episode {seed}\\n")
+            LIBC.fputs(f"episode {seed}\\n".encode(), NATIVE)
+            return Env()
+
+        @seq.check
+        def check(self, env):
+            return seq.Step(done=True, metrics={"success": 1.0})
+
+
+    @seq.policy(name="still")
+    class Still(seq.Policy):
+        @seq.infer
+        def infer(self, obs, *, seed=None, instruction=None):
+            return np.zeros(1)
+""")
+
+
+def test_what_a_worker_wrote_to_files_it_never_closed_is_kept(tmp_path: Path, monkeypatch):
+    # Python's exit closes the files its modules hold and the C library's exit flushes its
+    # FILE*s: a worker that leaves without either keeps what they hold all the same
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    monkeypatch.setenv("SEQ_TEST_MARKS", str(marks))
+    (tmp_path / "logging_bench.py").write_text(KEEPS_FILES_OPEN)
+    seq.deploy(tmp_path / "logging_bench.py", check=False)
+    report = seq.eval.run("still", benchmark="logging", envs=1)
+    assert report.status == "completed"
+    expected = "episode 0\nepisode 1\n"
+    logs = [marks / "python.log", marks / "native.log"]
+    deadline = time.monotonic() + 30  # the worker exits after the eval returns
+    while [log.read_text() for log in logs] != [expected] * 2 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert [log.read_text() for log in logs] == [expected] * 2

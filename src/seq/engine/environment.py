@@ -42,7 +42,8 @@ def describe_environment() -> dict[str, Any]:
 
 def installed_versions(names: Iterable[str]) -> dict[str, str]:
     """The version of each of `names` that is installed, as `importlib.metadata.version` finds it:
-    the first `*.dist-info` or `*.egg-info` folder on `sys.path` with that name, its `Version`.
+    the first `*.dist-info` or `*.egg-info` folder on `sys.path` with that name (or the `EGG-INFO`
+    of an `*.egg` folder on it, as `setup.py install` left them), its `Version`.
 
     Read without `importlib.metadata`, whose search took a worker ~20 ms at its start and whose
     import (its e-mail parser) ~65 ms more where nothing else imports it (a served eval's
@@ -57,11 +58,16 @@ def installed_versions(names: Iterable[str]) -> dict[str, str]:
             children = os.listdir(folder)
         except OSError:  # a zip, a folder since removed
             continue
+        egg = os.path.basename(os.path.normpath(folder)).lower()
         for child in children:
             low = child.lower()
-            if not low.endswith((".dist-info", ".egg-info")):
+            if low.endswith((".dist-info", ".egg-info")):
+                stem = low.rpartition(".")[0]
+            elif low == "egg-info" and egg.endswith(".egg"):  # NAME-VERSION-pyX.Y.egg/EGG-INFO
+                stem = egg.rpartition(".")[0]
+            else:
                 continue
-            name = _normalized(low.rpartition(".")[0].partition("-")[0])
+            name = _normalized(stem.partition("-")[0])
             if name in wanted and name not in versions:
                 version = _version_in(os.path.join(folder, child))
                 if version is not None:

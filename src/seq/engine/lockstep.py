@@ -10,10 +10,10 @@ when it runs alone. A batched benchmark's episodes (`seq.engine.batch`) share on
 instance, and their worlds advance together: one physics step once every episode has its action.
 
 Opened as they pay (`open_as_they_pay`, when seq chose the count): a worker runs one episode until
-that episode has waited on the policy longer than the worker's first episode took to reach its
-first act (its env built, its simulator imported), then opens every slot. Against a policy that
-answers at once a worker so builds no envs it would barely use; against a slow one it opens its
-slots within a few acts.
+that episode has waited on the policy longer than the worker's first episode to reach an act took
+to get there (its env built, its simulator imported; an episode whose reset failed measures
+nothing), then opens every slot. Against a policy that answers at once a worker so builds no envs
+it would barely use; against a slow one it opens its slots within a few acts.
 """
 
 from __future__ import annotations
@@ -52,7 +52,7 @@ class Lockstep:
         self.open = 1 if open_as_they_pay else len(slots)  # the slots episodes may start in
         self.running: dict[int, _Running] = {}
         self.tasks: dict[int, set[str]] = {}  # the tasks each slot has run (and may keep an env of)
-        self.first_start_s: float | None = None  # the worker's first episode, start to first act
+        self.first_start_s: float | None = None  # the worker's first episode to act, start to first act
 
     @property
     def free(self) -> bool:
@@ -73,7 +73,7 @@ class Lockstep:
         episode = runner.episode(item, slot)
         try:
             request = next(episode)
-        except StopIteration as stop:  # it ended before its first act (its reset failed, say)
+        except StopIteration as stop:  # it ended before its first act (its reset failed): no measure
             return stop.value
         if self.first_start_s is None:
             self.first_start_s = time.perf_counter() - started

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import math
 import threading
 import traceback
 from collections.abc import Callable, Iterator
@@ -221,18 +222,21 @@ def _execute_leased(
     items = store.items(eval_row.id, unfinished_only=True, errored=rerun_failed)
     declared = benchmark_row.declared.get("declared", {})
     envs = envs if envs is not None else eval_row.arguments.envs
-    workers = check_envs(envs if envs is not None else declared.get("cpu"))
+    # no more workers than items, as the plan says (`prepare_eval`): the scheduler starts no more,
+    # and a benchmark's memory= is shared by those that run
+    workers = min(check_envs(envs if envs is not None else declared.get("cpu")), max(len(items), 1))
     if engine == "ray":
         # Ray's actors run one episode at a time: a count stored by a local run (asked, or seq's
         # own: `seq.engine.side_by_side`) and resumed there runs so, with the same rows (a new eval
         # asking for more is refused before it is stored: `check_envs_per_worker`)
         config = replace(config, envs_per_worker=1)
     elif eval_row.arguments.envs_per_worker_chosen:
-        # seq's own count, decided where the eval runs: these workers, the items left, this
+        # seq's own count, decided where the eval runs: these workers, the items left (a shard's
+        # share of them: one whose slots open first would claim every other shard's), this
         # machine's memory; its slots opened as they pay
         chosen = auto_side_by_side(
             alone=None,
-            items=len(items),
+            items=len(items) if shard is None else math.ceil(len(items) / shard.count),
             workers=workers,
             env_memory=declared.get("env_memory"),
             memory=declared.get("memory"),
