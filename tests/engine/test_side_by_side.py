@@ -76,11 +76,11 @@ CACHING = textwrap.dedent('''
 
     @seq.policy(name="step-one-slowly")
     class StepOneSlowly(seq.Policy):
-        """A model that takes 10 ms a batch, as a small one on a GPU does."""
+        """A model that takes 50 ms a batch, as a VLA on a GPU does."""
 
         @seq.infer(batched=True)
         def infer(self, obs, *, seed=None, instruction=None):
-            time.sleep(0.01)
+            time.sleep(0.05)
             return [np.ones(1) for _ in obs]
 ''')
 
@@ -314,7 +314,9 @@ def test_a_first_episode_that_fails_in_reset_does_not_open_the_slots(caching, mo
 
 
 def test_a_worker_opens_its_slots_once_an_episode_waited_longer_than_its_env_took(caching, monkeypatch):
-    monkeypatch.setenv("SEQ_TEST_BUILD_S", "0.02")  # against 10 ms a batch: open after two acts
+    # an env takes 10 ms to build, an act 50 ms (5 acts an episode): the slots open after an act
+    # or two, even on a loaded machine where starting the first episode takes several times that
+    monkeypatch.setenv("SEQ_TEST_BUILD_S", "0.01")
     before = len(caching.read_text().split())  # what seq.deploy's check built
     with seq.serve("step-one-slowly", port=0) as server:
         served = seq.eval.run(benchmark="caching", policy_url=server.url, envs=1, tasks=["a"])
