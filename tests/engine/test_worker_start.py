@@ -17,7 +17,47 @@ import seq
 
 WORKER_IMPORTS = "import seq.engine.worker_start, seq.engine.wire, seq.engine.worker"
 
-LEAVING = textwrap.dedent("""
+# What the benchmarks below share: an env that does nothing, a check that ends the episode at once,
+# and a policy that answers zeros.
+SHARED = {
+    "env": textwrap.dedent("""
+        class Env:
+            action_space = None
+
+            def reset(self, seed=None):
+                return np.zeros(1), {}
+
+            def step(self, action):
+                return np.zeros(1), 0.0, False, False, {}
+    """),
+    "check": textwrap.dedent("""
+        @seq.check
+        def check(self, env):
+            return seq.Step(done=True, metrics={"success": 1.0})
+    """),
+    "policy": textwrap.dedent("""
+        @seq.policy(name="still")
+        class Still(seq.Policy):
+            @seq.infer
+            def infer(self, obs, *, seed=None, instruction=None):
+                return np.zeros(1)
+    """),
+}
+
+
+def _module(text: str) -> str:
+    """A benchmark module's text, with the shared parts where it says {env}, {check}, {policy}."""
+    lines = []
+    for line in textwrap.dedent(text).splitlines():
+        part = line.strip()
+        if part in ("{env}", "{check}", "{policy}"):
+            indent = line[: len(line) - len(line.lstrip())]
+            lines += [indent + shared if shared else "" for shared in SHARED[part[1:-1]].strip().splitlines()]
+        else:
+            lines.append(line)
+    return "\n".join(lines) + "\n"
+
+LEAVING = _module("""
     import atexit
     import os
     import threading
@@ -45,15 +85,7 @@ LEAVING = textwrap.dedent("""
         _mark("thread")
 
 
-    class Env:
-        action_space = None
-
-        def reset(self, seed=None):
-            return np.zeros(1), {}
-
-        def step(self, action):
-            return np.zeros(1), 0.0, False, False, {}
-
+    {env}
 
     @seq.benchmark(name="leaving", conditions=seq.conditions(tasks=["a"], seeds=range(2)), max_steps=2)
     class Leaving(seq.Benchmark):
@@ -66,16 +98,10 @@ LEAVING = textwrap.dedent("""
         def reset(self, seed, variant):
             return Env()
 
-        @seq.check
-        def check(self, env):
-            return seq.Step(done=True, metrics={"success": 1.0})
+        {check}
 
 
-    @seq.policy(name="still")
-    class Still(seq.Policy):
-        @seq.infer
-        def infer(self, obs, *, seed=None, instruction=None):
-            return np.zeros(1)
+    {policy}
 """)
 
 
@@ -109,7 +135,7 @@ def test_a_worker_ends_as_python_would_its_threads_joined_and_its_exit_handlers_
     assert expected <= {path.name for path in marks.iterdir()}  # each joined its thread, ran its handler
 
 
-POOLED = textwrap.dedent("""
+POOLED = _module("""
     import concurrent.futures
     import os
 
@@ -120,15 +146,7 @@ POOLED = textwrap.dedent("""
     POOL = concurrent.futures.ThreadPoolExecutor(max_workers=1)  # never shut down, as often
 
 
-    class Env:
-        action_space = None
-
-        def reset(self, seed=None):
-            return np.zeros(1), {}
-
-        def step(self, action):
-            return np.zeros(1), 0.0, False, False, {}
-
+    {env}
 
     @seq.benchmark(name="pooled", conditions=seq.conditions(tasks=["a"], seeds=range(2)), max_steps=2)
     class Pooled(seq.Benchmark):
@@ -138,16 +156,10 @@ POOLED = textwrap.dedent("""
             open(os.path.join(os.environ["SEQ_TEST_MARKS"], str(os.getpid())), "w").close()
             return Env()
 
-        @seq.check
-        def check(self, env):
-            return seq.Step(done=True, metrics={"success": 1.0})
+        {check}
 
 
-    @seq.policy(name="still")
-    class Still(seq.Policy):
-        @seq.infer
-        def infer(self, obs, *, seed=None, instruction=None):
-            return np.zeros(1)
+    {policy}
 """)
 
 
@@ -180,7 +192,7 @@ def test_a_worker_whose_benchmark_keeps_a_thread_pool_still_exits(tmp_path: Path
             os.kill(worker, signal.SIGKILL)
 
 
-KEEPS_FILES_OPEN = textwrap.dedent("""
+KEEPS_FILES_OPEN = _module("""
     import ctypes
     import os
 
@@ -196,15 +208,7 @@ KEEPS_FILES_OPEN = textwrap.dedent("""
     NATIVE = LIBC.fopen(os.path.join(MARKS, "native.log").encode(), b"a")  # a C library's log
 
 
-    class Env:
-        action_space = None
-
-        def reset(self, seed=None):
-            return np.zeros(1), {}
-
-        def step(self, action):
-            return np.zeros(1), 0.0, False, False, {}
-
+    {env}
 
     @seq.benchmark(name="logging", conditions=seq.conditions(tasks=["a"], seeds=range(2)), max_steps=2)
     class Logging(seq.Benchmark):
@@ -214,16 +218,10 @@ KEEPS_FILES_OPEN = textwrap.dedent("""
             LIBC.fputs(f"episode {seed}\\n".encode(), NATIVE)
             return Env()
 
-        @seq.check
-        def check(self, env):
-            return seq.Step(done=True, metrics={"success": 1.0})
+        {check}
 
 
-    @seq.policy(name="still")
-    class Still(seq.Policy):
-        @seq.infer
-        def infer(self, obs, *, seed=None, instruction=None):
-            return np.zeros(1)
+    {policy}
 """)
 
 
