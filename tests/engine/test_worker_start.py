@@ -11,6 +11,7 @@ import subprocess
 import sys
 import textwrap
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import seq
@@ -105,6 +106,23 @@ LEAVING = _module("""
 """)
 
 
+def _deploy_marking(tmp_path: Path, monkeypatch, module: str, check: bool) -> Path:
+    """Deploy a benchmark module that writes its marks into the folder returned."""
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    monkeypatch.setenv("SEQ_TEST_MARKS", str(marks))
+    (tmp_path / "marking.py").write_text(module)
+    seq.deploy(tmp_path / "marking.py", check=check)
+    return marks
+
+
+def _wait_until(condition: Callable[[], bool], seconds: float = 60) -> None:
+    """Until `condition` holds or `seconds` pass: what a worker does after its eval returned."""
+    deadline = time.monotonic() + seconds
+    while not condition() and time.monotonic() < deadline:
+        time.sleep(0.05)
+
+
 def test_a_worker_imports_neither_the_record_nor_the_reports_statistics():
     probe = f"{WORKER_IMPORTS}; import json, sys; print(json.dumps(sorted(sys.modules)))"
     run = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
@@ -117,11 +135,7 @@ def test_a_worker_imports_neither_the_record_nor_the_reports_statistics():
 def test_a_worker_ends_as_python_would_its_threads_joined_and_its_exit_handlers_run(
     tmp_path: Path, monkeypatch
 ):
-    marks = tmp_path / "marks"
-    marks.mkdir()
-    monkeypatch.setenv("SEQ_TEST_MARKS", str(marks))
-    (tmp_path / "leaving.py").write_text(LEAVING)
-    seq.deploy(tmp_path / "leaving.py")
+    marks = _deploy_marking(tmp_path, monkeypatch, LEAVING, check=True)
     report = seq.eval.run("still", benchmark="leaving", envs=2)
     assert report.status == "completed" and len(report.episodes) == 2
     # what the two workers printed while they left, kept (seq.deploy's check ran the setup too)
@@ -129,9 +143,7 @@ def test_a_worker_ends_as_python_would_its_threads_joined_and_its_exit_handlers_
     workers = {line.split()[-1] for line in logged}
     assert len(logged) == len(workers) == 2
     expected = {f"{name}-{pid}" for name in ("atexit", "thread") for pid in workers}
-    deadline = time.monotonic() + 60  # the workers are reaped after the eval returns
-    while not expected <= {path.name for path in marks.iterdir()} and time.monotonic() < deadline:
-        time.sleep(0.05)
+    _wait_until(lambda: expected <= {path.name for path in marks.iterdir()})  # reaped after the eval
     assert expected <= {path.name for path in marks.iterdir()}  # each joined its thread, ran its handler
 
 
@@ -174,17 +186,11 @@ def _alive(pid: int) -> bool:
 def test_a_worker_whose_benchmark_keeps_a_thread_pool_still_exits(tmp_path: Path, monkeypatch):
     # a ThreadPoolExecutor never shut down: Python's exit ends its threads (threading's exit
     # hooks) before it joins the others; joining them alone waits for good
-    marks = tmp_path / "marks"
-    marks.mkdir()
-    monkeypatch.setenv("SEQ_TEST_MARKS", str(marks))
-    (tmp_path / "pooled.py").write_text(POOLED)
-    seq.deploy(tmp_path / "pooled.py", check=False)
+    marks = _deploy_marking(tmp_path, monkeypatch, POOLED, check=False)
     report = seq.eval.run("still", benchmark="pooled", envs=1)
     assert report.status == "completed" and len(report.episodes) == 2
     (worker,) = {int(path.name) for path in marks.iterdir()}
-    deadline = time.monotonic() + 30
-    while _alive(worker) and time.monotonic() < deadline:
-        time.sleep(0.05)
+    _wait_until(lambda: not _alive(worker))
     try:
         assert not _alive(worker), "the worker is still running after its eval ended"
     finally:
@@ -228,16 +234,10 @@ KEEPS_FILES_OPEN = _module("""
 def test_what_a_worker_wrote_to_files_it_never_closed_is_kept(tmp_path: Path, monkeypatch):
     # Python's exit closes the files its modules hold and the C library's exit flushes its
     # FILE*s: a worker that leaves without either keeps what they hold all the same
-    marks = tmp_path / "marks"
-    marks.mkdir()
-    monkeypatch.setenv("SEQ_TEST_MARKS", str(marks))
-    (tmp_path / "logging_bench.py").write_text(KEEPS_FILES_OPEN)
-    seq.deploy(tmp_path / "logging_bench.py", check=False)
+    marks = _deploy_marking(tmp_path, monkeypatch, KEEPS_FILES_OPEN, check=False)
     report = seq.eval.run("still", benchmark="logging", envs=1)
     assert report.status == "completed"
     expected = "episode 0\nepisode 1\n"
     logs = [marks / "python.log", marks / "native.log"]
-    deadline = time.monotonic() + 30  # the worker exits after the eval returns
-    while [log.read_text() for log in logs] != [expected] * 2 and time.monotonic() < deadline:
-        time.sleep(0.05)
+    _wait_until(lambda: [log.read_text() for log in logs] == [expected] * 2)  # it exits after the eval
     assert [log.read_text() for log in logs] == [expected] * 2
