@@ -63,6 +63,18 @@ class EpisodeResult:
         """The item id without the arm: what pairs this episode with another arm's."""
         return pair_key(self.item_id, self.arm)
 
+    @property
+    def condition_key(self) -> str:
+        """The pair key without its trial: the condition (task, seed, variation) whose trials are
+        repeated measures of one start, the unit every interval and test clusters by."""
+        return condition_key(self.pair_key)
+
+
+def condition_key(key: str) -> str:
+    """An item id or pair key without its `|trial=T` suffix, where it has one."""
+    head, sep, tail = key.rpartition("|trial=")
+    return head if sep and tail.isdigit() else key
+
 
 def pair_key(item_id: str, arm: str) -> str:
     """An item id without its arm prefix (`arm/…`), where it has one."""
