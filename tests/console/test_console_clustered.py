@@ -22,6 +22,8 @@ def test_the_list_shows_the_reports_interval(toy_file, trials):
         reader.close()
     (figure,) = summary.figures
     assert figure.n == 6 * trials
-    assert (figure.value, figure.low, figure.high) == pytest.approx((success.value, success.low, success.high))
+    assert (figure.value, figure.low, figure.high) == pytest.approx(
+        (success.value, success.low, success.high)
+    )
     if trials > 1:  # a deterministic controller: five trials of six conditions are six outcomes
         assert success.effective_n == pytest.approx(6) and success.method.endswith("(clustered)")
