@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from seq.authoring.callable_policy import is_plain_callable, policy_of_callable
 from seq.engine.prepare import start_eval
 from seq.engine.request import EvalRequest, default_of, request_fields
 from seq.engine.runner import execute_eval, resume_eval
@@ -85,6 +86,8 @@ def run(
 
     The options, their defaults and help are those of `seq eval run` (`seq.engine.request`).
     """
+    if is_plain_callable(policy):  # a function, as people try first while training
+        policy = policy_of_callable(policy)
     request = _request("seq.eval.run", policy, options)
     importing = importing_user_file()
     if importing is not None:
@@ -365,8 +368,9 @@ def evaluate(policy: Any, benchmark: Any, **options: Any) -> Report:
     """Evaluate a policy object from this process's memory — a model in training — and return the
     report: no registration, no server, no copy of the weights.
 
-    The episodes run in this process with the object itself (its class must be a `@seq.policy`);
-    everything else is as in `seq.eval.run` (conditions, seeds, trials, parameters, arms, the record).
+    The episodes run in this process with the object itself: a `@seq.policy` object, or a plain
+    function `f(obs, **kw)` (`seq.authoring.callable_policy`: recorded as policy `callable-<its
+    name>`, versioned by its source); everything else is as in `seq.eval.run` (conditions, seeds, trials, parameters, arms, the record).
 
     >>> for step in range(10_000):
     ...     train_one_step(model)
