@@ -370,7 +370,8 @@ def evaluate(policy: Any, benchmark: Any, **options: Any) -> Report:
 
     The episodes run in this process with the object itself: a `@seq.policy` object, or a plain
     function `f(obs, **kw)` (`seq.authoring.callable_policy`: recorded as policy `callable-<its
-    name>`, versioned by its source); everything else is as in `seq.eval.run` (conditions, seeds, trials, parameters, arms, the record).
+    name>`, versioned by its source); everything else is as in `seq.eval.run` (conditions, seeds,
+    trials, parameters, arms, the record).
 
     >>> for step in range(10_000):
     ...     train_one_step(model)
