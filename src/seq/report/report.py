@@ -17,6 +17,7 @@ from seq.record.schema import SCHEMA_VERSION
 from seq.record.store import COMPLETED, RUNNING, Store, WorkItem
 from seq.report.analysis import BUILT_IN_METRICS, across_tasks, analyse, declared_kinds
 from seq.report.problems import Problem, ProblemGroup, group_problems
+from seq.report.recordings import unrecorded_note
 from seq.report.rows import ComparisonRow, GroupRow, MetricRow, TrialEvidence
 from seq.stats import SMALL_N, MetricKind, usable_threshold
 
@@ -236,6 +237,8 @@ def build_report(eval_id: str, store: Store | None = None) -> Report:
             "called within threshold."
         ]
     )
+    unrecorded = unrecorded_note(results)  # videos asked for and not made: say why, once
+    notes += [unrecorded] if unrecorded else []
     analysis = analyse(results, store.scores(eval_id), arms, threshold, declared_kinds(row.manifest))
     comparisons = analysis.comparisons
     aggregate = across_tasks(results, arms, comparisons[0].comparison.metric) if comparisons else []
