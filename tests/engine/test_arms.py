@@ -136,11 +136,19 @@ def test_sequential_needs_two_arms(toy_file):
 def test_dry_run_shows_each_arms_values_and_where_they_came_from(toy_file):
     seq.deploy(toy_file)
     plan = seq.eval.dry_run(
-        "line-controller", benchmark="line", sweep={"policy.noise": ["0.0", "0.2"]}, params={"chunk": "2"}
+        "line-controller",
+        benchmark="line",
+        sweep={"policy.noise": ["0.0", "0.2"]},
+        params={"chunk": "2"},
+        vs="line-controller",
+        vs_params={"noise": "0.3"},
     )
-    assert plan["episodes"] == 12 and [arm["episodes"] for arm in plan["arms"]] == [6, 6]
+    assert plan["episodes"] == 18 and [arm["episodes"] for arm in plan["arms"]] == [6, 6, 6]
     first = plan["arms"][0]["parameters"]
-    assert first["policy.noise"] == {"value": 0.0, "from": "--param/--sweep"}
+    assert first["policy.noise"] == {"value": 0.0, "from": "--sweep"}
+    assert first["policy.chunk"] == {"value": 2, "from": "--param"}
+    # each value names the flag that set it (it said "--param/--sweep" of a --vs-param value)
+    assert plan["arms"][2]["parameters"]["policy.noise"] == {"value": 0.3, "from": "--vs-param"}
     assert first["benchmark.delay"] == {"value": 0.0, "from": "benchmark default"}
     assert plan["arms"][0]["max_policy_queries"] == 6 * 60  # no steps_per_query: one query a step at most
     assert seq.eval.ls() == []  # nothing stored
@@ -161,7 +169,7 @@ def test_a_policy_asks_for_the_benchmark_setup_values_it_needs_and_a_given_value
     assert asked["benchmark.delay"] == {"value": 0.001, "from": "asked by asks-for-delay@v1"}
     assert not any("not_a_setup_parameter" in name for name in asked)
     given = seq.eval.dry_run(AsksForDelay(), benchmark="line", params={"delay": "0.0"})
-    assert given["arms"][0]["parameters"]["benchmark.delay"] == {"value": 0.0, "from": "--param/--sweep"}
+    assert given["arms"][0]["parameters"]["benchmark.delay"] == {"value": 0.0, "from": "--param"}
 
 
 def test_one_named_arm_runs_under_its_name(toy_file):

@@ -209,6 +209,15 @@ def start_eval(request: EvalRequest, store: Store) -> EvalRow:
     return store.get_eval(eval_id)  # type: ignore[return-value]
 
 
+def _value_source(arm: ArmManifest, flagged: Arm | None, side: str, name: str) -> str:
+    """Where an arm's value came from: the flag that set it (`--param`, `--sweep`, `--vs-param`),
+    the policy asking the benchmark for it, or the declaring side's default."""
+    key = f"{side}.{name}" if f"{side}.{name}" in arm.params else name if name in arm.params else None
+    if key is not None:
+        return flagged.flag(key) if flagged is not None else "--param"
+    return f"asked by {arm.policy}" if f"{side}.{name}" in arm.asked else f"{side} default"
+
+
 def dry_run(request: EvalRequest, store: Store) -> dict[str, Any]:
     """What the eval would run, without running or storing it: each arm's parameter values and where
     each came from (`--param` or the declaring side's default), the episodes, and at most how many
@@ -221,20 +230,18 @@ def dry_run(request: EvalRequest, store: Store) -> dict[str, Any]:
             )
     prepared = prepare_eval(request, store)
     default_steps = prepared.manifest.default_max_steps
+    # the flag that set each value (--param, --sweep, --vs-param), arm by arm in the same order
+    asked = build_arms(
+        request.policy, request.params, vs=request.vs, vs_params=request.vs_params,
+        sweep=request.sweep, arms=request.arms,
+    )  # fmt: skip
     arms = []
-    for arm in prepared.manifest.arms:
-        given = arm.params
+    for index, arm in enumerate(prepared.manifest.arms):
+        flagged = asked[index] if index < len(asked) else None
         mine = [item for item in prepared.items if item.arm in ("", arm.name)]
         per_query = arm.parameters["eval"].get("steps_per_query") or 1
         parameters = {
-            f"{side}.{name}": {
-                "value": value,
-                "from": "--param/--sweep"
-                if f"{side}.{name}" in given or name in given
-                else f"asked by {arm.policy}"
-                if f"{side}.{name}" in arm.asked
-                else f"{side} default",
-            }
+            f"{side}.{name}": {"value": value, "from": _value_source(arm, flagged, side, name)}
             for side, values in arm.parameters.items()
             for name, value in values.items()
         }
