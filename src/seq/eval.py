@@ -342,11 +342,12 @@ def merge(*paths: str | Path, store: Store | None = None) -> dict[str, int]:
     """Merge other records (`seq.db` files of shards run apart) into this workspace's: for each work
     item the last committed episode wins; deployed code they ran is copied over by hash. A record
     holding an eval id that cannot name a folder, or an artifact path outside its eval's artifact
-    folder, is refused (`seq.record.paths.check_merged_record`)."""
+    folder, is refused; the files its episodes name are copied into this workspace's artifact
+    folders (`seq.record.merged`)."""
     import re
     import shutil
 
-    from seq.record.paths import check_merged_record
+    from seq.record.merged import adopt_artifacts, check_merged_record
 
     store = store or Store()
     totals: dict[str, int] = {}
@@ -363,6 +364,7 @@ def merge(*paths: str | Path, store: Store | None = None) -> dict[str, int]:
                 shutil.copyfile(code, target)
         for key, count in store.merge_from(path).items():
             totals[key] = totals.get(key, 0) + count
+        totals["files"] = totals.get("files", 0) + adopt_artifacts(store, path)
     return totals
 
 

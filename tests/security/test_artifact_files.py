@@ -51,7 +51,9 @@ def test_the_console_serves_no_file_outside_the_eval_artifact_folder(
         assert get(port, f"/evals/{VICTIM}/video{query}") == (200, b"an mp4")
 
 
-def test_report_videos_copies_nothing_from_outside_and_says_so(toy_file: Path, tmp_path: Path, seq_home: Path):
+def test_report_videos_copies_nothing_from_outside_and_says_so(
+    toy_file: Path, tmp_path: Path, seq_home: Path
+):
     finished_eval(toy_file)
     for named in _attacks(tmp_path, seq_home):
         name_artifacts(seq_home / "seq.db", VICTIM, video=named, trajectory=named)

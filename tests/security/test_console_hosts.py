@@ -17,7 +17,13 @@ pytest.importorskip("uvicorn")
 def test_a_request_for_another_host_is_refused(toy_file: Path):
     finished_eval(toy_file)
     with console("--allow-host", "devbox.local") as port:
-        for host in ("attacker.example", f"attacker.example:{port}", "127.0.0.1.attacker.example", "", "[::1"):
+        for host in (
+            "attacker.example",
+            f"attacker.example:{port}",
+            "127.0.0.1.attacker.example",
+            "",
+            "[::1",
+        ):
             status, body = get(port, "/", host=host)
             assert status == 400, host
             assert b"answers only for" in body and b"ev-victim" not in body

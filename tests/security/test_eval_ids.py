@@ -12,7 +12,19 @@ from conftest import refused_in_one_line, run_cli
 
 import seq
 
-RUN = ["eval", "run", "line-controller", "--benchmark", "line", "--tasks", "near", "--seeds", "0", "--envs", "1"]
+RUN = [
+    "eval",
+    "run",
+    "line-controller",
+    "--benchmark",
+    "line",
+    "--tasks",
+    "near",
+    "--seeds",
+    "0",
+    "--envs",
+    "1",
+]
 
 
 def _evals() -> list[str]:
@@ -85,7 +97,11 @@ def test_a_merged_record_holding_an_id_that_climbs_out_is_refused(
 
 @pytest.mark.parametrize(
     "named",
-    ["/etc/passwd", "OTHER/artifacts/ev-victim/../../../outside/secret.txt", "OTHER/artifacts/ev-other/x.mp4"],
+    [
+        "/etc/passwd",
+        "OTHER/artifacts/ev-victim/../../../outside/secret.txt",
+        "OTHER/artifacts/ev-other/x.mp4",
+    ],
 )
 def test_a_merged_record_naming_a_file_outside_its_artifact_folder_is_refused(
     toy_file: Path, tmp_path: Path, seq_home: Path, monkeypatch: pytest.MonkeyPatch, named: str
@@ -100,13 +116,23 @@ def test_a_merged_record_naming_a_file_outside_its_artifact_folder_is_refused(
     assert _evals() == []
 
 
-def test_a_merged_shard_naming_its_own_artifacts_merges(
+def test_a_merged_shard_brings_its_own_artifacts_and_no_other_file(
     toy_file: Path, tmp_path: Path, seq_home: Path, monkeypatch: pytest.MonkeyPatch
 ):
     other = tmp_path / "other-home"
     monkeypatch.setenv("SEQ_HOME", str(other))
     finished_eval(toy_file)
     monkeypatch.setenv("SEQ_HOME", str(seq_home))
-    name_artifacts(other / "seq.db", VICTIM, video=str(other / "artifacts" / VICTIM / "videos" / "a.mp4"))
+    videos = other / "artifacts" / VICTIM / "videos"
+    videos.mkdir(parents=True)
+    (videos / "a.mp4").write_bytes(b"an mp4")
+    (videos / "link.mp4").symlink_to(outside_secret(tmp_path))
+    name_artifacts(other / "seq.db", VICTIM, video=str(videos / "a.mp4"), trace=str(videos / "link.mp4"))
     assert run_cli("eval", "merge", str(other / "seq.db")).returncode == 0
     assert _evals() == [VICTIM]
+    here = seq_home / "artifacts" / VICTIM / "videos"
+    assert (here / "a.mp4").read_bytes() == b"an mp4" and not (here / "link.mp4").exists()
+    (episode,) = seq.eval.report(VICTIM).episodes
+    assert episode.artifacts == {"video": str(here / "a.mp4"), "trace": str(here / "link.mp4")}
+    out = tmp_path / "copied"
+    assert "wrote 1 video(s)" in run_cli("eval", "report", VICTIM, "--videos", str(out)).stdout

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from conftest import run_cli
 
-HOSTILE = textwrap.dedent('''
+HOSTILE = textwrap.dedent("""
     import numpy as np
 
     import seq
@@ -22,8 +22,9 @@ HOSTILE = textwrap.dedent('''
         def step(self, action):
             return np.zeros(1), 0.0, False, False, {}
 
-    @seq.benchmark(name="hostile", conditions=seq.conditions(tasks=[TAG, "[a](javascript:alert(2))"], seeds=[0]),
-                   max_steps=3)
+    TASKS = [TAG, "[a](javascript:alert(2))"]
+
+    @seq.benchmark(name="hostile", conditions=seq.conditions(tasks=TASKS, seeds=[0]), max_steps=3)
     class Hostile(seq.Benchmark):
         @seq.reset
         def reset(self, seed, variant):
@@ -38,7 +39,7 @@ HOSTILE = textwrap.dedent('''
         @seq.infer
         def infer(self, obs, *, seed=None, instruction=None, note: str = "<script>alert(4)</script>"):
             return np.zeros(1)
-''')
+""")
 
 
 def test_markdown_carries_no_raw_html_or_link_from_user_code(tmp_path: Path):

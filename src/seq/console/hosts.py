@@ -46,8 +46,7 @@ def check_hosts(names: Iterable[str]) -> tuple[str, ...]:
         plain = name.strip().lower().rstrip(".").strip("[]")
         if not (HOST_NAME.fullmatch(plain) or (":" in plain and IPV6.fullmatch(plain))):
             raise SeqInputError(
-                f"--allow-host {name!r}: expected a host name or address without a port "
-                "(e.g. devbox.local)."
+                f"--allow-host {name!r}: expected a host name or address without a port (e.g. devbox.local)."
             )
         taken.append(plain)
     return tuple(dict.fromkeys(taken))
