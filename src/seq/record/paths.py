@@ -84,7 +84,10 @@ def remove_eval_folder(home: Path, area: str, eval_id: str) -> bool:
 
 
 def unlink_inside(path: Path, folder: Path) -> None:
-    """Delete the file `path` where it lies inside `folder` (a stale row's file); else nothing."""
+    """Delete the file `path` where it lies inside `folder` (a stale row's file); else nothing.
+    A `folder` that is itself a symlink is not deleted from."""
+    if folder.is_symlink():
+        return
     if path.is_symlink() and path.parent.resolve().is_relative_to(folder.resolve()):
         path.unlink()
     elif (found := inside(path, folder)) is not None and found.is_file():
