@@ -25,7 +25,7 @@ def client(toy_file):
     store = Store()
     lease = running_eval(store, done=3, total=8)
     app = seq.console.create_app(store.path)
-    with TestClient(app) as client:
+    with TestClient(app, base_url="http://127.0.0.1:8765") as client:
         yield client
     lease.release()
     store.close()
