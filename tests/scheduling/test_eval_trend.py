@@ -105,11 +105,14 @@ def test_a_budget_stopped_eval_is_listed_but_a_completed_one_stands_for_its_vers
 
     (step,) = seq.trend("line-controller", "line").steps  # v2 has only the canceled eval
     assert (step.baseline_eval, step.eval_id) == (v1, stopped.eval_id)
+    done = seq.eval.report(stopped.eval_id).done
     assert step.caveats == [
-        f"v2 has no completed eval: its newest with results, {stopped.eval_id} (canceled, "
-        f"{seq.eval.report(stopped.eval_id).done} episodes), stands for it"
+        f"{stopped.eval_id} (canceled, {done} episode{'' if done == 1 else 's'}) stands for v2 "
+        "with the most episodes: it did not complete"
     ]
-    assert "v2 has no completed eval" in _trend_text("-b", "line").replace("\n    ", " ")
+    assert "stands for v2 with the most episodes: it did not complete" in _trend_text("-b", "line").replace(
+        "\n    ", " "
+    )
 
     completed = seq.eval.run("line-controller", benchmark="line", seeds=SEEDS, envs=1).eval_id
     seq.schedule(
