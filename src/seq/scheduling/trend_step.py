@@ -60,8 +60,8 @@ def stand_in(
 ) -> tuple[int, str | None]:
     """Which of a version's evals (oldest first) stands for it, and a caveat where it is not
     plainly the best: the one the user named; else the one with the most episodes on the
-    benchmark's full conditions (completed before not, then the newest); else, where none ran
-    them all, the one with the most episodes."""
+    benchmark's full conditions (completed before not, then the newest, then its first arm);
+    else, where none ran them all, the one with the most episodes."""
     if named is not None:
         index = next(i for i, c in enumerate(candidates) if c.eval_id == named)
     else:
@@ -72,7 +72,7 @@ def stand_in(
                 candidates[i].episodes,
                 candidates[i].status == COMPLETED,
                 candidates[i].created_at,
-                i,
+                -i,  # of an eval's arms, the first
             ),
         )
     chosen = candidates[index]
