@@ -96,9 +96,28 @@ def mcnemar_exact(table: PairedTable) -> float:
     d = table.discordant
     if d == 0:
         return 1.0
-    from scipy import stats
+    from scipy import special, stats
 
-    return float(min(1.0, 2.0 * stats.binom.cdf(min(table.only_a, table.only_b), d, 0.5)))
+    smaller = min(table.only_a, table.only_b)
+    if float(smaller).is_integer() and float(d).is_integer():
+        return float(min(1.0, 2.0 * stats.binom.cdf(smaller, d, 0.5)))
+    # An effective (deflated) table: the binomial tail continued to real counts,
+    # P(X ≤ k) = I_½(d − k, k + 1), the regularised incomplete beta function.
+    return float(min(1.0, 2.0 * special.betainc(d - smaller, smaller + 1, 0.5)))
+
+
+def effective_table(table: PairedTable, deff: float) -> PairedTable:
+    """The table's four cells divided by the design effect of its pairs (≥ 1): the counts that
+    clustered pairs are worth (Rao & Scott 1992). Its cells are then real numbers, which
+    `mcnemar_exact`, `tango_interval` and `agresti_min_interval` take as they are."""
+    if deff == 1.0:
+        return table
+    return PairedTable(
+        table.both / deff,  # type: ignore[arg-type]
+        table.only_a / deff,  # type: ignore[arg-type]
+        table.only_b / deff,  # type: ignore[arg-type]
+        table.neither / deff,  # type: ignore[arg-type]
+    )
 
 
 def agresti_min_interval(table: PairedTable, level: float = 0.95) -> DifferenceInterval:
@@ -276,3 +295,29 @@ def paired_bootstrap_interval(
     high = math.nan if interval.high is None else interval.high
     method = interval.method if interval.method.startswith("none") else "paired-" + interval.method
     return DifferenceInterval(interval.mean, low, high, interval.n, method, level)
+
+
+def paired_t_interval(
+    a: Sequence[float], b: Sequence[float], level: float = 0.95, deff: float = 1.0
+) -> DifferenceInterval:
+    """Student's t interval of the mean paired difference mean(b − a), at the effective n.
+
+    mean(d) ± t_{ν, (1+level)/2} · s_d · √(deff / N), ν = N/deff − 1 (Student 1908; with clusters,
+    the design-effect adjusted interval of Kish 1965, with ν from the effective n). It keeps its
+    coverage at small n (n = 5: the bootstrap's verdicts fire 16–20 % of the time with no true
+    difference); none below two effective pairs. Every difference equal: zero width."""
+    if len(a) != len(b):
+        raise ValueError(f"paired values need equal lengths, got {len(a)} and {len(b)}")
+    diffs = np.asarray(b, dtype=float) - np.asarray(a, dtype=float)
+    n = len(diffs)
+    method = "paired-t" + (" (clustered)" if deff != 1.0 else "")
+    mean = float(diffs.mean()) if n else math.nan
+    if n and np.all(diffs == diffs[0]):
+        return DifferenceInterval(mean, mean, mean, n, "paired-t (all differences equal)", level)
+    effective = n / deff
+    if effective < 2:
+        return DifferenceInterval(mean, math.nan, math.nan, n, "none (fewer than 2 pairs)", level)
+    from scipy import stats
+
+    half = float(stats.t.isf((1 - level) / 2, effective - 1)) * float(diffs.std(ddof=1)) * math.sqrt(deff / n)
+    return DifferenceInterval(mean, mean - half, mean + half, n, method, level)

@@ -37,8 +37,9 @@ def _ndtr(z: float) -> float:
     return math.nan if math.isnan(z) else _NORMAL.cdf(z)
 
 
-def wilson(successes: int, n: int, level: float) -> tuple[float, float]:
-    """The Wilson score interval of `successes` out of `n` (no continuity correction)."""
+def wilson(successes: float, n: float, level: float) -> tuple[float, float]:
+    """The Wilson score interval of `successes` out of `n` (no continuity correction); an
+    effective (non-integer) count is taken as it is."""
     z = _NORMAL.inv_cdf(1 - (1 - level) / 2)
     p = successes / n
     centre = p + z * z / (2 * n)
