@@ -148,7 +148,7 @@ def test_a_difference_without_an_interval_says_why(toy_file):
     as_json = json.loads(
         run_cli("eval", "trend", "line-controller", "-b", "line", "--metric", "steps", "--json").stdout
     )
-    assert as_json["steps"][0]["comparison"]["difference"]["low"] is None  # JSON has no nan
+    assert as_json["steps"][0]["no_interval"] == step.no_interval
     text = _trend_text("-b", "line", "--metric", "steps")
     assert "1 shared episode, B - A = " in text and "(no interval: too few shared episodes" in text
     assert "nan" not in text
@@ -177,8 +177,8 @@ BREAKS_ON_FAR = TOY.replace(
 
 def test_a_version_that_errors_on_some_episodes_is_flagged_and_never_within_threshold(toy_file):
     """The issue's case: a release raising on half of its conditions, every other episode as
-    before: 80 shared episodes agree (within threshold on those alone), 80 are lost to errors."""
-    many = {"seeds": list(range(40)), "trials": 2, "envs": 1}
+    before: 80 shared conditions agree (within threshold on those alone), 80 are lost to errors."""
+    many = {"seeds": list(range(80)), "envs": 1}
     seq.deploy(toy_file)
     v1 = seq.eval.run("line-controller", benchmark="line", **many).eval_id
     toy_file.write_text(BREAKS_ON_FAR)
@@ -196,7 +196,7 @@ def test_a_version_that_errors_on_some_episodes_is_flagged_and_never_within_thre
     assert step.verdict == "v2 errored on 80 episodes v1 ran"
     lost = step.left_out["newer errored"]
     assert len(lost) == 80 and all(key.startswith("far|") for key in lost)
-    assert "far|seed=7|trial=1" in lost and list(step.left_out) == ["newer errored"]
+    assert "far|seed=7|trial=0" in lost and list(step.left_out) == ["newer errored"]
 
     text = _trend_text("-b", "line")
     assert "within threshold" not in text
@@ -274,3 +274,28 @@ def test_each_step_shows_the_arms_and_parameters_it_compares(toy_file):
     text = _trend_text("-b", "line").replace("\n    ", " ")
     assert "A: v1 with chunk=2; B: v2 arm chunked with chunk=2" in text
     assert "parameters that differ: policy.noise 0.0 -> 0.3" in text
+
+
+def test_trials_of_one_condition_count_once_in_a_step(toy_file):
+    """Both versions deterministic: their 4 trials of a condition are copies, so 40 shared
+    episodes are worth the 10 conditions they ran."""
+    seq.deploy(toy_file)
+    four = {"seeds": SEEDS, "trials": 4, "envs": 1}
+    seq.eval.run("line-controller", benchmark="line", **four)
+    toy_file.write_text(
+        TOY.replace(
+            "step = np.clip(obs[1] - obs[0], -0.1, 0.1)", "step = np.clip(obs[1] - obs[0], -0.04, 0.04)"
+        )
+    )
+    seq.deploy(toy_file)  # slower: it runs out of steps on some far seeds
+    seq.eval.run("line-controller", benchmark="line", **four)
+    found = seq.trend("line-controller", "line")
+    assert [(p.n, p.conditions) for p in found.points] == [(40, 10), (40, 10)]
+    (step,) = found.steps
+    compared = step.comparison
+    assert compared is not None and (compared["n"], compared["conditions"]) == (40, 10)
+    assert compared["effective_n"] == pytest.approx(10)
+    assert compared["test"].endswith("(clustered)")
+    text = _trend_text("-b", "line").replace("\n    ", " ")
+    assert "40 shared episodes (10 conditions, effective n 10)" in text
+    assert text.count("10 conditions") == 3  # under each eval's value, and in the step

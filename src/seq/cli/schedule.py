@@ -198,11 +198,13 @@ def _trend_table(found: Trend) -> Table:
     for p in found.points:
         source = p.source.replace("schedule ", "").replace(" (", " ").rstrip(")")
         value = _interval(p.value, p.low, p.high) if p.value is not None else "—"
+        if 0 < p.conditions < p.n:  # trials repeat conditions: the interval counts conditions
+            value += f"\n{p.conditions} conditions"
         table.add_row(
             time.strftime("%Y-%m-%d\n%H:%M", time.localtime(p.created_at)),
             f"v{p.policy_version}",
             p.eval_id,
-            f"{value}\n[bold red]errors {p.errors} of {p.episodes}[/]" if p.errors else value,
+            value + (f"\n[bold red]errors {p.errors} of {p.episodes}[/]" if p.errors else ""),
             str(p.n),
             p.status,
             f"{source}\narm {p.arm}" if p.arm else source,
@@ -255,6 +257,8 @@ def _print_step(console: Console, step: TrendStep) -> None:
         c = step.comparison
         d = c["difference"]
         shared = f"{c['n']} shared episode{'' if c['n'] == 1 else 's'}"
+        if c["conditions"] is not None and c["conditions"] < c["n"]:
+            shared += f" ({c['conditions']} conditions, effective n {c['effective_n']:.3g})"
         if step.no_interval:
             interval = f"(no interval: {step.no_interval})"
         else:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 OK = "ok"
@@ -12,6 +13,8 @@ TIMED_OUT = "timed_out"
 # (data, counted in the report), or the infrastructure's (the episode did not run to an end: its work
 # item stays unfinished, and `--resume` runs it again).
 POLICY, BENCHMARK, INFRASTRUCTURE = "policy", "benchmark", "infrastructure"
+
+_TRIAL = re.compile(r"\|trial=\d+$")  # an item id's trial, where its eval ran several
 
 
 @dataclass
@@ -62,6 +65,12 @@ class EpisodeResult:
     def pair_key(self) -> str:
         """The item id without the arm: what pairs this episode with another arm's."""
         return pair_key(self.item_id, self.arm)
+
+    @property
+    def condition_key(self) -> str:
+        """The pair key without the trial: the episode's condition (task, variation, seed), the
+        cluster its trials share."""
+        return _TRIAL.sub("", self.pair_key)
 
 
 def pair_key(item_id: str, arm: str) -> str:

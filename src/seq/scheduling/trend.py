@@ -29,7 +29,8 @@ from seq.stats import check_threshold
 @dataclass(frozen=True)
 class TrendPoint:
     """One eval of the pairing (one arm of it, where it ran several): its metric and interval,
-    its episodes and how many of them errored (left out of the metric), whether it ran every task
+    its episodes and how many of them errored (left out of the metric), the conditions behind its
+    n, whether it ran every task
     of the benchmark (`full`), and the arm's parameters (`side.name` → value, every one used)."""
 
     eval_id: str
@@ -49,6 +50,7 @@ class TrendPoint:
     full: bool = True
     parameters: dict[str, Any] = field(default_factory=dict)
     given: dict[str, str] = field(default_factory=dict)  # the values given for the arm (`params`)
+    conditions: int = 0  # the conditions (task, seed, variation) its n episodes ran
 
 
 @dataclass(frozen=True)
@@ -147,6 +149,7 @@ def trend(
                     _full(row),
                     trend_step.flat_parameters(arm.parameters),
                     dict(arm.params),
+                    _conditions(mine, found.name if found else None),
                 )
             )
     if not points:
@@ -161,6 +164,11 @@ def trend(
     chosen = chosen or "success"
     steps = _steps(points, episodes, reports, chosen, threshold, named)
     return Trend(name, str(benchmark), chosen, points, steps)
+
+
+def _conditions(episodes: list[EpisodeResult], metric: str | None) -> int:
+    """The conditions behind a metric's n: those of the episodes that have it."""
+    return len({e.condition_key for e in episodes if e.ok and metric in e.metrics}) if metric else 0
 
 
 def _full(row: EvalRow) -> bool:

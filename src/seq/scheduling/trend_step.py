@@ -11,7 +11,6 @@ its verdict says so in place of the comparison's (never "within threshold" on wh
 from __future__ import annotations
 
 import math
-import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
@@ -20,8 +19,6 @@ from typing import Any
 from seq.record.episode import EpisodeResult
 from seq.record.store import COMPLETED
 from seq.stats import compare_paired
-
-_TRIAL = re.compile(r"\|trial=\d+$")
 
 # Why an episode is left out of a step's paired statistics (`TrendStep.left_out`'s keys).
 NEWER_ERRORED = "newer errored"  # the newer version errored where the older one ran
@@ -34,14 +31,9 @@ LEFT_OUT = (NEWER_ERRORED, OLDER_ERRORED, BOTH_ERRORED, ONLY_OLDER, ONLY_NEWER)
 A_BETTER = "A better"  # the one verdict of `compare_paired` an error of the newer cannot flatter
 
 
-def condition_key(episode: EpisodeResult) -> str:
-    """The episode's condition (task, variation, seed): its item id without arm and trial."""
-    return _TRIAL.sub("", episode.pair_key)
-
-
 def episode_key(episode: EpisodeResult) -> str:
     """What pairs an episode across evals: its condition and its trial."""
-    return f"{condition_key(episode)}|trial={episode.trial}"
+    return f"{episode.condition_key}|trial={episode.trial}"
 
 
 @dataclass(frozen=True)
@@ -96,12 +88,14 @@ def stand_in(
 
 @dataclass(frozen=True)
 class Pairing:
-    """The episodes two evals share with the metric on both sides, and those left out, by why
-    (`LEFT_OUT`), as episode keys."""
+    """The episodes two evals share with the metric on both sides (each pair's values, condition
+    and task), and those left out, by why (`LEFT_OUT`), as episode keys."""
 
     keys: list[str]
     older: list[float]
     newer: list[float]
+    conditions: list[str]
+    tasks: list[str]
     left_out: dict[str, list[str]] = field(default_factory=dict)
 
 
@@ -110,7 +104,7 @@ def pair(older: Sequence[EpisodeResult], newer: Sequence[EpisodeResult], metric:
     side) is left out and named, as is one the other eval did not run."""
     before = {episode_key(e): e for e in older}
     after = {episode_key(e): e for e in newer}
-    keys, a_values, b_values = [], [], []
+    keys, a_values, b_values, conditions, tasks = [], [], [], [], []
     left_out: dict[str, list[str]] = {}
     for key in sorted(before.keys() | after.keys()):
         a, b = before.get(key), after.get(key)
@@ -126,12 +120,31 @@ def pair(older: Sequence[EpisodeResult], newer: Sequence[EpisodeResult], metric:
             keys.append(key)
             a_values.append(a.metrics[metric])
             b_values.append(b.metrics[metric])
-    return Pairing(keys, a_values, b_values, {why: left_out[why] for why in LEFT_OUT if why in left_out})
+            conditions.append(b.condition_key)
+            tasks.append(b.task)
+    return Pairing(
+        keys,
+        a_values,
+        b_values,
+        conditions,
+        tasks,
+        {why: left_out[why] for why in LEFT_OUT if why in left_out},
+    )
 
 
 def compare(pairing: Pairing, metric: str, threshold: float, kind: str | None) -> dict[str, Any]:
-    """`compare_paired` over the pairs, as a dict."""
-    return asdict(compare_paired(pairing.older, pairing.newer, metric, threshold, kind=kind))
+    """`compare_paired` over the pairs, as a dict: clustered by condition within tasks, so that
+    the trials of one condition count as what they are worth."""
+    compared = compare_paired(
+        pairing.older,
+        pairing.newer,
+        metric,
+        threshold,
+        kind=kind,
+        clusters=pairing.conditions,
+        strata=pairing.tasks,
+    )
+    return asdict(compared)
 
 
 def lost_to_errors(pairing: Pairing) -> int:
@@ -152,12 +165,12 @@ def step_verdict(compared: Mapping[str, Any] | None, pairing: Pairing, before: i
 
 def no_interval(compared: Mapping[str, Any]) -> str | None:
     """Why the difference has no interval, where it has none."""
+    if compared["n"] < 2:  # one difference has no spread: never a zero-width interval
+        return f"too few shared episodes ({compared['n']}; it takes 2)"
     difference = compared["difference"]
     if math.isfinite(difference["low"]) and math.isfinite(difference["high"]):
         return None
-    if compared["n"] < 2:
-        return f"too few shared episodes ({compared['n']}; it takes 2)"
-    return "the bootstrap of the differences is degenerate"
+    return f"the interval of the differences is degenerate ({difference['method']})"
 
 
 def by_task(keys: Sequence[str]) -> dict[str, int]:
