@@ -185,7 +185,10 @@ def _named(
         evals = [evals]
     named: dict[int, str] = {}
     for text in evals:
-        row = store.find_eval(str(text))
+        try:
+            row = store.find_eval(str(text))
+        except SeqInputError as error:  # a prefix several ids share
+            raise SeqInputError(f"--eval {text}: {error}") from None
         mine = [p for p in points if row is not None and p.eval_id == row.id]
         if not mine:
             raise SeqInputError(

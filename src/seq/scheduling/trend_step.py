@@ -147,11 +147,6 @@ def compare(pairing: Pairing, metric: str, threshold: float, kind: str | None) -
     return asdict(compared)
 
 
-def lost_to_errors(pairing: Pairing) -> int:
-    """Episodes the newer version lost to errors where the older one ran (or errored too)."""
-    return len(pairing.left_out.get(NEWER_ERRORED, [])) + len(pairing.left_out.get(BOTH_ERRORED, []))
-
-
 def step_verdict(compared: Mapping[str, Any] | None, pairing: Pairing, before: int, after: int) -> str | None:
     """The step's verdict: the comparison's, unless the newer version lost episodes to errors
     that the older one did not: then that, whatever the shared episodes say (short of A being
