@@ -8,17 +8,26 @@ from conftest import run_cli
 import seq
 
 
-def test_a_policy_against_itself_is_within_threshold_once_enough_pairs_agree(toy_file):
+def test_a_policy_against_itself_is_within_threshold_once_enough_conditions_agree(toy_file):
     seq.deploy(toy_file)
-    report = seq.eval.run("line-controller", benchmark="line", vs="line-controller", trials=13, envs=2)
-    assert report.arms == ["A", "B"] and report.done == 2 * 6 * 13
+    report = seq.eval.run("line-controller", benchmark="line", vs="line-controller", seeds=range(40), envs=2)
+    assert report.arms == ["A", "B"] and report.done == 2 * 80
     comparison = report.comparison("success")
-    assert comparison.n == 78 and comparison.table.only_a == comparison.table.only_b == 0
+    assert comparison.n == 80 and comparison.table.only_a == comparison.table.only_b == 0
     assert comparison.verdict == "within threshold"  # Tango's interval: 73 agreeing pairs or more
     assert comparison.difference.difference == 0.0
     # too few pairs for equivalence in one task: undecided, flagged
     assert report.comparison("success", kind="task", group="near").verdict == "undecided"
-    assert report.group("overall", "all", arm="B").metrics[0].n == 78
+    assert report.group("overall", "all", arm="B").metrics[0].n == 80
+
+
+def test_trials_of_a_deterministic_policy_are_not_pairs_of_evidence(toy_file):
+    seq.deploy(toy_file)
+    report = seq.eval.run("line-controller", benchmark="line", vs="line-controller", trials=13, envs=2)
+    comparison = report.comparison("success")
+    assert comparison.n == 78 and comparison.conditions == 6 and comparison.effective_n == 6
+    assert comparison.verdict == "undecided"  # 78 copies of 6 agreeing pairs are 6 pairs
+    assert report.trials.identical and report.trials.conditions == 6 and report.trials.arms == 2
 
 
 def test_a_sweep_runs_one_arm_per_value_on_the_same_episodes(toy_file):
@@ -111,8 +120,9 @@ def test_sequential_comparison_stops_early_when_one_arm_is_clearly_better(toy_fi
 def test_sequential_comparison_of_a_policy_with_itself_ends_within_threshold(toy_file):
     seq.deploy(toy_file)
     report = seq.eval.run(
-        "line-controller", benchmark="line", vs="line-controller", trials=20, envs=2, sequential=True
-    )
+        "line-controller", benchmark="line", vs="line-controller", seeds=range(50), trials=2, envs=2,
+        sequential=True,
+    )  # fmt: skip
     assert report.sequential.decision == "within threshold"
     assert report.comparison("success").verdict == "within threshold"
 

@@ -315,9 +315,9 @@ def prepare_eval(request: EvalRequest, store: Store) -> PreparedEval:
             policy_cls = type(arm.policy) if isinstance(arm.policy, Policy) else load_version(policy_row)
             declared = policy_spec_of(policy_cls).parameters
             check_policy_declarations(policy_spec_of(policy_cls), request.allow_cpu)
-        asked = _asked_by_policy(policy_cls, spec.setup_parameters, arm.params)
+        policy_asks = _asked_by_policy(policy_cls, spec.setup_parameters, arm.params)
         try:
-            values = _resolve_params(declared, benchmark_row, {**asked, **arm.params}, adapter_declared)
+            values = _resolve_params(declared, benchmark_row, {**policy_asks, **arm.params}, adapter_declared)
         except SeqInputError as error:  # name the flag that set the value: --param, --sweep, --vs-param
             key = next((k for k in arm.params if str(error).startswith(f"--param {k}:")), None)
             if key is None or arm.flag(key) == "--param":
@@ -334,7 +334,7 @@ def prepare_eval(request: EvalRequest, store: Store) -> PreparedEval:
                 policy_sha256=policy_row.sha256,
                 params={k: str(v) for k, v in arm.params.items()},
                 parameters=values,
-                asked={k: str(v) for k, v in asked.items()},
+                asked={k: str(v) for k, v in policy_asks.items()},
                 policy_url=remote,
                 protocol=request.policy_protocol if remote else "seq",
                 server=server,

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
 OK = "ok"
@@ -13,8 +12,6 @@ TIMED_OUT = "timed_out"
 # (data, counted in the report), or the infrastructure's (the episode did not run to an end: its work
 # item stays unfinished, and `--resume` runs it again).
 POLICY, BENCHMARK, INFRASTRUCTURE = "policy", "benchmark", "infrastructure"
-
-_TRIAL = re.compile(r"\|trial=\d+$")  # an item id's trial, where its eval ran several
 
 
 @dataclass
@@ -68,9 +65,15 @@ class EpisodeResult:
 
     @property
     def condition_key(self) -> str:
-        """The pair key without the trial: the episode's condition (task, variation, seed), the
-        cluster its trials share."""
-        return _TRIAL.sub("", self.pair_key)
+        """The pair key without its trial: the condition (task, seed, variation) whose trials are
+        repeated measures of one start, the unit every interval and test clusters by."""
+        return condition_key(self.pair_key)
+
+
+def condition_key(key: str) -> str:
+    """An item id or pair key without its `|trial=T` suffix, where it has one."""
+    head, sep, tail = key.rpartition("|trial=")
+    return head if sep and tail.isdigit() else key
 
 
 def pair_key(item_id: str, arm: str) -> str:

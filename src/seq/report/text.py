@@ -130,6 +130,7 @@ def methods_lines(report: Report) -> list[str]:
         label = f"{name} ({kind.kind})" if kind is not None else name
         parts.append(f"{label}: {', '.join(method_name(m) for m in sorted(methods))}")
     lines = ["95% intervals — " + "; ".join(parts) + f". ⚠ marks n < {SMALL_N}."]
+    lines += evidence_lines(report)
     decided = [
         f"{name}: {kind.note}" if kind.note else f"{name} is a {kind.kind} by its values"
         for name, kind in report.kinds.items()
@@ -142,6 +143,26 @@ def methods_lines(report: Report) -> list[str]:
             + " (declare them: @seq.benchmark(metrics={'name': 'rate' or 'mean'}))."
         )
     return lines
+
+
+def evidence_lines(report: Report) -> list[str]:
+    """What the episodes are worth where trials repeat conditions: the unit of evidence is the
+    condition, and identical trials say that only more seeds would add any."""
+    evidence = report.trials
+    if evidence is None or not evidence.repeated:
+        return []
+    arms = f" by {evidence.arms} arms" if evidence.arms > 1 else ""
+    line = (
+        f"Evidence — {evidence.episodes} episodes{arms} in {evidence.conditions} conditions (up to "
+        f"{evidence.most_trials} trials each): trials of one condition are repeated measures, so "
+        "each interval and test counts the effective n (eff. n), from how alike the trials were."
+    )
+    if evidence.identical:
+        line += (
+            " Every trial of every condition gave the same outcome and steps: more trials of a "
+            "deterministic policy add no evidence; more seeds do."
+        )
+    return [line]
 
 
 def adapter_lines(report: Report) -> list[str]:
@@ -214,11 +235,7 @@ def manifest_lines(report: Report, whole_hashes: bool = False) -> list[str]:
         f"seq {manifest.seq.version} (git {manifest.seq.git_sha or 'n/a'})",
         f"benchmark {bench.label} sha256 {sha(bench.sha256)}",
         f"policy {policy.label} sha256 {sha(policy.sha256)}",
-        *(
-            [f"adapter {adapter.label} sha256 {sha(adapter.sha256)}"]
-            if (adapter := manifest.adapter)
-            else []
-        ),
+        *([f"adapter {adapter.label} sha256 {sha(adapter.sha256)}"] if (adapter := manifest.adapter) else []),
         *[
             f"arm {arm.name}: {arm.policy} with "
             + parameter_text({k: v for k, v in arm.parameters.items() if k not in shared})

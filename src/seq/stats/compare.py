@@ -28,6 +28,7 @@ from seq.stats.paired import (
     agresti_min_interval,
     effective_table,
     mcnemar_exact,
+    pair_design_effect,
     paired_t_interval,
     paired_table,
     tango_interval,
@@ -165,13 +166,8 @@ def _pair_effect(
     clusters: Sequence[Hashable] | None,
     strata: Sequence[Hashable] | None,
 ) -> DesignEffect | None:
-    """The design effect of the paired differences b − a in their conditions; None unclustered."""
-    if clusters is None:
-        return None
-    if len(clusters) != len(a):
-        raise ValueError(f"one cluster per pair: {len(clusters)} clusters for {len(a)} pairs")
-    differences = [float(y) - float(x) for x, y in zip(a, b, strict=True)]
-    return design_effect_of(differences, clustering(clusters, strata))
+    """The design effect of the paired differences in their conditions; None unclustered."""
+    return None if clusters is None else pair_design_effect(a, b, clusters, strata)
 
 
 def _is_clustered(effect: DesignEffect | None) -> bool:

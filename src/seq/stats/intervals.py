@@ -162,7 +162,7 @@ def with_design_effect(plain: Interval, effect: DesignEffect) -> Interval:
         successes = plain.mean * effect.effective_n
         low, high = wilson_fractional(successes, effect.effective_n, plain.level)
         return replace(plain, low=low, high=high, method=method, **fields)
-    if plain.low is None or plain.high is None:
+    if plain.low is None or plain.high is None or plain.method == ALL_EQUAL:
         return replace(plain, **fields)
     scale = math.sqrt(effect.deff)
     low = plain.mean - (plain.mean - plain.low) * scale

@@ -21,7 +21,7 @@ Every difference here is **B − A** (positive: B is better), in the metric's ow
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,6 +29,7 @@ import numpy as np
 import numpy.typing as npt
 
 from seq.errors import SeqInputError
+from seq.stats.clusters import DesignEffect, clustering, design_effect_of
 from seq.stats.intervals import bootstrap_interval, is_binary
 
 
@@ -104,6 +105,20 @@ def mcnemar_exact(table: PairedTable) -> float:
     # An effective (deflated) table: the binomial tail continued to real counts,
     # P(X ≤ k) = I_½(d − k, k + 1), the regularised incomplete beta function.
     return float(min(1.0, 2.0 * special.betainc(d - smaller, smaller + 1, 0.5)))
+
+
+def pair_design_effect(
+    a: Sequence[float],
+    b: Sequence[float],
+    clusters: Sequence[Hashable],
+    strata: Sequence[Hashable] | None = None,
+) -> DesignEffect:
+    """The design effect of the paired differences b − a, pair i in condition `clusters[i]` of
+    task `strata[i]` (`seq.stats.clusters`): by how much clustered pairs overstate the evidence."""
+    if not len(a) == len(b) == len(clusters):
+        raise ValueError(f"one cluster per pair: {len(clusters)} clusters for {len(a)} and {len(b)} values")
+    differences = np.asarray(b, dtype=float) - np.asarray(a, dtype=float)
+    return design_effect_of(differences, clustering(clusters, strata))
 
 
 def effective_table(table: PairedTable, deff: float) -> PairedTable:
