@@ -51,6 +51,7 @@ class TrendPoint:
     parameters: dict[str, Any] = field(default_factory=dict)
     given: dict[str, str] = field(default_factory=dict)  # the values given for the arm (`params`)
     conditions: int = 0  # the conditions (task, seed, variation) its n episodes ran
+    effective_n: float | None = None  # what they are worth as independent episodes (the report's)
 
 
 @dataclass(frozen=True)
@@ -149,7 +150,8 @@ def trend(
                     _full(row),
                     trend_step.flat_parameters(arm.parameters),
                     dict(arm.params),
-                    _conditions(mine, found.name if found else None),
+                    (found.conditions or 0) if found else 0,
+                    found.effective_n if found else None,
                 )
             )
     if not points:
@@ -164,11 +166,6 @@ def trend(
     chosen = chosen or "success"
     steps = _steps(points, episodes, reports, chosen, threshold, named)
     return Trend(name, str(benchmark), chosen, points, steps)
-
-
-def _conditions(episodes: list[EpisodeResult], metric: str | None) -> int:
-    """The conditions behind a metric's n: those of the episodes that have it."""
-    return len({e.condition_key for e in episodes if e.ok and metric in e.metrics}) if metric else 0
 
 
 def _full(row: EvalRow) -> bool:
