@@ -88,5 +88,12 @@ def test_trials_of_a_condition_count_once_in_the_pooled_interval(tmp_path: Path)
     assert (summary.n_trials, summary.n_conditions, summary.effective_n) == (24, 8, pytest.approx(8))
     assert wilson_interval(24, 24).low >= 0.8 > summary.success_low and not summary.passed
     assert summary.summary["interval"] == "wilson (clustered)"
+    (cell,) = summary.cells  # the cell's own interval counts its conditions too
+    assert (cell.n_trials, cell.n_conditions) == (24, 8)
+    assert cell.success_low == pytest.approx(wilson_interval(8, 8).low)
+    (task_row, *_) = cell.tasks
+    assert task_row["n_conditions"] == 4 and task_row["success_low"] == pytest.approx(
+        wilson_interval(4, 4).low
+    )
     shown = run_cli("grid", "show", str(summary.run_dir)).stdout
     assert "the interval counts conditions: worth 8 independent episodes" in shown

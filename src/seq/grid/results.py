@@ -2,7 +2,8 @@
 
 `completion_rate` is partial credit: the mean of a benchmark's sub-goal metric `completion` where
 its checks report one, else the success rate. A cell is an error cell when its eval raised, when
-any of its episodes errored, or when episodes it owes were left without a result.
+any of its episodes errored, or when episodes it owes were left without a result. A cell's
+interval, as the pool's, counts the trials of one condition as what they are worth.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from seq.grid.cells import Cell
-from seq.stats.intervals import wilson_interval
+from seq.stats import clustered_interval
 
 TIMINGS = ("wall_clock_s", "eval_wall_s", "eval_id")  # what differs between two runs of one grid
 
@@ -34,6 +35,7 @@ class CellResult:
     avg_reward: float | None = None
     n_success: int = 0
     n_trials: int = 0
+    n_conditions: int = 0  # the conditions (task, seed, variation) its n_trials ran
     n_timed_out: int = 0
     wall_clock_s: float = 0.0
     error: str | None = None
@@ -95,9 +97,16 @@ def _completion(episode: Any) -> float:
 
 
 def _rates(episodes: list[Any]) -> dict[str, Any]:
+    """Success with its interval, clustered by condition within tasks (`seq.stats`), completion
+    and reward over `episodes`."""
     n = len(episodes)
     wins = sum(_success(e) for e in episodes)
-    interval = wilson_interval(wins, n)
+    interval = clustered_interval(
+        [float(_success(e)) for e in episodes],
+        [e.condition_key for e in episodes],
+        [e.task for e in episodes],
+        kind="rate",
+    )
     completion = [_completion(e) for e in episodes]
     rewards = [float(e.metrics["return"]) for e in episodes if "return" in e.metrics]
     return {
@@ -108,6 +117,7 @@ def _rates(episodes: list[Any]) -> dict[str, Any]:
         "success_high": interval.high,
         "completion_rate": sum(completion) / n if n else None,
         "avg_reward": sum(rewards) / len(rewards) if rewards else None,
+        "n_conditions": interval.conditions or 0,
     }
 
 
