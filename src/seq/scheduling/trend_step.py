@@ -43,7 +43,7 @@ class Candidate:
     eval_id: str
     status: str
     episodes: int
-    full: bool  # it ran every task of the benchmark (no --tasks, --suites)
+    full: bool  # it ran every task of the suites it ran (no --tasks)
     created_at: float
 
 
