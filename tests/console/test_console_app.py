@@ -108,6 +108,14 @@ def test_a_benchmark_page_orders_its_evals_by_version(client, toy_file):
     assert f"{success.value:.2f} [{success.low:.2f}, {success.high:.2f}]" in rows
 
 
+def test_a_benchmark_page_shows_the_episodes_an_eval_lost_to_errors(client):
+    errored = seq.eval.run("line-controller", benchmark="line-errors", tasks=["near", "boom-reset"], envs=1)
+    page = client.get("/benchmarks/line-errors").text
+    row = page[page.index(f'<tr data-eval="{errored.eval_id}"') :].split("</tr>")[0]
+    assert "3/3<br>" in row and "errors 2 of 3" in row
+    assert "errors" not in client.get("/benchmarks/line").text.split('<table id="trend">')[1]
+
+
 def test_the_policy_filter_offers_every_arm_s_policy(client):
     seq.eval.run("line-controller", benchmark="line", vs="random", envs=1, seeds=[0])
     page = client.get("/").text
