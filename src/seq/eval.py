@@ -236,8 +236,7 @@ def rm(*eval_ids: str, store: Store | None = None) -> list[dict[str, Any]]:
 
     >>> seq.eval.rm("ev-3f2a")
     """
-    import shutil
-
+    from seq.record.paths import ARTIFACTS, remove_eval_folder
     from seq.record.store import RUNNING
 
     store = store or Store()
@@ -252,9 +251,7 @@ def rm(*eval_ids: str, store: Store | None = None) -> list[dict[str, Any]]:
     removed = []
     for row in {row.id: row for row in rows}.values():
         episodes = store.remove_eval(row.id)
-        files = store.path.parent / "artifacts" / row.id
-        had_files = files.is_dir()
-        shutil.rmtree(files, ignore_errors=True)
+        had_files = remove_eval_folder(store.path.parent, ARTIFACTS, row.id)
         removed.append({"id": row.id, "status": row.status, "episodes": episodes, "files": had_files})
     return removed
 
@@ -346,21 +343,31 @@ def export(
 
 def merge(*paths: str | Path, store: Store | None = None) -> dict[str, int]:
     """Merge other records (`seq.db` files of shards run apart) into this workspace's: for each work
-    item the last committed episode wins; deployed code they ran is copied over by hash."""
+    item the last committed episode wins; deployed code they ran is copied over by hash. A record
+    holding an eval id that cannot name a folder, or an artifact path outside its eval's artifact
+    folder, is refused; the files its episodes name are copied into this workspace's artifact
+    folders (`seq.record.merged`)."""
+    import re
     import shutil
+
+    from seq.record.merged import adopt_artifacts, check_merged_record
 
     store = store or Store()
     totals: dict[str, int] = {}
     for path in map(Path, paths):
         if not path.is_file():
             raise SeqInputError(f"{path}: no such record to merge (expected a seq.db file).")
+        check_merged_record(path)
         for code in (path.parent / "code").glob("*.py"):
+            if code.is_symlink() or not re.fullmatch(r"[0-9a-f]{64}\.py", code.name):
+                continue  # deployed code is kept by its hash, as a plain file
             target = store.path.parent / "code" / code.name
             if not target.exists():
                 target.parent.mkdir(parents=True, exist_ok=True)
                 shutil.copyfile(code, target)
         for key, count in store.merge_from(path).items():
             totals[key] = totals.get(key, 0) + count
+        totals["files"] = totals.get("files", 0) + adopt_artifacts(store, path)
     return totals
 
 

@@ -25,7 +25,7 @@ def client(toy_file):
     store = Store()
     lease = running_eval(store, done=3, total=8)
     app = seq.console.create_app(store.path)
-    with TestClient(app) as client:
+    with TestClient(app, base_url="http://127.0.0.1:8765") as client:
         yield client
     lease.release()
     store.close()
@@ -106,6 +106,14 @@ def test_a_benchmark_page_orders_its_evals_by_version(client, toy_file):
     assert versions == ["v1", "v1", "v2"] and rows.index(newer.eval_id) > rows.index(RUNNING_ID)
     success = newer.metric("success")
     assert f"{success.value:.2f} [{success.low:.2f}, {success.high:.2f}]" in rows
+
+
+def test_a_benchmark_page_shows_the_episodes_an_eval_lost_to_errors(client):
+    errored = seq.eval.run("line-controller", benchmark="line-errors", tasks=["near", "boom-reset"], envs=1)
+    page = client.get("/benchmarks/line-errors").text
+    row = page[page.index(f'<tr data-eval="{errored.eval_id}"') :].split("</tr>")[0]
+    assert "3/3<br>" in row and "errors 2 of 3" in row
+    assert "errors" not in client.get("/benchmarks/line").text.split('<table id="trend">')[1]
 
 
 def test_the_policy_filter_offers_every_arm_s_policy(client):

@@ -28,6 +28,7 @@ from seq.engine.worker_process import check_gpu, check_isolation
 from seq.errors import SeqInputError
 from seq.record.arguments import ArmArguments, EvalArguments, SequentialOptions, ServeOptions
 from seq.record.manifest import AdapterPin, ArmManifest, Manifest, Pinned, SeqBuild
+from seq.record.paths import artifact_folder
 from seq.record.store import EvalRow, Store, VersionRow, WorkItem
 from seq.registry.adapters import adapter_spec, describe_transforms, load_adapter, resolve_adapter
 from seq.registry.builtins import check_installed
@@ -376,7 +377,7 @@ def prepare_eval(request: EvalRequest, store: Store) -> PreparedEval:
         batch = request.max_batch_size or workers * (request.envs_per_worker or 1)
         serve = ServeOptions(batch, request.max_wait_ms)
     eval_id = request.eval_id or "ev-" + uuid.uuid4().hex[:10]
-    observers = _observer_specs(spec, items, request, store.path.parent / "artifacts" / eval_id)
+    observers = _observer_specs(spec, items, request, artifact_folder(store.path.parent, eval_id))
     arguments = EvalArguments(
         arms=[ArmArguments(arm.name, arm.policy, arm.params) for arm in arms],
         benchmark=benchmark_row.label,

@@ -14,6 +14,7 @@ from dataclasses import MISSING, Field, dataclass, field, fields
 from typing import Any
 
 from seq.errors import SeqInputError
+from seq.record.paths import check_eval_id
 
 ENGINES = ("local", "ray")
 PROTOCOLS = ("seq", "openpi", "vla-eval")
@@ -217,6 +218,8 @@ class EvalRequest:
             raise SeqInputError(f"--engine {self.engine}: expected {' or '.join(ENGINES)}.")
         if self.policy_protocol not in PROTOCOLS:
             raise SeqInputError(f"--policy-protocol {self.policy_protocol}: expected {', '.join(PROTOCOLS)}.")
+        if self.eval_id is not None:
+            check_eval_id(self.eval_id, "--eval-id")
         if self.shard is not None and self.eval_id is None and self.save:
             raise SeqInputError("--shard-id needs --eval-id ID, the id every shard of the eval shares.")
         if self.resume is not None and not self.save:

@@ -24,6 +24,7 @@ from seq.errors import EvalCanceled, SeqInputError
 from seq.record.arguments import ServeOptions
 from seq.record.episode import ERROR, EpisodeResult
 from seq.record.lease import WHOLE_EVAL, EvalHeld, Lease
+from seq.record.paths import observers_here
 from seq.record.store import (
     CANCELED,
     COMPLETED,
@@ -71,7 +72,7 @@ def worker_config(eval_row: EvalRow, store: Store) -> WorkerConfig:
     return WorkerConfig(
         benchmark_row.ref,
         arms,
-        eval_row.arguments.observers,
+        observers_here(store.path.parent, eval_row.id, eval_row.arguments.observers),
         eval_row.arguments.envs_per_worker or 1,
     )
 

@@ -29,6 +29,7 @@ from seq.record.lease import LeaseKey, LeaseRow, held_clause, lease_rows, this_p
 from seq.record.logs import prune_logs, remove_logs
 from seq.record.manifest import Manifest
 from seq.record.migrations import check_readable, migrate, user_version
+from seq.record.paths import check_eval_id
 from seq.record.schema import SCHEMA_VERSION, columns, insert, select
 from seq.record.typed import from_plain, to_plain
 from seq.record.work import WorkItem
@@ -241,7 +242,7 @@ class Store:
     def find_eval(self, text: str) -> EvalRow | None:
         """The eval whose id is `text`, else the one whose id starts with `text` (or `ev-` + `text`),
         as git takes a commit; None when none does. A prefix several ids share is refused, naming them."""
-        row = self.get_eval(text)
+        row = self.get_eval(check_eval_id(text))
         if row is not None or not text:
             return row
         for prefix in (text, f"ev-{text}"):
