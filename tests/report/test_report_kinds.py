@@ -101,3 +101,19 @@ def test_a_bad_metrics_declaration_is_refused_in_one_sentence():
             @seq.check
             def check(self, env):
                 return seq.Step(done=True)
+
+
+def test_the_footer_says_which_groups_an_interval_method_holds_for(tmp_path):
+    """Seen: "score (mean): BCa bootstrap, zero width (every value equal)", as though every
+    group's values were equal, where only each task's are."""
+    from seq.report.text import methods_lines
+
+    path = tmp_path / "kinds_bench.py"
+    path.write_text(KINDS_BENCH)
+    seq.deploy(path)
+    report = seq.eval.run("idle", benchmark="kinds", envs=1, tasks=["a", "b"], seeds=[0, 1, 2])
+    footer = methods_lines(report)[0]
+    score = footer.split("score (mean): ")[1].split(";")[0]
+    assert "zero width (every value equal) in 2 of 3 groups (task a, task b)" in score
+    assert "BCa bootstrap in 1 of 3 groups (overall)" in score
+    assert "success (rate): Wilson score;" in footer  # one method for every group: said once

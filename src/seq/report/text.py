@@ -114,12 +114,24 @@ def sequential_line(report: Report) -> str | None:
     )
 
 
+def _method_in(method: str, methods: dict[str, list[str]]) -> str:
+    """A method's name, and where a metric's groups use several, which of them use this one:
+    `zero width (every value equal) in 2 of 4 groups (task a, task b)`."""
+    if len(methods) == 1:
+        return method_name(method)
+    groups, total = methods[method], sum(len(where) for where in methods.values())
+    named = f" ({', '.join(groups)})" if len(groups) <= 3 else ""
+    return f"{method_name(method)} in {len(groups)} of {total} groups{named}"
+
+
 def methods_lines(report: Report) -> list[str]:
     """The footnote: each metric's kind and interval method; a report with no metric says why."""
-    used: dict[str, set[str]] = {}
+    used: dict[str, dict[str, list[str]]] = {}  # metric -> method -> the groups it was used in
     for group in report.groups:
         for metric in group.metrics:
-            used.setdefault(metric.name, set()).add(metric.method)
+            where = "overall" if group.kind == "overall" else f"{group.kind} {group.name}"
+            where += f" ({group.arm})" if group.arm and len(report.arms) > 1 else ""
+            used.setdefault(metric.name, {}).setdefault(metric.method, []).append(where)
     if not used:
         if not report.episodes:
             return ["No episode has finished yet, so there is no metric and no interval."]
@@ -128,7 +140,7 @@ def methods_lines(report: Report) -> list[str]:
     for name, methods in used.items():
         kind = report.kinds.get(name)
         label = f"{name} ({kind.kind})" if kind is not None else name
-        parts.append(f"{label}: {', '.join(method_name(m) for m in sorted(methods))}")
+        parts.append(f"{label}: {', '.join(_method_in(m, methods) for m in sorted(methods))}")
     lines = ["95% intervals — " + "; ".join(parts) + f". ⚠ marks n < {SMALL_N}."]
     lines += evidence_lines(report)
     decided = [
