@@ -176,3 +176,16 @@ def test_a_nan_reward_or_metric_does_not_break_a_page(client, tmp_path):
     assert episode.status_code == 200
     listed = client.get("/?policy=nan-idle").text  # the policy filter reads every manifest
     assert f'<tr data-eval="{scaled.eval_id}"' in listed  # its manifest holds a NaN
+
+
+def test_an_episode_page_shows_each_value_once_at_readable_precision(client):
+    """Seen: `return 201.04816803574278`, and `steps` listed twice (a field and a metric)."""
+    import re
+
+    (row,) = [row for row in seq.eval.ls() if row["status"] == "completed"]
+    episode = seq.eval.report(row["id"]).episodes[0]
+    page = client.get(f"/evals/{row['id']}/episode", params={"item": episode.item_id}).text
+    assert page.count("<th>steps</th>") == 1 and page.count("<th>duration_s</th>") == 0
+    shown = re.search(r'data-metric="return">([^<]*)<', page).group(1)
+    assert shown == f"{episode.metrics['return']:.6g}"  # six significant digits
+    assert re.search(r'data-metric="success">1<', page)  # a whole number without ".0"

@@ -23,7 +23,7 @@ from starlette.responses import FileResponse, HTMLResponse, Response
 from starlette.routing import Route
 
 from seq.console.hosts import LOOPBACK_HOSTS, HostCheck
-from seq.console.pages import ConsoleData, episode_href, video_href
+from seq.console.pages import EPISODE_FIELDS, ConsoleData, episode_href, measured, video_href
 from seq.errors import SeqInputError
 from seq.record.store import Store, seq_home
 from seq.report.charts import require_plotting, vega_bundle
@@ -46,6 +46,7 @@ def create_app(
     data = ConsoleData(path)
     environment = template_environment("seq.console")
     environment.filters["timestamp"] = lambda t: time.strftime("%Y-%m-%d %H:%M", time.localtime(t))
+    environment.filters["measured"] = measured
 
     def page(template: str, status_code: int = 200, **context: Any) -> HTMLResponse:
         text = environment.get_template(template).render(**context)
@@ -111,6 +112,7 @@ def create_app(
             "episode.html",
             eval_id=eval_id,
             episode=episode,
+            metrics={k: v for k, v in episode.metrics.items() if k not in EPISODE_FIELDS},
             charts=charts,
             trajectory_error=trajectory_error,
             video=video_href(eval_id)(episode) if data.video_file(eval_id, episode) else None,

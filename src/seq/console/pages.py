@@ -3,6 +3,7 @@ comparisons, an episode's trajectory plots and recording, and the choices of the
 
 from __future__ import annotations
 
+import math
 import threading
 from pathlib import Path
 from typing import Any
@@ -39,6 +40,19 @@ def video_href(eval_id: str) -> Any:
         return f"/evals/{quote(eval_id)}/video?" + urlencode({"item": episode.item_id})
 
     return href
+
+
+EPISODE_FIELDS = ("steps", "duration_s")  # metrics the episode page shows as fields of their own
+
+
+def measured(value: Any) -> str:
+    """A recorded value as the episode page shows it: six significant digits (`201.048`, not
+    `201.04816803574278`); anything not a number as it is."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return str(value)
+    if isinstance(value, int) or (math.isfinite(value) and value == int(value) and abs(value) < 1e15):
+        return str(int(value))
+    return f"{value:.6g}"
 
 
 class ConsoleData:
