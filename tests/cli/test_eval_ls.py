@@ -7,12 +7,12 @@ from conftest import run_cli
 
 import seq
 
-LONG = '''
+LONG = """
 
 @seq.policy(name="line-controller-finetuned-on-everything")
 class LongNamed(LineController):
     pass
-'''
+"""
 
 
 def test_eval_ls_at_80_columns_breaks_long_names_only_after_a_separator(toy_file):

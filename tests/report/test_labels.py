@@ -26,7 +26,7 @@ BOWLS = [
     "pick_up_the_black_bowl_on_the_stove_and_place_it_on_the_plate",
 ]
 
-BENCH = textwrap.dedent(f'''
+BENCH = textwrap.dedent(f"""
     import numpy as np
 
     import seq
@@ -56,7 +56,7 @@ BENCH = textwrap.dedent(f'''
         @seq.infer
         def infer(self, obs, *, seed=None, instruction=None):
             return np.zeros(1)
-''')
+""")
 
 
 def test_labels_are_distinct_short_and_keep_names_that_fit():

@@ -48,7 +48,7 @@ def print_eval_table(rows: list[dict[str, Any]], console: Console | None = None)
     arms on the line below), episodes done of the total, when it was created."""
     console = console or Console(highlight=False)
     table = _table("id", "status", "ran", "episodes", "created", wrapping=("ran",))
-    cells = []
+    cells: list[list[str]] = []
     for row in rows:
         policies = list(dict.fromkeys(arm["policy"] for arm in row.get("arms", []) if arm.get("policy")))
         ran = f"{row['benchmark']}\n+ {' vs '.join(policies) or row['policy']}"  # names whole, each on a line
@@ -64,12 +64,12 @@ def print_eval_table(rows: list[dict[str, Any]], console: Console | None = None)
         )
     headers = [str(column.header) for column in table.columns]
     others = sum(
-        max(len(headers[i]), *(len(line) for row in cells for line in row[i].splitlines()))
+        max(len(headers[i]), *(len(line) for cell in cells for line in cell[i].splitlines()))
         for i in (0, 1, 3, 4)
     )
     room = console.width - others - 2 * len(headers) - 3  # each cell's padding, the table's edges
-    for row in cells:
-        table.add_row(*row[:2], break_at_separators(row[2], room), *row[3:])
+    for cell in cells:
+        table.add_row(*cell[:2], break_at_separators(cell[2], room), *cell[3:])
     console.print(table)
 
 
