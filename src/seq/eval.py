@@ -88,6 +88,8 @@ def run(
     """
     if is_plain_callable(policy):  # a function, as people try first while training
         policy = policy_of_callable(policy)
+    if is_plain_callable(options.get("vs")):
+        options = {**options, "vs": policy_of_callable(options["vs"])}
     request = _request("seq.eval.run", policy, options)
     importing = importing_user_file()
     if importing is not None:

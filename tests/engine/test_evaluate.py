@@ -59,6 +59,8 @@ def test_a_plain_function_is_evaluated_as_an_inline_policy(toy_file):
     assert arm.policy_sha256 == hashlib.sha256(inspect.getsource(step_toward).strip().encode()).hexdigest()
     lam = seq.evaluate(lambda obs, **kw: np.zeros(1), "line", tasks=["near"], max_steps=5)
     assert lam.policy == "callable-lambda@v1" and lam.done == lam.total
+    both = seq.evaluate(step_toward, "line", tasks=["near"], max_steps=30, vs=lambda obs: np.zeros(1))
+    assert [arm.policy for arm in both.manifest.arms] == ["callable-step-toward@v1", "callable-lambda@v2"]
 
 
 def test_a_function_that_cannot_take_an_observation_is_refused_in_one_sentence(toy_file):
