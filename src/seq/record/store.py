@@ -107,7 +107,12 @@ class Store:
 
     def __init__(self, path: Path | str | None = None) -> None:
         self.path = Path(path) if path else seq_home() / "seq.db"
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as error:
+            raise SeqInputError(
+                f"{self.path.parent}: cannot hold the record ({error.strerror}); SEQ_HOME must be a folder."
+            ) from None
         self._db = open_record(self.path)  # a damaged file: `RecordDamaged`, naming it
         self._db.row_factory = sqlite3.Row
         self._db.execute("PRAGMA journal_mode=WAL")
