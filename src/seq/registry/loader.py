@@ -86,10 +86,10 @@ def _exits_refused() -> Iterator[None]:
     the process (other threads keep the real one)."""
     real, importer, importing = os._exit, threading.get_ident(), [True]
 
-    def refused(code: int) -> NoReturn:
+    def refused(status: int) -> NoReturn:
         if not importing[0] or threading.get_ident() != importer:  # kept by `from os import _exit`
-            real(code)
-        raise _ExitCalled(code)
+            real(status)
+        raise _ExitCalled(status)
 
     os._exit = refused
     try:
