@@ -102,7 +102,7 @@ def nan_rows(chunk: np.ndarray) -> np.ndarray | None:
     else:
         with np.errstate(over="ignore", invalid="ignore"):  # an overflow is looked at below
             total = np.add.reduce(chunk, axis=None)
-    if total - total == 0:  # finite (NaN and ±inf give NaN)
+    if math.isfinite(total):  # a NaN or an infinity makes the sum NaN or infinite
         return None
     rows = ~np.isfinite(chunk.reshape(len(chunk), -1)).all(axis=1)  # or finite values overflowed: look
     return rows if rows.any() else None
