@@ -108,3 +108,9 @@ def test_edge_cases():
     with pytest.raises(ValueError):
         compare_paired([1, 0], [1])
     assert {compare_paired(*pairs(10, 2, 9, 3)).verdict} <= set(VERDICTS)
+
+
+def test_one_pair_of_a_mean_has_no_interval_and_no_verdict():
+    result = compare_paired([1.0], [2.0], "return")
+    assert result.difference.method == "none (fewer than 2 pairs)" and result.verdict == "undecided"
+    assert math.isnan(result.difference.low) and math.isnan(result.difference.high)

@@ -122,7 +122,10 @@ def ls_command(
 ) -> None:
     """Past grid runs, newest first: cells, trials, pooled success and the gate."""
     import seq.grid
+    from seq.record.integrity import refuse_unsound
+    from seq.record.store import seq_home
 
+    refuse_unsound(seq_home() / "seq.db")  # the runs' evals are in the record: refused as every command does
     rows = seq.grid.ls(limit)
     if as_json:
         print(json.dumps(rows, indent=2))

@@ -17,6 +17,7 @@ from seq.authoring.benchmark import BenchmarkSpec, spec_of
 from seq.authoring.params import Parameter, settable
 from seq.authoring.policy import Policy, policy_spec_of
 from seq.engine.arms import Arm, build_arms
+from seq.engine.capacity import capped_workers
 from seq.engine.compatibility import check_compatibility
 from seq.engine.plan import plan
 from seq.engine.policy_checks import check_policy_declarations
@@ -363,6 +364,7 @@ def prepare_eval(request: EvalRequest, store: Store) -> PreparedEval:
     check_envs_per_worker(request, asked, policies)
     # no more workers than episodes: the scheduler starts no idle ones, and the plan says so
     workers = min(request.envs or spec.declared.get("cpu") or default_envs(), max(len(items), 1))
+    workers = capped_workers(workers, request.engine, request.envs)  # no more than the machine holds
     side_by_side = _side_by_side(request, arms, spec, items, workers)
     first = store.version("policy", arms[0].policy_name, arms[0].policy_version)
     assert first is not None

@@ -13,6 +13,12 @@ TIMED_OUT = "timed_out"
 # item stays unfinished, and `--resume` runs it again).
 POLICY, BENCHMARK, INFRASTRUCTURE = "policy", "benchmark", "infrastructure"
 
+# An error text is kept to its first and last characters (a traceback's start, and its end: the
+# exception's own line), so what a policy printed into an exception cannot grow the record, the
+# report or the console beyond a few KB an episode.
+ERROR_HEAD_CHARS = ERROR_TAIL_CHARS = 4_000
+MAX_ERROR_CHARS = ERROR_HEAD_CHARS + ERROR_TAIL_CHARS
+
 
 @dataclass
 class EpisodeResult:
@@ -79,3 +85,15 @@ def condition_key(key: str) -> str:
 def pair_key(item_id: str, arm: str) -> str:
     """An item id without its arm prefix (`arm/…`), where it has one."""
     return item_id[len(arm) + 1 :] if arm and item_id.startswith(arm + "/") else item_id
+
+
+def bounded_error(text: str | None) -> str | None:
+    """`text` as recorded: whole up to `MAX_ERROR_CHARS`, else its head and tail around one line
+    that says how long it was (so a traceback keeps its exception line)."""
+    if text is None or len(text) <= MAX_ERROR_CHARS:
+        return text
+    left_out = len(text) - MAX_ERROR_CHARS
+    return (
+        f"{text[:ERROR_HEAD_CHARS]}\n[… {left_out:,} characters left out of {len(text):,} …]\n"
+        f"{text[-ERROR_TAIL_CHARS:]}"
+    )

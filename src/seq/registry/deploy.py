@@ -238,4 +238,4 @@ def _register_class(kind: str, cls: type, store: Store) -> VersionRow:
 
 
 def load_version(row: VersionRow) -> type:
-    return load_class(row.ref)
+    return load_class(row.ref, f"{row.kind} {row.label}")

@@ -10,7 +10,7 @@ from typing import Any
 from seq.record.episode import ERROR, TIMED_OUT, EpisodeResult
 from seq.record.groups import groups
 from seq.record.manifest import Manifest
-from seq.report.problems import Problem
+from seq.report.problems import Problem, non_finite_problems
 from seq.report.rows import ComparisonRow, GroupRow, MetricRow, TrialEvidence
 from seq.stats import MetricKind, clustered_interval, metric_kinds, usable_threshold
 
@@ -199,10 +199,11 @@ def analyse(
                 )
             )
         elif result.metrics.get(NAN_ACTIONS):
-            message = "the policy sent actions holding NaN (the metric nan_actions counts the steps)"
+            message = "the policy sent actions holding NaN or inf (the metric nan_actions counts the steps)"
             problems.append(
                 Problem(result.item_id, NAN_ACTIONS, message, result.task, result.seed, result.arm)
             )
+    problems += non_finite_problems(results)
     comparisons = _comparisons(grouped, arms, names, threshold, kinds) if len(arms) > 1 else []
     return Analysis(table, problems, comparisons, kinds, trial_evidence(results))
 

@@ -327,11 +327,11 @@ def paired_t_interval(
     n = len(diffs)
     method = "paired-t" + (" (clustered)" if deff != 1.0 else "")
     mean = float(diffs.mean()) if n else math.nan
-    if n and np.all(diffs == diffs[0]):
-        return DifferenceInterval(mean, mean, mean, n, "paired-t (all differences equal)", level)
     effective = n / deff
     if effective < 2:
         return DifferenceInterval(mean, math.nan, math.nan, n, "none (fewer than 2 pairs)", level)
+    if np.all(diffs == diffs[0]):
+        return DifferenceInterval(mean, mean, mean, n, "paired-t (all differences equal)", level)
     from scipy import stats
 
     half = float(stats.t.isf((1 - level) / 2, effective - 1)) * float(diffs.std(ddof=1)) * math.sqrt(deff / n)
