@@ -11,8 +11,8 @@ from dataclasses import replace
 
 from seq.errors import SeqInputError
 from seq.record.store import COMPLETED, Store
-from seq.report.analysis import across_tasks, analyse
-from seq.report.report import Report, metric_declarations
+from seq.report.analysis import across_tasks, analyse, declared_kinds
+from seq.report.report import Report
 from seq.stats import check_threshold
 
 
@@ -41,7 +41,7 @@ def compare_evals(first: str, second: str, threshold: float = 0.05, store: Store
         raise SeqInputError(
             f"evals {a.id} and {b.id} share no episode (task, seed and trial); nothing pairs up."
         )
-    analysis = analyse(results, scores, labels, threshold, metric_declarations(a.manifest, b.manifest))
+    analysis = analyse(results, scores, labels, threshold, declared_kinds(a.manifest, b.manifest))
     comparisons = analysis.comparisons
     done = sum(1 for e in results if e.pair_key in shared)
     notes = []

@@ -218,16 +218,6 @@ def finite(value: Any) -> Any:
     return value
 
 
-# Counts seq itself records of an episode: means, whatever values one eval happens to hold (all 0
-# read as a rate, with a Wilson interval). A benchmark's own declaration of the name wins.
-SEQ_COUNTS = {"plans": "mean", "nan_actions": "mean"}
-
-
-def metric_declarations(*manifests: Manifest) -> dict[str, str]:
-    """The kinds the report holds declared: seq's own counts, then the benchmark's `metrics=`."""
-    return {**SEQ_COUNTS, **declared_kinds(*manifests)}
-
-
 def build_report(eval_id: str, store: Store | None = None) -> Report:
     """Read an eval's record and compute its report (intervals, groups, errors, cost, manifest)."""
     store = store or Store()
@@ -249,7 +239,7 @@ def build_report(eval_id: str, store: Store | None = None) -> Report:
     )
     unrecorded = unrecorded_note(results)  # videos asked for and not made: say why, once
     notes += [unrecorded] if unrecorded else []
-    analysis = analyse(results, store.scores(eval_id), arms, threshold, metric_declarations(row.manifest))
+    analysis = analyse(results, store.scores(eval_id), arms, threshold, declared_kinds(row.manifest))
     comparisons = analysis.comparisons
     aggregate = across_tasks(results, arms, comparisons[0].comparison.metric) if comparisons else []
     unfinished = [unfinished_item(item, last, row.status) for item, last in store.unfinished(eval_id)]
