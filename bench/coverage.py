@@ -20,7 +20,9 @@ Side by side, today's naive methods (every episode independent) and the clustere
   the threshold (target ≤ 0.05);
 - type-I error of "A better"/"B better" (rates, target ≤ 0.05), of "B higher"/"B lower" (means:
   the paired BCa bootstrap of before, Student's t unclustered and clustered; from n = 5 pairs)
-  and of "within threshold" with B − A exactly at the +0.05 margin (target ≤ 0.025);
+  and of "within threshold" with B − A exactly at the +0.05 margin (target ≤ 0.025); the
+  group-sequential test's "A/B better" (`seq.stats.sequential_test`, 5 looks, pairs in the
+  engine's trial-major order, so each look adds two trials of every condition);
 - power of "B better" at B − A = 0.10 (rates level ∓ 0.05, clipped to [0, 1]) at ICC 0: what
   clustering costs where there is nothing to cluster.
 
@@ -39,7 +41,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from seq.stats import clustered_interval, compare_paired, metric_interval
+from seq.stats import SequentialDesign, clustered_interval, compare_paired, metric_interval, sequential_test
 from seq.stats.paired import paired_bootstrap_interval
 
 LEVEL = 0.95
@@ -355,7 +357,48 @@ def paired_means(reps: int, seed: int) -> Table:
     )
 
 
-TABLES = ("rates", "means", "paired", "paired-means")
+SEQUENTIAL_SHAPES = (Shape(10, 5, 10), Shape(1, 20, 10), Shape(20, 1, 10))
+
+
+def sequential(reps: int, seed: int) -> Table:
+    """Type-I error of the group-sequential test's "A better"/"B better" (5 looks over the pairs in
+    the engine's trial-major order: each look adds two trials of every condition)."""
+    rows = []
+    for s, shape in enumerate(SEQUENTIAL_SHAPES):
+        conditions = shape.tasks * shape.seeds
+        clusters = [c for _ in range(shape.trials) for c in range(conditions)]
+        strata = [c // shape.seeds for c in clusters]
+        design = SequentialDesign(alpha=1 - LEVEL, max_pairs=shape.episodes, looks=5)
+        for i, icc in enumerate(ICCS):
+            cells = []
+            for r, level in enumerate(RATES):
+                rng = cell_rng(seed, 7, s, i, r)
+                rates = task_rates(level, shape.tasks)
+                a, b = (
+                    outcomes(rng, condition_rates(rng, rates, icc, reps, shape.seeds), shape.trials)
+                    .reshape(reps, conditions, shape.trials)
+                    .transpose(0, 2, 1)
+                    .reshape(reps, -1)
+                    for _ in "ab"
+                )
+                naive = [sequential_test(x, y, design).decision for x, y in zip(a, b, strict=True)]
+                clustered = [
+                    sequential_test(x, y, design, clusters, strata).decision
+                    for x, y in zip(a, b, strict=True)
+                ]
+                cells.append(tuple(share([d in BETTER for d in way]) for way in (naive, clustered)))
+            rows.append((f"{shape.name:9} {icc:4.1f}", cells))
+    return Table(
+        "sequential test, 5 looks, B - A = 0: 'A better' or 'B better' (target <= 0.05)",
+        [f"rate {level}" for level in RATES],
+        ("naive", "clust"),
+        ALPHA_TARGET,
+        False,
+        rows,
+    )
+
+
+TABLES = ("rates", "means", "paired", "paired-means", "sequential")
 
 
 def main() -> None:
@@ -384,6 +427,8 @@ def main() -> None:
             table.print()
     if "paired-means" in chosen:
         paired_means(args.replications, args.seed).print()
+    if "sequential" in chosen:
+        sequential(args.replications, args.seed).print()
     print(f"({time.perf_counter() - start:.0f} s)")
 
 
