@@ -133,6 +133,8 @@ def covers(low: float | None, high: float | None, target: float) -> bool:
 
 # ---- the tables -------------------------------------------------------------------------------
 
+Row = tuple[str, list[tuple[float, ...]]]  # a label and its cells, each a figure per method
+
 
 @dataclass
 class Table:
@@ -143,7 +145,7 @@ class Table:
     methods: Sequence[str]
     target: float
     above: bool  # the target is a floor (coverage, power) rather than a ceiling
-    rows: list[tuple[str, list[tuple[float, ...]]]]
+    rows: list[Row]
     check: Sequence[bool] = ()  # which methods are held to the target (default: all but the first)
 
     def print(self) -> None:
@@ -210,7 +212,7 @@ def pooled_rates(reps: int, seed: int) -> tuple[Table, Table]:
 
 def means(reps: int, seed: int) -> Table:
     """Coverage of a mean's bootstrap interval, naive and scaled by √deff."""
-    rows = []
+    rows: list[Row] = []
     for s, shape in enumerate(SHAPES):
         clusters, strata = shape.clusters, shape.strata
         cells = []
@@ -232,8 +234,7 @@ def means(reps: int, seed: int) -> Table:
     )
 
 
-Row = tuple[str, list[tuple[float, ...]]]
-Score = Callable[[list, list, float], tuple[tuple[float, float], ...]]
+Score = Callable[[list, list, float], tuple[tuple[float, ...], ...]]
 
 
 def paired_rate_runs(
@@ -268,14 +269,14 @@ def paired_rate_runs(
     return figures
 
 
-def _rate_of(verdicts: Sequence[str]) -> Callable[[list, list, float], tuple[tuple[float, float]]]:
-    def score(naive: list, clustered: list, truth: float) -> tuple[tuple[float, float]]:
+def _rate_of(verdicts: Sequence[str]) -> Callable[[list, list, float], tuple[tuple[float, ...]]]:
+    def score(naive: list, clustered: list, truth: float) -> tuple[tuple[float, ...]]:
         return (tuple(share([c.verdict in verdicts for c in way]) for way in (naive, clustered)),)
 
     return score
 
 
-def _null(naive: list, clustered: list, truth: float) -> tuple[tuple[float, float], tuple[float, float]]:
+def _null(naive: list, clustered: list, truth: float) -> tuple[tuple[float, ...], tuple[float, ...]]:
     """Tango's coverage of the true difference, and how often a better verdict fires."""
     coverage = tuple(
         share([covers(c.difference.low, c.difference.high, truth) for c in way]) for way in (naive, clustered)
@@ -329,9 +330,10 @@ def paired_rates(reps: int, seed: int) -> list[Table]:
 def paired_means(reps: int, seed: int) -> Table:
     """Type-I error of "B higher"/"B lower": the paired BCa bootstrap (before), Student's t
     unclustered and Student's t at the effective n."""
+    layouts: list[tuple[str, Shape, tuple[float, ...]]]
     layouts = [(f"n {n} pairs", Shape(1, n, 1), (0.0,)) for n in SMALL_PAIRS]
     layouts += [(shape.name, shape, ICCS) for shape in SHAPES if shape.trials > 1]
-    rows = []
+    rows: list[Row] = []
     for s, (name, shape, iccs) in enumerate(layouts):
         clusters, strata = shape.clusters, shape.strata
         for i, icc in enumerate(iccs):
@@ -363,7 +365,7 @@ SEQUENTIAL_SHAPES = (Shape(10, 5, 10), Shape(1, 20, 10), Shape(20, 1, 10))
 def sequential(reps: int, seed: int) -> Table:
     """Type-I error of the group-sequential test's "A better"/"B better" (5 looks over the pairs in
     the engine's trial-major order: each look adds two trials of every condition)."""
-    rows = []
+    rows: list[Row] = []
     for s, shape in enumerate(SEQUENTIAL_SHAPES):
         conditions = shape.tasks * shape.seeds
         clusters = [c for _ in range(shape.trials) for c in range(conditions)]
@@ -379,6 +381,7 @@ def sequential(reps: int, seed: int) -> Table:
                     .reshape(reps, conditions, shape.trials)
                     .transpose(0, 2, 1)
                     .reshape(reps, -1)
+                    .tolist()
                     for _ in "ab"
                 )
                 naive = [sequential_test(x, y, design).decision for x, y in zip(a, b, strict=True)]
