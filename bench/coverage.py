@@ -417,8 +417,8 @@ def main() -> None:
     chosen = TABLES if "all" in args.tables else tuple(args.tables)
     start = time.perf_counter()
     print(
-        f"{args.replications} simulated evals per cell, seed {args.seed}, nominal level {LEVEL}; "
-        "rows: tasks x seeds x trials, ICC; '*': misses its target\n"
+        f"{args.replications} simulated evals per cell, seed {args.seed}, nominal level {LEVEL}\n"
+        "rows: tasks x seeds x trials, ICC; '*': a clustered figure that misses its target\n"
     )
     if "rates" in chosen:
         for table in pooled_rates(args.replications, args.seed):
