@@ -29,6 +29,7 @@ With identical trials (ρ̂ = 1), deff = m̄: N episodes in k conditions count a
 
 from __future__ import annotations
 
+import math
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 
@@ -97,6 +98,16 @@ class DesignEffect:
     icc: float
     n: int
     conditions: int
+    strata: int = 1
+
+    @property
+    def df(self) -> float:
+        """Degrees of freedom of the variance behind a clustered interval: conditions less strata
+        where ρ is estimated; infinite where it is not (one trial per condition, or ρ = 1: each
+        condition one binary outcome, whose variance the binomial gives)."""
+        if self.deff == 1.0 or self.icc >= 1.0:
+            return math.inf
+        return max(1, self.conditions - self.strata)
 
     @property
     def effective_n(self) -> float:
@@ -135,10 +146,14 @@ def design_effect_of(values: Sequence[float], layout: Clustering) -> DesignEffec
     if len(y) != len(layout.cluster_of):
         raise ValueError(f"{len(y)} values for a clustering of {len(layout.cluster_of)}")
     if len(y) == 0 or layout.singletons:
-        return DesignEffect(1.0, 0.0, len(y), layout.conditions)
+        return DesignEffect(1.0, 0.0, len(y), layout.conditions, _strata(layout))
     icc = intra_class_correlation(y, layout)
     mean_size = float(np.sum(layout.sizes.astype(float) ** 2)) / len(y)
-    return DesignEffect(1.0 + (mean_size - 1.0) * icc, icc, len(y), layout.conditions)
+    return DesignEffect(1.0 + (mean_size - 1.0) * icc, icc, len(y), layout.conditions, _strata(layout))
+
+
+def _strata(layout: Clustering) -> int:
+    return int(layout.stratum_of.max()) + 1 if len(layout.stratum_of) else 0
 
 
 def design_effect(

@@ -104,7 +104,8 @@ def compare_paired(
     decides it here from the metric's name and these values. Rates: Wilson intervals for each
     side, Tango's score interval for B − A (with the Agresti–Min interval beside it) and McNemar's
     exact p-value. Means: BCa bootstrap intervals of each mean and Student's t interval of the mean
-    paired difference, which keeps its 5 % from n = 5 where the bootstrap's does not; no p-value.
+    paired difference (cluster-robust, at the number of conditions, where trials repeat them),
+    which keeps its 5 % from n = 5 where the bootstrap's does not; no p-value.
 
     Verdict for a rate, in this order: "within threshold" when the whole of Tango's interval lies
     inside ±threshold (practically equivalent, even if also significant; with every pair agreeing
@@ -142,7 +143,7 @@ def compare_paired(
         )
     rate_a = _side(bootstrap_interval(a, level), a, clusters, strata)
     rate_b = _side(bootstrap_interval(b, level), b, clusters, strata)
-    difference = paired_t_interval(a, b, level, 1.0 if effect is None else effect.deff)
+    difference = paired_t_interval(a, b, level, clusters)
     verdict = "undecided" if math.isnan(difference.low) else _direction(difference)
     return Comparison(
         metric,

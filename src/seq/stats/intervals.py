@@ -24,6 +24,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, replace
+from statistics import NormalDist
 
 import numpy as np
 
@@ -158,16 +159,30 @@ def with_design_effect(plain: Interval, effect: DesignEffect) -> Interval:
     if effect.deff == 1.0 or plain.n == 0:
         return replace(plain, **fields)
     method = plain.method + CLUSTERED
+    # k conditions in T tasks estimate the variance with k − T degrees of freedom: Student's
+    # quantile for the normal one (the df-adjusted effective n of Korn & Graubard 1998).
+    t_ratio = _t_quantile(plain.level, effect.df) / _t_quantile(plain.level, math.inf)
     if plain.method == "wilson":
         successes = plain.mean * effect.effective_n
-        low, high = wilson_fractional(successes, effect.effective_n, plain.level)
+        level = 2 * NormalDist().cdf(_t_quantile(plain.level, effect.df)) - 1
+        low, high = wilson_fractional(successes, effect.effective_n, level)
         return replace(plain, low=low, high=high, method=method, **fields)
     if plain.low is None or plain.high is None or plain.method == ALL_EQUAL:
         return replace(plain, **fields)
-    scale = math.sqrt(effect.deff)
+    scale = math.sqrt(effect.deff) * t_ratio
     low = plain.mean - (plain.mean - plain.low) * scale
     high = plain.mean + (plain.high - plain.mean) * scale
     return replace(plain, low=low, high=high, method=method, **fields)
+
+
+def _t_quantile(level: float, df: float) -> float:
+    from scipy import stats
+
+    return (
+        float(stats.t.isf((1 - level) / 2, df))
+        if math.isfinite(df)
+        else float(stats.norm.isf((1 - level) / 2))
+    )
 
 
 def wilson_fractional(successes: float, n: float, level: float = 0.95) -> tuple[float, float]:
