@@ -194,3 +194,10 @@ def test_at_icc_one_half_the_clustered_pooled_rate_covers_where_the_naive_one_do
         clustered += together.low <= truth <= together.high
     assert clustered / replications >= 0.90
     assert naive / replications < 0.80
+
+
+def test_two_conditions_of_one_task_give_the_wide_interval_they_are_worth():
+    # one degree of freedom for the spread between conditions: Student's quantile is 12.7
+    interval = clustered_interval([1] * 12 + [1, 0] * 6, [0] * 12 + [1] * 12, ["t"] * 24)
+    assert interval.conditions == 2 and interval.method == "wilson (clustered)"
+    assert 0.0 <= interval.low < 0.05 and 0.99 < interval.high <= 1.0

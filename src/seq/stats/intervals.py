@@ -161,28 +161,28 @@ def with_design_effect(plain: Interval, effect: DesignEffect) -> Interval:
     method = plain.method + CLUSTERED
     # k conditions in T tasks estimate the variance with k − T degrees of freedom: Student's
     # quantile for the normal one (the df-adjusted effective n of Korn & Graubard 1998).
-    t_ratio = _t_quantile(plain.level, effect.df) / _t_quantile(plain.level, math.inf)
+    quantile = _quantile(plain.level, effect.df)
     if plain.method == "wilson":
         successes = plain.mean * effect.effective_n
-        level = 2 * NormalDist().cdf(_t_quantile(plain.level, effect.df)) - 1
-        low, high = wilson_fractional(successes, effect.effective_n, level)
-        return replace(plain, low=low, high=high, method=method, **fields)
+        low, high = wilson(successes, effect.effective_n, plain.level, quantile)
+        return replace(plain, low=max(0.0, low), high=min(1.0, high), method=method, **fields)
     if plain.low is None or plain.high is None or plain.method == ALL_EQUAL:
         return replace(plain, **fields)
-    scale = math.sqrt(effect.deff) * t_ratio
+    scale = math.sqrt(effect.deff) * quantile / _quantile(plain.level, math.inf)
     low = plain.mean - (plain.mean - plain.low) * scale
     high = plain.mean + (plain.high - plain.mean) * scale
     return replace(plain, low=low, high=high, method=method, **fields)
 
 
-def _t_quantile(level: float, df: float) -> float:
-    from scipy import stats
+def _quantile(level: float, df: float) -> float:
+    """The two-sided `level` quantile of Student's t with `df` degrees of freedom; the normal's
+    where `df` is infinite."""
+    upper = 1 - (1 - level) / 2
+    if not math.isfinite(df):
+        return NormalDist().inv_cdf(upper)
+    from scipy.special import stdtrit
 
-    return (
-        float(stats.t.isf((1 - level) / 2, df))
-        if math.isfinite(df)
-        else float(stats.norm.isf((1 - level) / 2))
-    )
+    return float(stdtrit(df, upper))
 
 
 def wilson_fractional(successes: float, n: float, level: float = 0.95) -> tuple[float, float]:
