@@ -173,7 +173,8 @@ def decide(
     fresh trials and its one-sided exact p-value; the test must pass at `alpha` for a candidate
     to be promoted or to wait for review."""
     t = thresholds
-    reasons, borderline = [], []
+    reasons: list[str] = []
+    borderline: list[str] = []
     significant = hard["pairs"] > 0 and hard["p_value"] <= t.alpha
     if not (significant and hard["drop"] >= t.drop):
         near = significant and hard["drop"] >= t.drop - t.margin

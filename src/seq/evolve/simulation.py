@@ -24,6 +24,7 @@ from __future__ import annotations
 import math
 import statistics
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -33,7 +34,7 @@ from seq.stats.paired import agresti_min_interval, paired_table
 
 SHIFT, HORIZON = "shift", "horizon"
 STEPS_MEAN, STEPS_SD = 100.0, 15.0  # a success's steps: Normal, fixed by the trial's act seed
-ALL_PASS = {
+ALL_PASS: dict[str, dict[str, Any]] = {  # every critic agrees: only the difficulty gate decides
     "solvability": {"reference_success": 1.0, "episodes": 2, "distinct": 2},
     "safety": {"verdict": "pass"},
     "robustness": {"verdict": "pass"},
@@ -150,7 +151,7 @@ def simulate(
                 new["seed_fresh"].append(found["seed_success"])
             # before: the candidate measured on the trials that chose its seed
             chosen = list(blocks.selection)
-            table = paired_table(cand[chosen], success[c, chosen].astype(float))
+            table = paired_table(list(cand[chosen]), list(success[c, chosen].astype(float)))
             interval = agresti_min_interval(table)
             if interval.difference >= t.drop and interval.low > 0:
                 old_promoted += 1
