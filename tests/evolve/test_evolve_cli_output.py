@@ -97,6 +97,19 @@ def test_the_report_says_failures_of_how_many_and_why_candidates_were_rejected(e
     assert line in html.read_text() and "100% (n 1)" in html.read_text()
 
 
+def test_the_json_report_holds_the_fresh_evidence_the_markdown_shows(evolved):
+    env, home, _ = evolved
+    shown = run_cli("evolve", "report", "--json", env=env)
+    assert shown.returncode == 0, shown.stderr
+    promoted = json.loads(shown.stdout)["cycles"][0]["promoted"]
+    md = run_cli("evolve", "report", env=env).stdout
+    assert promoted and all(row["fresh"] and row["trials"] == [12, 18] for row in promoted)
+    for row in promoted:
+        line = next(line for line in md.splitlines() if line.startswith(f"| {row['id']} |"))
+        assert f"{row['drop']:+.2f} [{row['low']:+.2f}, {row['high']:+.2f}] (n {row['pairs']})" in line
+        assert row["gate_p"] <= row["alpha"] == 0.05 and row["gate_test"] == "exact McNemar, one-sided"
+
+
 def test_diff_takes_unique_prefixes_and_says_when_there_is_nothing_to_compare(evolved):
     env, home, _ = evolved
     state = json.loads((home / "evolve" / "walk.json").read_text())

@@ -110,6 +110,7 @@ def report_command(
     html: Path = typer.Option(
         None, "--html", help="Write the HTML report here (one file: heatmap, frontier, evidence)."
     ),
+    as_json: bool = typer.Option(False, "--json", help="The report's numbers as JSON, not Markdown."),
 ) -> None:
     """The evolve log as Markdown (or HTML): clusters, frontier, candidates, promoted conditions
     and their evidence."""
@@ -125,7 +126,7 @@ def report_command(
         typer.echo(f"wrote {seq.evolve.report_html(html, benchmark)}")
         if not output:
             return
-    text = seq.evolve.report(benchmark)
+    text = seq.evolve.report_json(benchmark) if as_json else seq.evolve.report(benchmark)
     if output:
         output.parent.mkdir(parents=True, exist_ok=True)
         output.write_text(text)

@@ -312,6 +312,24 @@ def report_data(benchmark: str | None = None, store: Store | None = None) -> dic
     }
 
 
+def _finite(value: Any) -> Any:
+    """NaN (a rate of no episodes) as null, so that the JSON is JSON."""
+    if isinstance(value, float) and value != value:
+        return None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(v) for v in value]
+    return value
+
+
+def report_json(benchmark: str | None = None, store: Store | None = None) -> str:
+    """The report's numbers (`report_data`) as JSON: what the Markdown and HTML views render."""
+    import json
+
+    return json.dumps(_finite(report_data(benchmark, store)), indent=1, default=str)
+
+
 def interval_text(row: dict[str, Any]) -> str:
     """`85% [62%, 95%] (n 20)`: a frontier cell."""
     return f"{_pct(row['success'])} [{_pct(row['low'])}, {_pct(row['high'])}] (n {row['n']})"
