@@ -40,7 +40,9 @@ def run_command(
     param: list[str] = typer.Option(None, "--param", help="NAME=VALUE for the target (noise=0.3)."),
     tasks: str = typer.Option(None, "--tasks", help="Only these tasks (comma-separated)."),
     seeds: str = typer.Option(None, "--seeds", help="Seeds, such as 0,1,2 or 0-4."),
-    trials: int = typer.Option(10, "--trials", help="Target episodes per condition."),
+    trials: int = typer.Option(
+        10, "--trials", help="Target episodes per condition to choose; as many fresh to gate, to re-estimate."
+    ),
     reference_trials: int = typer.Option(2, "--reference-trials", help="Reference episodes per candidate."),
     max_candidates: int = typer.Option(24, "--max-candidates", help="Candidates per cycle, at most."),
     endpoint: str = typer.Option(
