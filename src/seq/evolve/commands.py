@@ -43,6 +43,7 @@ def review_list(benchmark: str | None = None) -> list[dict[str, Any]]:
             "operator": c["operator"],
             "cluster": c["cluster"],
             "reasons": c["reasons"],
+            "estimate": c.get("estimate"),  # the drop on trials that neither chose nor judged it
         }
         for cycle in state["cycles"]
         for c in cycle.get("candidates", [])
