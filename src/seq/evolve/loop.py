@@ -28,6 +28,7 @@ from seq.evolve.llm import Endpoint
 from seq.evolve.operators import generate, supported
 from seq.evolve.validate import confirm, episodes_to_estimate, episodes_to_validate, promote, validate
 from seq.evolve.versions import all_conditions, evolved_conditions
+from seq.record.paths import artifact_file
 from seq.record.store import Store, VersionRow
 from seq.registry.deploy import load_version, resolve
 from seq.stats.exact import fewest_discordant
@@ -47,8 +48,8 @@ def diagnose(
     traced = []
     for eval_id in eval_ids:
         for episode in store.episodes(eval_id):
-            path = episode.artifacts.get("trace")
-            if path:
+            path = artifact_file(store.path.parent, eval_id, episode.artifacts.get("trace"))
+            if path is not None:
                 traced.append((episode, read_trace(path)))
     base = baselines([t for _, t in traced])
     failed = []

@@ -22,6 +22,7 @@ from seq.evolve.gates import PROMOTE, REVIEW, critics, decide, novelty, rate, se
 from seq.evolve.llm import Endpoint
 from seq.evolve.operators import Candidate
 from seq.evolve.versions import STAGING_SUFFIX, evolved_conditions, register
+from seq.record.paths import artifact_file
 from seq.record.store import Store, VersionRow
 
 
@@ -95,8 +96,9 @@ def validate(
         reference_runs = list(reference.get(ident, {}).values())
         peak = 0.0
         for _, episode in reference_runs:
-            if episode.artifacts.get("trace"):
-                forces = peak_forces(read_trace(episode.artifacts["trace"]))
+            trace = artifact_file(store.path.parent, reference_eval, episode.artifacts.get("trace"))
+            if trace is not None:
+                forces = peak_forces(read_trace(trace))
                 peak = max(peak, float(forces.max()) if len(forces) else 0.0)
         limit = candidate.condition.max_steps or default_steps
         verdicts = critics(
