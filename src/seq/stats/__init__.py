@@ -18,6 +18,10 @@ _EXPORTS = {
     "DesignEffect": "seq.stats.clusters",
     "design_effect": "seq.stats.clusters",
     "Comparison": "seq.stats.compare",
+    "binomial_upper_tail": "seq.stats.exact",
+    "exact_size": "seq.stats.exact",
+    "fewest_discordant": "seq.stats.exact",
+    "mcnemar_exact_greater": "seq.stats.exact",
     "compare_paired": "seq.stats.compare",
     "ALL_EQUAL": "seq.stats.intervals",
     "SMALL_N": "seq.stats.intervals",
@@ -63,6 +67,7 @@ if TYPE_CHECKING:
     )
     from seq.stats.clusters import DesignEffect, design_effect
     from seq.stats.compare import Comparison, compare_paired
+    from seq.stats.exact import binomial_upper_tail, exact_size, fewest_discordant, mcnemar_exact_greater
     from seq.stats.intervals import (
         ALL_EQUAL,
         SMALL_N,
@@ -114,6 +119,7 @@ __all__ = [
     "SequentialDecision",
     "SequentialDesign",
     "agreeing_pairs_needed",
+    "binomial_upper_tail",
     "agresti_min_interval",
     "bootstrap_interval",
     "clustered_interval",
@@ -122,11 +128,14 @@ __all__ = [
     "compare_paired",
     "design_effect",
     "e_process",
+    "exact_size",
+    "fewest_discordant",
     "fixed_pairs",
     "iqm",
     "iqm_interval",
     "is_binary",
     "mcnemar_exact",
+    "mcnemar_exact_greater",
     "metric_interval",
     "metric_kinds",
     "newcombe_interval",
