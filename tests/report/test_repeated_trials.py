@@ -49,6 +49,15 @@ FIXED = textwrap.dedent('''
         @seq.infer
         def infer(self, obs, *, seed=None, instruction=None, below: int = 10):
             return np.array([1.0 if obs[0] < below else -1.0])
+
+
+    @seq.policy(name="mostly-wins")
+    class MostlyWins(seq.Policy):
+        """Wins each episode with probability 0.95, whatever the condition: trials independent."""
+
+        @seq.infer
+        def infer(self, obs, *, seed=None, instruction=None):
+            return np.array([1.0 if np.random.default_rng(seed).random() < 0.95 else -1.0])
 ''')
 
 
@@ -106,3 +115,13 @@ def test_with_one_trial_nothing_changes(fixed_file):
     comparison = report.comparison("success")
     assert comparison.test == "mcnemar-exact" and comparison.difference.method == "tango"
     assert report.metric("success").method == "wilson" and not report.trials.repeated
+
+
+def test_a_rate_near_1_from_few_conditions_says_its_interval_may_cover_less(fixed_file):
+    report = seq.eval.run("mostly-wins", benchmark="fixed", trials=5, envs=2)
+    success = report.metric("success")
+    assert 0.9 < success.value < 1.0 and success.effective_n > success.conditions == 20
+    words = " ".join(run_cli("eval", "report", report.eval_id).stdout.split())
+    assert "Near the edge — success" in words and "More seeds, not more trials, secure it." in words
+    deterministic = seq.eval.run("wins-below", benchmark="fixed", trials=5, envs=2, params={"below": "19"})
+    assert "Near the edge" not in " ".join(run_cli("eval", "report", deterministic.eval_id).stdout.split())

@@ -174,7 +174,37 @@ def evidence_lines(report: Report) -> list[str]:
             " Every trial of every condition gave the same outcome and steps: more trials of a "
             "deterministic policy add no evidence; more seeds do."
         )
-    return [line]
+    return [line, *_edge_lines(report)]
+
+
+def _edge_lines(report: Report) -> list[str]:
+    """A clustered rate near 0 or 1 from few conditions, whose interval counts more than one outcome
+    a condition: it may cover less than it says (the trials looked independent where the rare
+    conditions that go the other way were not drawn)."""
+    from seq.stats.clusters import EDGE_CONDITIONS, NEAR_EDGE
+
+    edges = [
+        (group, metric)
+        for group in report.groups
+        for metric in group.metrics
+        if group.kind == "overall"
+        and metric.clustered
+        and (kind := report.kinds.get(metric.name)) is not None
+        and kind.kind == "rate"
+        and not NEAR_EDGE <= metric.value <= 1 - NEAR_EDGE
+        and (metric.conditions or 0) < EDGE_CONDITIONS
+        and (metric.effective_n or 0) > (metric.conditions or 0) + 1e-9  # each condition once: safe
+    ]
+    if not edges:
+        return []
+    group, metric = edges[0]
+    return [
+        f"Near the edge — {metric.name} {metric.value:.2f} rests on {metric.conditions} conditions: "
+        "where outcomes differ from condition to condition, a rate this near 0 or 1 from fewer "
+        f"than {EDGE_CONDITIONS} conditions can miss the rare ones that go the other way, and its "
+        "interval then covers less than 95% (0.88–0.93 with 20–50 conditions in simulation; "
+        "docs/statistics.md). More seeds, not more trials, secure it."
+    ]
 
 
 def adapter_lines(report: Report) -> list[str]:
