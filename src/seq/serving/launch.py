@@ -129,6 +129,7 @@ def serve(
     token: str | None = None,
     handshake_timeout_s: float = 10.0,
     idle_timeout_s: float | None = 300.0,
+    max_reply_bytes: int | None = None,
 ) -> ServerHandle:
     """Serve a policy (a name, `NAME@vN`, a built-in, a `@seq.policy` class or an instance) over
     websockets; returns once it listens. `port=0` picks a free port; see `ServerHandle.url`.
@@ -140,6 +141,8 @@ def serve(
     after it, on the server's side. `token` (default: `$SEQ_SERVER_TOKEN`) is required of every
     client; binding anything but loopback needs one. A connection is dropped when its handshake
     takes over `handshake_timeout_s`, and closed after `idle_timeout_s` without a frame (None: never).
+    A request whose reply would be over `max_reply_bytes` (default: `max_message_bytes`) is
+    answered with an error naming it, before it is computed (`seq.serving.backpressure`).
     """
     for name, value, least in (("max_batch_size", max_batch_size, 1), ("replicas", replicas, 1)):
         if not isinstance(value, int) or value < least:
@@ -148,8 +151,9 @@ def serve(
         raise SeqInputError(f"serve: port must be 0-65535, got {port!r}.")
     if max_wait_ms < 0:
         raise SeqInputError(f"serve: max_wait_ms must be 0 or more, got {max_wait_ms!r}.")
-    if not isinstance(max_message_bytes, int) or max_message_bytes < 1024:
-        raise SeqInputError(f"serve: max_message_bytes must be at least 1024, got {max_message_bytes!r}.")
+    for name, size in (("max_message_bytes", max_message_bytes), ("max_reply_bytes", max_reply_bytes)):
+        if size is not None and (not isinstance(size, int) or size < 1024):
+            raise SeqInputError(f"serve: {name} must be at least 1024, got {size!r}.")
     from seq.serving.host import PolicyHost
     from seq.serving.server import PolicyServer
     from seq.serving.transport import TOKEN_VARIABLE
@@ -172,6 +176,7 @@ def serve(
         max_batch_size=max_batch_size,
         max_wait_ms=float(max_wait_ms),
         max_message_bytes=max_message_bytes,
+        max_reply_bytes=max_reply_bytes,
         token=token,
         handshake_timeout_s=float(handshake_timeout_s),
         idle_timeout_s=None if idle_timeout_s is None else float(idle_timeout_s),
