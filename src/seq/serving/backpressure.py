@@ -15,7 +15,9 @@ replies without end. Per connection, the server holds at most:
 
 So a never-reading client costs the server one reply and the buffers above, and the server goes
 on answering everyone else. `InFlight` logs vla-eval's backpressure warning when as many requests
-are waiting on the policy as vla-eval's threshold, checked as often as vla-eval checks it.
+were waiting on the policy as vla-eval's threshold, checked as often as vla-eval checks it (the
+most since the last check, where vla-eval reads the count of the moment: a peak between two
+checks is not missed).
 """
 
 from __future__ import annotations
@@ -64,9 +66,9 @@ def reply_problem(nbytes: int, limit: int) -> str | None:
 class InFlight:
     """Warns, as vla-eval's server does, when `threshold` or more requests wait on the policy.
 
-    `count()` is read every `BACKPRESSURE_CHECK_INTERVAL_S` on the server's front loop (which a
-    policy computing never blocks), and a warning is logged at most every
-    `BACKPRESSURE_COOLDOWN_S`."""
+    `count()` (the most in flight since it was last called) is read every
+    `BACKPRESSURE_CHECK_INTERVAL_S` on the server's front loop, which a policy computing never
+    blocks, and a warning is logged at most every `BACKPRESSURE_COOLDOWN_S`."""
 
     def __init__(self, count: Callable[[], int], threshold: int = BACKPRESSURE_THRESHOLD) -> None:
         self.count, self.threshold = count, threshold

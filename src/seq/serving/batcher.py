@@ -82,6 +82,7 @@ class Batcher:
         self._slow = False  # the last batch took over SLOW_BATCH_S
         self.running = 0  # requests of the batch computing now
         self.peak_queued = self.peak_in_flight = 0
+        self.recent_peak = 0  # the most in flight since `take_recent_peak` last read it
         self._depth_warned = -QUEUE_DEPTH_COOLDOWN_S
 
     @property
@@ -94,6 +95,11 @@ class Batcher:
     def in_flight(self) -> int:
         """Requests received and not answered yet: queued or computing."""
         return len(self._queue) + self.running
+
+    def take_recent_peak(self) -> int:
+        """The most requests in flight since the last call (from any thread: a read and a reset)."""
+        peak, self.recent_peak = max(self.recent_peak, self.in_flight), 0
+        return peak
 
     def start(self, loop: asyncio.AbstractEventLoop) -> None:
         self._loop = loop
@@ -108,6 +114,7 @@ class Batcher:
             self._waiting[request.source] += 1
         self.peak_queued = max(self.peak_queued, len(self._queue))
         self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
+        self.recent_peak = max(self.recent_peak, self.in_flight)
         if self._running or self._slow:
             self._schedule()
         else:
@@ -121,7 +128,10 @@ class Batcher:
     def _schedule(self) -> None:
         if not self._scheduled:  # run after the current callback, not inside it
             self._scheduled = True
-            self._loop.call_soon(self._run_ready)
+            if self._slow:  # a timer due now runs after the loop's next reads, a call_soon before them
+                self._loop.call_later(0, self._run_ready)
+            else:
+                self._loop.call_soon(self._run_ready)
 
     def _ready(self) -> bool:
         if not self.batched or len(self._queue) >= self.max_batch_size:

@@ -201,7 +201,8 @@ class PolicyServer:
         """Listen until `stop` is set; `started(port)` is called once the socket is bound."""
         for replica in self.replicas:
             replica.start()
-        watch = asyncio.get_running_loop().create_task(InFlight(self.in_flight).watch())
+        recent = lambda: sum(replica.batcher.take_recent_peak() for replica in self.replicas)  # noqa: E731
+        watch = asyncio.get_running_loop().create_task(InFlight(recent).watch())
         with counting_repeats():
             try:
                 listening = await asyncio.get_running_loop().create_server(

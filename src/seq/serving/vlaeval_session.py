@@ -168,7 +168,8 @@ class VlaEvalSession:
             ok, value = outcome
             if ok and value.dtype.kind == "c":
                 ok, value = False, f"TypeError: actions of dtype {value.dtype} cannot travel to vla-eval."
-            problem = reply_problem(value.size * 4, self.server.max_reply_bytes)  # sent as float32 if ok else None
+            # sent as float32: 4 bytes a value
+            problem = reply_problem(value.size * 4, self.server.max_reply_bytes) if ok else None
             if problem is not None:
                 self._error(f"server_error: {problem}", number)
             elif ok:
