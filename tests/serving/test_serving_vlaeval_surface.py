@@ -58,7 +58,8 @@ def test_health_is_exactly_vla_eval_s_and_config_tunes_the_running_server(tmp_pa
         assert _http(server.url + "/health") == (200, "application/json", {"status": "ok"})
         assert _http(server.url + "/metadata")[2]["policy"]["label"] == "slow@v1"
         status, _, body = _http(server.url + "/config")
-        assert (status, body) == (200, {"applied": {}, "config": {"max_batch_size": 1, "max_wait_time": 0.01}})
+        defaults = {"max_batch_size": 1, "max_wait_time": 0.01}
+        assert (status, body) == (200, {"applied": {}, "config": defaults})
 
         status, _, body = _http(server.url + "/config?max_batch_size=8")
         assert status == 200 and body["applied"] == {"max_batch_size": 8}
@@ -68,12 +69,15 @@ def test_health_is_exactly_vla_eval_s_and_config_tunes_the_running_server(tmp_pa
         for query in ("bad_key=1", "max_batch_size=abc", "max_batch_size=0", "max_wait_time=-1"):
             status, _, body = _http(server.url + "/config?" + query)
             assert status == 422 and len(body["errors"]) == 1, (query, body)
-        assert body["errors"] == ["bad value for max_wait_time: max_wait_time must be a number of seconds of 0 or more, got '-1'"]
+        assert body["errors"] == [
+            "bad value for max_wait_time: max_wait_time must be a number of seconds of 0 or more, got '-1'"
+        ]
 
-        status, _, body = _http(server.url + "/config?max_batch_size=4&bad_key=1")  # valid keys still apply
-        assert status == 200 and body["applied"] == {"max_batch_size": 4} and body["config"]["max_batch_size"] == 4
+        status, _, body = _http(server.url + "/config?max_batch_size=4&bad_key=1")  # valid keys apply
+        assert status == 200 and body["applied"] == {"max_batch_size": 4}
+        assert body["config"]["max_batch_size"] == 4
         assert body["errors"] == ["unknown key: bad_key"]
-        status, _, body = _http(server.url + "/config?max_wait_time=0.5", method="POST")  # as vla-eval reads it
+        status, _, body = _http(server.url + "/config?max_wait_time=0.5", method="POST")  # vla-eval reads it
         assert status == 200 and body["config"] == {"max_batch_size": 4, "max_wait_time": 0.5}
 
         (action,) = _vla_eval_clients(server.url, 1)  # the websocket still serves after a change

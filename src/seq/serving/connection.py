@@ -17,10 +17,10 @@ whose frame the session failed to handle, or whose answer failed (a bug, memory)
 frame in its protocol answering that frame: a client is never left waiting in silence.
 
 Backpressure (`seq.serving.backpressure`): the connection stops reading its socket while
-`MAX_WAITING_FRAMES` frames (or `max_message_bytes` of them) wait to be handled, or while its replies not yet read by the client
-exceed `WRITE_HIGH_BYTES`; it reads again once they are handled, or taken down to
-`WRITE_LOW_BYTES`. A connection whose client has not read its replies for `idle_timeout_s` is
-dropped.
+`MAX_WAITING_FRAMES` frames (or `max_message_bytes` of them) wait to be handled, or while its
+replies not yet read by the client exceed `WRITE_HIGH_BYTES`; it reads again once they are
+handled, or taken down to `WRITE_LOW_BYTES`. A connection whose client has not read its replies
+for `idle_timeout_s` is dropped.
 """
 
 from __future__ import annotations
@@ -126,11 +126,9 @@ class Connection(asyncio.Protocol):
         """Read the socket only while this client's frames and replies are within their bounds."""
         if self.transport is None or self._closed:
             return
-        waiting = self.frames.ready
-        wanted = not self._write_paused and (
-            not waiting
-            or (len(waiting) < MAX_WAITING_FRAMES and self.frames.waiting_bytes() < self.server.max_message_bytes)
-        )
+        waiting, limit = self.frames.ready, self.server.max_message_bytes
+        within = len(waiting) < MAX_WAITING_FRAMES and self.frames.waiting_bytes() < limit
+        wanted = not self._write_paused and (not waiting or within)
         if wanted != self._reading:
             self._reading = wanted
             if wanted:
@@ -190,7 +188,8 @@ class Connection(asyncio.Protocol):
                 self._busy = False
                 self._pump()
 
-        return Request(obs, seed, instruction, params, key, space, answer, prepare, source=id(self), slot=slot)
+        source = id(self)
+        return Request(obs, seed, instruction, params, key, space, answer, prepare, source=source, slot=slot)
 
     def submit(self, *requests: Request) -> None:
         """Queue requests on this replica, together (the acts of one message batch together)."""

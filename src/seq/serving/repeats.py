@@ -97,4 +97,5 @@ def counting_repeats() -> Iterator[RepeatFilter]:
         if last:
             for (name, level, message, where), count in current.unreported():
                 detail = f" ({where})" if where else ""
-                logging.getLogger(name).log(level, "%s%s: %s since it was last logged", message, detail, _times(count))
+                said = "%s%s: %s since it was last logged"
+                logging.getLogger(name).log(level, said, message, detail, _times(count))

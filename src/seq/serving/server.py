@@ -50,9 +50,9 @@ from seq._version import __version__
 from seq.serving import vlaeval
 from seq.serving.backpressure import InFlight
 from seq.serving.batcher import Stats
-from seq.serving.control import answer_config
 from seq.serving.codec import MAX_DEPTH, PROTOCOL_VERSION, SUBPROTOCOL
 from seq.serving.connection import Frames
+from seq.serving.control import answer_config
 from seq.serving.host import PolicyHost, params_key
 from seq.serving.images import MAX_FRAME_PIXELS
 from seq.serving.repeats import counting_repeats
