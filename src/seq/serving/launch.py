@@ -45,6 +45,7 @@ class ServerHandle:
         self._loop = asyncio.new_event_loop()
         self._stop: asyncio.Event | None = None
         self._ready = threading.Event()
+        self._finished = threading.Event()  # (a join interrupted by Ctrl-C leaves is_alive() wrong)
         self._error: BaseException | None = None
         self._thread = threading.Thread(target=self._main, name="seq-policy-server", daemon=True)
 
@@ -66,13 +67,17 @@ class ServerHandle:
             self.port = port
             self._ready.set()
 
+        from seq.serving.repeats import counting_repeats
+
         try:
-            self._loop.run_until_complete(self._server.run(self.host, self.port, started, self._stop))
+            with counting_repeats():  # the loop's last callbacks too (asyncio's accept retries)
+                self._loop.run_until_complete(self._server.run(self.host, self.port, started, self._stop))
         except BaseException as error:  # a bind error, mostly: reported by `serve`
             self._error = error
         finally:
             self._ready.set()
             self._loop.close()
+            self._finished.set()
 
     def _start(self, port: int) -> None:
         self.port = port
@@ -92,17 +97,17 @@ class ServerHandle:
 
     def close(self) -> None:
         """Stop listening, close every connection and the replica threads. Idempotent."""
-        if self._thread.is_alive() and self._stop is not None:
+        if not self._finished.is_set() and self._stop is not None:
             try:
                 self._loop.call_soon_threadsafe(self._stop.set)
             except RuntimeError:
                 pass
-            self._thread.join(10.0)
+            self._finished.wait(10.0)
 
     def wait(self) -> None:
         """Block until the server stops (Ctrl-C raises KeyboardInterrupt here)."""
-        while self._thread.is_alive():
-            self._thread.join(0.5)
+        while not self._finished.wait(0.5):
+            pass
 
     def __enter__(self) -> ServerHandle:
         return self

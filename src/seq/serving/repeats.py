@@ -3,9 +3,10 @@
 A server at the open-files limit fails every accept and every hand-off the same way, thousands
 of times a second; logged each time, the same traceback filled 21.5 MB of log. While a server
 runs, its loggers (`seq.serving`, websockets' and asyncio's) pass the first warning or error of
-each kind (logger, level, message, and the exception's type, text and place), then drop the same
-one for `WINDOW_S`; the next that passes says how many were dropped, and when the server stops,
-each kind still counting is told once with its count.
+each kind (logger, level, the message's first line, and the exception's type, text and place:
+asyncio's accept retries at that limit multiply, each with a message of its own after the first
+line), then drop the same one for `WINDOW_S`; the next that passes says how many were dropped,
+and when the server stops, each kind still counting is told once with its count.
 """
 
 from __future__ import annotations
@@ -32,7 +33,8 @@ def _kind(record: logging.LogRecord) -> Kind:
             trace = trace.tb_next
         place = f"{trace.tb_frame.f_code.co_filename}:{trace.tb_lineno}" if trace is not None else ""
         where = f"{type(error).__name__}: {str(error)[:200]} at {place}"
-    return (record.name, record.levelno, record.getMessage()[:500], where)
+    first_line = record.getMessage()[:500].partition("\n")[0]  # asyncio's context follows it
+    return (record.name, record.levelno, first_line, where)
 
 
 class RepeatFilter(logging.Filter):

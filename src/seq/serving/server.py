@@ -55,7 +55,6 @@ from seq.serving.connection import Frames
 from seq.serving.control import answer_config
 from seq.serving.host import PolicyHost, params_key
 from seq.serving.images import MAX_FRAME_PIXELS
-from seq.serving.repeats import counting_repeats
 from seq.serving.replica import Replica
 from seq.serving.spaces import SpaceCache
 
@@ -203,20 +202,18 @@ class PolicyServer:
             replica.start()
         recent = lambda: sum(replica.batcher.take_recent_peak() for replica in self.replicas)  # noqa: E731
         watch = asyncio.get_running_loop().create_task(InFlight(recent).watch())
-        with counting_repeats():
-            try:
-                listening = await asyncio.get_running_loop().create_server(
-                    lambda: FrontConnection(self), host, port
-                )
-                started(listening.sockets[0].getsockname()[1])
-                await stop.wait()
-                listening.close()
-                for connection in list(self.front):
-                    connection.transport.close()
-            finally:
-                watch.cancel()
-                for replica in self.replicas:
-                    replica.stop()
+        try:
+            loop = asyncio.get_running_loop()
+            listening = await loop.create_server(lambda: FrontConnection(self), host, port)
+            started(listening.sockets[0].getsockname()[1])
+            await stop.wait()
+            listening.close()
+            for connection in list(self.front):
+                connection.transport.close()
+        finally:
+            watch.cancel()
+            for replica in self.replicas:
+                replica.stop()
 
 
 def _presented_tokens(request: HttpRequest) -> list[str]:
