@@ -97,7 +97,7 @@ class Connection(asyncio.Protocol):
     # asyncio.Protocol
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = transport  # type: ignore[assignment]
-        self.transport.set_write_buffer_limits(high=WRITE_HIGH_BYTES, low=WRITE_LOW_BYTES)
+        transport.set_write_buffer_limits(high=WRITE_HIGH_BYTES, low=WRITE_LOW_BYTES)  # type: ignore[attr-defined]
         self._heard = self.replica.loop.time()
         self._watch_idle()
         self._flush()

@@ -155,7 +155,7 @@ class SeqSession:
             problem = _act_problem(act) if isinstance(act, dict) else "each of an act_batch's acts is a map."
             if problem is not None:
                 break
-        problem = problem or self._over_budget(acts)
+        problem = problem or self._over_budget(acts if isinstance(acts, list) else [])
         if problem is not None:
             self._error(rid, "bad_request", problem)
             done()
