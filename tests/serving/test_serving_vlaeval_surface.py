@@ -111,6 +111,27 @@ def test_backpressure_is_warned_of_at_vla_eval_s_threshold(tmp_path, caplog, mon
     assert stats["in_flight"] == 0 and stats["in_flight_peak"] >= backpressure.BACKPRESSURE_THRESHOLD
 
 
+def test_a_worker_s_side_by_side_acts_are_one_client_waiting(tmp_path, caplog, monkeypatch):
+    """A seq worker sends its episodes' acts in one message: that is one client waiting, not a
+    backlog (counted per act, every side-by-side eval warned)."""
+    from seq.serving import codec
+
+    monkeypatch.setattr(backpressure, "BACKPRESSURE_CHECK_INTERVAL_S", 0.01)
+    monkeypatch.setattr(backpressure, "BACKPRESSURE_COOLDOWN_S", 0.0)
+    deploy_all(tmp_path)
+    caplog.set_level(logging.WARNING, logger="seq.serving")
+    with serve("slow", port=0, params={"delay_ms": 5.0}) as server:
+        sock = SyncSocket(server.url, subprotocols=[codec.SUBPROTOCOL])
+        sock.recv(10)
+        for number in range(3):
+            acts = [{"episode": slot, "obs": 0.0, "seed": slot} for slot in range(10)]
+            sock.send(codec.pack({"type": "act_batch", "id": number, "acts": acts}))
+            assert len(codec.unpack(sock.recv(30))["results"]) == 10
+        sock.close()
+        assert server.stats()["in_flight_peak"] == 10
+    assert "Backpressure detected" not in caplog.text
+
+
 def test_a_deep_batch_queue_is_warned_of_as_vla_eval_warns(tmp_path, caplog, monkeypatch):
     """vla-eval's `test_batch_queue_depth_warning`: batches of 2 taking 0.3 s; 10 clients at once
     leave more than twice that waiting when a batch is taken."""

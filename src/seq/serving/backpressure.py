@@ -14,10 +14,11 @@ replies without end. Per connection, the server holds at most:
   is answered with an error naming the budget, and nothing is computed or packed.
 
 So a never-reading client costs the server one reply and the buffers above, and the server goes
-on answering everyone else. `InFlight` logs vla-eval's backpressure warning when as many requests
-were waiting on the policy as vla-eval's threshold, checked as often as vla-eval checks it (the
-most since the last check, where vla-eval reads the count of the moment: a peak between two
-checks is not missed).
+on answering everyone else. `InFlight` logs vla-eval's backpressure warning when as many clients
+were waiting on the policy as vla-eval's threshold, checked as often as vla-eval checks it. It
+counts as vla-eval does, where each client waits on one observation: a client waiting on one
+message (a seq worker's side-by-side acts sent together count once), and the most since the last
+check, where vla-eval reads the count of the moment (a peak between two checks is not missed).
 """
 
 from __future__ import annotations
@@ -66,7 +67,7 @@ def reply_problem(nbytes: int, limit: int) -> str | None:
 class InFlight:
     """Warns, as vla-eval's server does, when `threshold` or more requests wait on the policy.
 
-    `count()` (the most in flight since it was last called) is read every
+    `count()` (the most clients waiting since it was last called) is read every
     `BACKPRESSURE_CHECK_INTERVAL_S` on the server's front loop, which a policy computing never
     blocks, and a warning is logged at most every `BACKPRESSURE_COOLDOWN_S`."""
 

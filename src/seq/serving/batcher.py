@@ -81,8 +81,9 @@ class Batcher:
         self._scheduled = self._running = False
         self._slow = False  # the last batch took over SLOW_BATCH_S
         self.running = 0  # requests of the batch computing now
+        self._running_sources: set[int] = set()  # the connections they came from
         self.peak_queued = self.peak_in_flight = 0
-        self.recent_peak = 0  # the most in flight since `take_recent_peak` last read it
+        self.recent_peak = 0  # the most clients waiting since `take_recent_peak` last read it
         self._depth_warned = -QUEUE_DEPTH_COOLDOWN_S
 
     @property
@@ -96,9 +97,15 @@ class Batcher:
         """Requests received and not answered yet: queued or computing."""
         return len(self._queue) + self.running
 
+    def clients_waiting(self) -> int:
+        """Connections with a request queued or computing: vla-eval's count of observations in
+        flight, where each client waits on one (a seq worker's acts sent together count once)."""
+        running = sum(1 for source in self._running_sources if source not in self._waiting)
+        return len(self._waiting) + running
+
     def take_recent_peak(self) -> int:
-        """The most requests in flight since the last call (from any thread: a read and a reset)."""
-        peak, self.recent_peak = max(self.recent_peak, self.in_flight), 0
+        """The most clients waiting since the last call (from any thread: a read and a reset)."""
+        peak, self.recent_peak = self.recent_peak, 0
         return peak
 
     def start(self, loop: asyncio.AbstractEventLoop) -> None:
@@ -114,7 +121,7 @@ class Batcher:
             self._waiting[request.source] += 1
         self.peak_queued = max(self.peak_queued, len(self._queue))
         self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
-        self.recent_peak = max(self.recent_peak, self.in_flight)
+        self.recent_peak = max(self.recent_peak, self.clients_waiting())
         if self._running or self._slow:
             self._schedule()
         else:
@@ -193,13 +200,13 @@ class Batcher:
 
     def _run(self, batch: list[Request]) -> None:
         start = time.perf_counter()
-        self.running = len(batch)
+        self.running, self._running_sources = len(batch), {request.source for request in batch}
         try:
             outcomes = self.host.run(self.index, batch)
         except BaseException:  # never leave a request unanswered
             outcomes = [(False, traceback.format_exc())] * len(batch)
         finally:
-            self.running = 0
+            self.running, self._running_sources = 0, set()
         seconds = time.perf_counter() - start
         self._slow = seconds > SLOW_BATCH_S
         self.stats.add(len(batch), sum(1 for ok, _ in outcomes if not ok), seconds)
