@@ -229,6 +229,7 @@ SLOW = (
     "tests/grid/test_config.py",
     "tests/grid/test_grid_operations.py",
     "tests/isolation/test_volumes.py",
+    "tests/security/",  # each attack replayed through the real CLI and a real seq ui
 )
 
 

@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from seq.authoring.callable_policy import is_plain_callable, policy_of_callable
 from seq.engine.prepare import start_eval
 from seq.engine.request import EvalRequest, default_of, request_fields
 from seq.engine.runner import execute_eval, resume_eval
@@ -85,6 +86,10 @@ def run(
 
     The options, their defaults and help are those of `seq eval run` (`seq.engine.request`).
     """
+    if is_plain_callable(policy):  # a function, as people try first while training
+        policy = policy_of_callable(policy)
+    if is_plain_callable(options.get("vs")):
+        options = {**options, "vs": policy_of_callable(options["vs"])}
     request = _request("seq.eval.run", policy, options)
     importing = importing_user_file()
     if importing is not None:
@@ -233,8 +238,7 @@ def rm(*eval_ids: str, store: Store | None = None) -> list[dict[str, Any]]:
 
     >>> seq.eval.rm("ev-3f2a")
     """
-    import shutil
-
+    from seq.record.paths import ARTIFACTS, remove_eval_folder
     from seq.record.store import RUNNING
 
     store = store or Store()
@@ -249,9 +253,7 @@ def rm(*eval_ids: str, store: Store | None = None) -> list[dict[str, Any]]:
     removed = []
     for row in {row.id: row for row in rows}.values():
         episodes = store.remove_eval(row.id)
-        files = store.path.parent / "artifacts" / row.id
-        had_files = files.is_dir()
-        shutil.rmtree(files, ignore_errors=True)
+        had_files = remove_eval_folder(store.path.parent, ARTIFACTS, row.id)
         removed.append({"id": row.id, "status": row.status, "episodes": episodes, "files": had_files})
     return removed
 
@@ -343,21 +345,31 @@ def export(
 
 def merge(*paths: str | Path, store: Store | None = None) -> dict[str, int]:
     """Merge other records (`seq.db` files of shards run apart) into this workspace's: for each work
-    item the last committed episode wins; deployed code they ran is copied over by hash."""
+    item the last committed episode wins; deployed code they ran is copied over by hash. A record
+    holding an eval id that cannot name a folder, or an artifact path outside its eval's artifact
+    folder, is refused; the files its episodes name are copied into this workspace's artifact
+    folders (`seq.record.merged`)."""
+    import re
     import shutil
+
+    from seq.record.merged import adopt_artifacts, check_merged_record
 
     store = store or Store()
     totals: dict[str, int] = {}
     for path in map(Path, paths):
         if not path.is_file():
             raise SeqInputError(f"{path}: no such record to merge (expected a seq.db file).")
+        check_merged_record(path)
         for code in (path.parent / "code").glob("*.py"):
+            if code.is_symlink() or not re.fullmatch(r"[0-9a-f]{64}\.py", code.name):
+                continue  # deployed code is kept by its hash, as a plain file
             target = store.path.parent / "code" / code.name
             if not target.exists():
                 target.parent.mkdir(parents=True, exist_ok=True)
                 shutil.copyfile(code, target)
         for key, count in store.merge_from(path).items():
             totals[key] = totals.get(key, 0) + count
+        totals["files"] = totals.get("files", 0) + adopt_artifacts(store, path)
     return totals
 
 
@@ -365,8 +377,10 @@ def evaluate(policy: Any, benchmark: Any, **options: Any) -> Report:
     """Evaluate a policy object from this process's memory — a model in training — and return the
     report: no registration, no server, no copy of the weights.
 
-    The episodes run in this process with the object itself (its class must be a `@seq.policy`);
-    everything else is as in `seq.eval.run` (conditions, seeds, trials, parameters, arms, the record).
+    The episodes run in this process with the object itself: a `@seq.policy` object, or a plain
+    function `f(obs, **kw)` (`seq.authoring.callable_policy`: recorded as policy `callable-<its
+    name>`, versioned by its source); everything else is as in `seq.eval.run` (conditions, seeds,
+    trials, parameters, arms, the record).
 
     >>> for step in range(10_000):
     ...     train_one_step(model)

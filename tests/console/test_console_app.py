@@ -25,7 +25,7 @@ def client(toy_file):
     store = Store()
     lease = running_eval(store, done=3, total=8)
     app = seq.console.create_app(store.path)
-    with TestClient(app) as client:
+    with TestClient(app, base_url="http://127.0.0.1:8765") as client:
         yield client
     lease.release()
     store.close()
@@ -108,6 +108,14 @@ def test_a_benchmark_page_orders_its_evals_by_version(client, toy_file):
     assert f"{success.value:.2f} [{success.low:.2f}, {success.high:.2f}]" in rows
 
 
+def test_a_benchmark_page_shows_the_episodes_an_eval_lost_to_errors(client):
+    errored = seq.eval.run("line-controller", benchmark="line-errors", tasks=["near", "boom-reset"], envs=1)
+    page = client.get("/benchmarks/line-errors").text
+    row = page[page.index(f'<tr data-eval="{errored.eval_id}"') :].split("</tr>")[0]
+    assert "3/3<br>" in row and "errors 2 of 3" in row
+    assert "errors" not in client.get("/benchmarks/line").text.split('<table id="trend">')[1]
+
+
 def test_the_policy_filter_offers_every_arm_s_policy(client):
     seq.eval.run("line-controller", benchmark="line", vs="random", envs=1, seeds=[0])
     page = client.get("/").text
@@ -168,3 +176,16 @@ def test_a_nan_reward_or_metric_does_not_break_a_page(client, tmp_path):
     assert episode.status_code == 200
     listed = client.get("/?policy=nan-idle").text  # the policy filter reads every manifest
     assert f'<tr data-eval="{scaled.eval_id}"' in listed  # its manifest holds a NaN
+
+
+def test_an_episode_page_shows_each_value_once_at_readable_precision(client):
+    """Seen: `return 201.04816803574278`, and `steps` listed twice (a field and a metric)."""
+    import re
+
+    (row,) = [row for row in seq.eval.ls() if row["status"] == "completed"]
+    episode = seq.eval.report(row["id"]).episodes[0]
+    page = client.get(f"/evals/{row['id']}/episode", params={"item": episode.item_id}).text
+    assert page.count("<th>steps</th>") == 1 and page.count("<th>duration_s</th>") == 0
+    shown = re.search(r'data-metric="return">([^<]*)<', page).group(1)
+    assert shown == f"{episode.metrics['return']:.6g}"  # six significant digits
+    assert re.search(r'data-metric="success">1<', page)  # a whole number without ".0"

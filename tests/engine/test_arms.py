@@ -8,17 +8,26 @@ from conftest import run_cli
 import seq
 
 
-def test_a_policy_against_itself_is_within_threshold_once_enough_pairs_agree(toy_file):
+def test_a_policy_against_itself_is_within_threshold_once_enough_conditions_agree(toy_file):
     seq.deploy(toy_file)
-    report = seq.eval.run("line-controller", benchmark="line", vs="line-controller", trials=13, envs=2)
-    assert report.arms == ["A", "B"] and report.done == 2 * 6 * 13
+    report = seq.eval.run("line-controller", benchmark="line", vs="line-controller", seeds=range(40), envs=2)
+    assert report.arms == ["A", "B"] and report.done == 2 * 80
     comparison = report.comparison("success")
-    assert comparison.n == 78 and comparison.table.only_a == comparison.table.only_b == 0
+    assert comparison.n == 80 and comparison.table.only_a == comparison.table.only_b == 0
     assert comparison.verdict == "within threshold"  # Tango's interval: 73 agreeing pairs or more
     assert comparison.difference.difference == 0.0
     # too few pairs for equivalence in one task: undecided, flagged
     assert report.comparison("success", kind="task", group="near").verdict == "undecided"
-    assert report.group("overall", "all", arm="B").metrics[0].n == 78
+    assert report.group("overall", "all", arm="B").metrics[0].n == 80
+
+
+def test_trials_of_a_deterministic_policy_are_not_pairs_of_evidence(toy_file):
+    seq.deploy(toy_file)
+    report = seq.eval.run("line-controller", benchmark="line", vs="line-controller", trials=13, envs=2)
+    comparison = report.comparison("success")
+    assert comparison.n == 78 and comparison.conditions == 6 and comparison.effective_n == 6
+    assert comparison.verdict == "undecided"  # 78 copies of 6 agreeing pairs are 6 pairs
+    assert report.trials.identical and report.trials.conditions == 6 and report.trials.arms == 2
 
 
 def test_a_sweep_runs_one_arm_per_value_on_the_same_episodes(toy_file):
@@ -111,8 +120,9 @@ def test_sequential_comparison_stops_early_when_one_arm_is_clearly_better(toy_fi
 def test_sequential_comparison_of_a_policy_with_itself_ends_within_threshold(toy_file):
     seq.deploy(toy_file)
     report = seq.eval.run(
-        "line-controller", benchmark="line", vs="line-controller", trials=20, envs=2, sequential=True
-    )
+        "line-controller", benchmark="line", vs="line-controller", seeds=range(50), trials=2, envs=2,
+        sequential=True,
+    )  # fmt: skip
     assert report.sequential.decision == "within threshold"
     assert report.comparison("success").verdict == "within threshold"
 
@@ -126,11 +136,19 @@ def test_sequential_needs_two_arms(toy_file):
 def test_dry_run_shows_each_arms_values_and_where_they_came_from(toy_file):
     seq.deploy(toy_file)
     plan = seq.eval.dry_run(
-        "line-controller", benchmark="line", sweep={"policy.noise": ["0.0", "0.2"]}, params={"chunk": "2"}
+        "line-controller",
+        benchmark="line",
+        sweep={"policy.noise": ["0.0", "0.2"]},
+        params={"chunk": "2"},
+        vs="line-controller",
+        vs_params={"noise": "0.3"},
     )
-    assert plan["episodes"] == 12 and [arm["episodes"] for arm in plan["arms"]] == [6, 6]
+    assert plan["episodes"] == 18 and [arm["episodes"] for arm in plan["arms"]] == [6, 6, 6]
     first = plan["arms"][0]["parameters"]
-    assert first["policy.noise"] == {"value": 0.0, "from": "--param/--sweep"}
+    assert first["policy.noise"] == {"value": 0.0, "from": "--sweep"}
+    assert first["policy.chunk"] == {"value": 2, "from": "--param"}
+    # each value names the flag that set it (it said "--param/--sweep" of a --vs-param value)
+    assert plan["arms"][2]["parameters"]["policy.noise"] == {"value": 0.3, "from": "--vs-param"}
     assert first["benchmark.delay"] == {"value": 0.0, "from": "benchmark default"}
     assert plan["arms"][0]["max_policy_queries"] == 6 * 60  # no steps_per_query: one query a step at most
     assert seq.eval.ls() == []  # nothing stored
@@ -151,7 +169,7 @@ def test_a_policy_asks_for_the_benchmark_setup_values_it_needs_and_a_given_value
     assert asked["benchmark.delay"] == {"value": 0.001, "from": "asked by asks-for-delay@v1"}
     assert not any("not_a_setup_parameter" in name for name in asked)
     given = seq.eval.dry_run(AsksForDelay(), benchmark="line", params={"delay": "0.0"})
-    assert given["arms"][0]["parameters"]["benchmark.delay"] == {"value": 0.0, "from": "--param/--sweep"}
+    assert given["arms"][0]["parameters"]["benchmark.delay"] == {"value": 0.0, "from": "--param"}
 
 
 def test_one_named_arm_runs_under_its_name(toy_file):

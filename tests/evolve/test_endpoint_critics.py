@@ -78,8 +78,9 @@ def test_the_semantic_critic_asks_the_endpoint(base_url):
 def test_a_slow_endpoint_defers_the_candidate(base_url):
     verdict = semantic(seq.evolve.Endpoint(base_url, "slow-judge", timeout_s=0.3), "push-v3", VARIANT, SEED)
     assert verdict["verdict"] == "deferred"
-    hard = {"drop": 0.5, "low": 0.1, "high": 0.8}
-    verdicts = critics(0.2, [1.0, 1.0], 100.0, 100.0, Thresholds(), verdict)
+    hard = {"drop": 0.5, "pairs": 10, "p_value": 0.001}  # the fresh trials' exact test passed
+    reference = {"success": 1.0, "episodes": 2, "distinct": 2, "limit": 100, "steps": 50, "spare": 50}
+    verdicts = critics(0.2, [1.0, 1.0], reference, 100.0, 100.0, Thresholds(), verdict)
     decision, reasons = decide(hard, verdicts, 1.0, Thresholds())
     assert decision == REVIEW and any("semantic critic: deferred" in r for r in reasons)
 

@@ -35,12 +35,20 @@ def test_the_run_counts_failures_of_a_total_in_plain_words(evolved):
     _, _, out = evolved
     diagnosed = re.findall(r"diagnose: (\d+) of (\d+) episodes failed; (\d+) clusters?\b", out)
     assert len(diagnosed) == 2 and all(int(f) <= int(n) for f, n, _ in diagnosed)
-    assert "1 clusters" not in out and "[" not in out  # no Python list in what a person reads
+    # no Python list in what a person reads (an interval's brackets hold signed numbers)
+    assert "1 clusters" not in out and not re.search(r"\[(?![+-]\d)", out)
     assert re.search(r"generate: \d+ candidates? \(horizon\)", out)
-    # before the candidates' evals, how many episodes they take: 6 target, 1 reference each
-    validated = re.findall(r"validate: (\d+) target and (\d+) reference episodes …", out)
-    assert validated and all(int(t) == 6 * int(r) for t, r in validated)
-    assert re.search(r"decide: \d+ promoted, \d+ to review, \d+ rejected", out)
+    # before the candidates' evals, how many episodes they take: the target 12 trials of each
+    # candidate and seed condition (6–11 read; 0–5 repeat the cycle's eval), the reference 1 each
+    validated = re.findall(
+        r"validate: (\d+) target episodes \(read: trials 6–11\) and (\d+) reference …", out
+    )
+    assert validated and all(int(t) % 12 == 0 and int(t) // 12 > int(r) for t, r in validated)
+    assert re.search(
+        r"decide: \d+ promoted, \d+ to review, \d+ rejected \(one-sided exact test, α 0.05\)", out
+    )
+    # the promoted candidates' drops, re-estimated on trials that neither chose nor judged them
+    assert re.search(r"estimate: \d+ target episodes \(read: trials 12–17\) …\n    y1c\d+ \w+: drop ", out)
     assert "evolved: walk@v1 → walk@v2" in out
     status = run_cli("evolve", "status", env=evolved[0]).stdout
     assert status.startswith("walk: 2 cycles, latest walk@v2\n")
@@ -78,12 +86,28 @@ def test_the_report_says_failures_of_how_many_and_why_candidates_were_rejected(e
     assert "distractor_interaction — the trace has no contacts" in judged
     line = next(line for line in md.splitlines() if line.startswith("Rejected by: "))
     assert {part.split(" ×")[0] for part in line[len("Rejected by: ") : -1].split(", ")} == gates
-    # a promoted candidate's drop with its pairs (6 trials) and the reference's rate with its n (1)
+    # a promoted candidate's gate (p on 6 fresh pairs), its drop re-estimated with its pairs (6)
+    # and the reference's rate with its n (1)
     promoted = [row for row in md.splitlines() if row.startswith("| y1c")]
-    assert promoted and all(re.search(r"\] \(n 6\) \| 100% \(n 1\) \|$", row) for row in promoted)
+    shown = r"\| p [0-9.e-]+ \(n 6\) \| \d+% → \d+% \| [+-]\d\.\d\d \[.*\] \(n 6\) \| 100% \(n 1\) \|$"
+    assert promoted and all(re.search(shown, row) for row in promoted)
+    assert "one-sided exact McNemar p ≤ 0.05" in md and "re-estimated on trials 12–17" in md
     html = home / "r.html"
     assert run_cli("evolve", "report", "--html", str(html), env=env).returncode == 0
     assert line in html.read_text() and "100% (n 1)" in html.read_text()
+
+
+def test_the_json_report_holds_the_fresh_evidence_the_markdown_shows(evolved):
+    env, home, _ = evolved
+    shown = run_cli("evolve", "report", "--json", env=env)
+    assert shown.returncode == 0, shown.stderr
+    promoted = json.loads(shown.stdout)["cycles"][0]["promoted"]
+    md = run_cli("evolve", "report", env=env).stdout
+    assert promoted and all(row["fresh"] and row["trials"] == [12, 18] for row in promoted)
+    for row in promoted:
+        line = next(line for line in md.splitlines() if line.startswith(f"| {row['id']} |"))
+        assert f"{row['drop']:+.2f} [{row['low']:+.2f}, {row['high']:+.2f}] (n {row['pairs']})" in line
+        assert row["gate_p"] <= row["alpha"] == 0.05 and row["gate_test"] == "exact McNemar, one-sided"
 
 
 def test_diff_takes_unique_prefixes_and_says_when_there_is_nothing_to_compare(evolved):

@@ -20,14 +20,26 @@ VIDEO_EPISODES = 3
 
 @pytest.fixture(scope="module")
 def evolved(tmp_path_factory):
+    """Two cycles. At this size the gate promotes little on its own: the strongest horizon cut
+    tends to wait for review, its reference (the deterministic expert) finishing a few steps
+    inside the limit; a person approving it is then what makes metaworld@v2."""
     home = tmp_path_factory.mktemp("evolve-home")
     env = {"SEQ_HOME": str(home)}
-    done = run_cli(
+    cycle = (
         "evolve", "run", "metaworld", "--policy", "noisy-expert", "--reference", "metaworld-expert",
         "--param", "noise=0.3", "--tasks", "push-v3,pick-place-v3,door-open-v3", "--seeds", "0,1,2",
-        "--trials", "10", "--reference-trials", "1", "--max-candidates", "16", "--cycles", "2",
-        env=env, timeout=1500,
+        "--trials", "10", "--reference-trials", "1", "--max-candidates", "16", "--cycles", "1",
     )  # fmt: skip
+    done = run_cli(*cycle, env=env, timeout=1500)
+    assert done.returncode == 0, done.stderr[-3000:]
+    candidates = json.loads((home / "evolve" / "metaworld.json").read_text())["cycles"][0]["candidates"]
+    if not [c for c in candidates if c["decision"] == "promote"]:
+        waiting = [c for c in candidates if c["decision"] == "review"]
+        assert waiting, [c["reasons"] for c in candidates]
+        best = max(waiting, key=lambda c: c["estimate"]["drop"])
+        approved = run_cli("evolve", "review", "approve", best["id"], "--note", "checked", env=env)
+        assert approved.returncode == 0, approved.stderr
+    done = run_cli(*cycle, env=env, timeout=1500)
     assert done.returncode == 0, done.stderr[-3000:]
     return env, json.loads((home / "evolve" / "metaworld.json").read_text())
 
@@ -40,15 +52,19 @@ def test_two_cycles_promote_harder_solvable_conditions(evolved):
     promoted = [c for c in first["candidates"] if c["decision"] == "promote"]
     assert promoted, [c["reasons"] for c in first["candidates"]]
     for candidate in promoted:
-        hard = candidate["difficulty"]
-        assert hard["seed_success"] - hard["candidate_success"] >= 0.30
-        assert hard["low"] > 0
+        hard = candidate["difficulty"]  # on fresh trials 10–19, paired by act seed
+        assert hard["trials"] == [10, 20] and hard["p_value"] <= hard["alpha"] == 0.05
+        assert candidate["estimate"]["trials"] == [20, 30]  # re-estimated on trials of its own
         assert candidate["reference_success"] >= 0.80
+        if "review" in candidate:  # approved by a person: the reasons it waited are kept
+            assert candidate["review"]["approved"] and candidate["reasons"]
+        else:
+            assert hard["drop"] >= 0.30
     assert first["next"] == "metaworld@v2" and second["base"] == "metaworld@v2"
     status = run_cli("evolve", "status", env=env)
     assert status.returncode == 0 and "latest metaworld@v" in status.stdout
     report = run_cli("evolve", "report", "--benchmark", "metaworld", env=env)
-    assert report.returncode == 0 and "Promoted:" in report.stdout
+    assert report.returncode == 0 and "Promoted (gate: the one-sided exact test" in report.stdout
 
 
 def test_the_promoted_version_runs_its_added_conditions(evolved, monkeypatch):
@@ -185,6 +201,7 @@ def test_review_approve_promotes_and_reject_closes(evolved, monkeypatch):
     import seq.evolve
     from seq.evolve import state as log
 
+    already = {c["id"] for c in seq.evolve.review_list("metaworld")}  # the run's own (thin margins)
     state = log.load("metaworld")
     rejected = [c for c in state["cycles"][-1]["candidates"] if c["decision"] == "reject"]
     for candidate in rejected[:2]:  # as if they had been borderline
@@ -198,7 +215,7 @@ def test_review_approve_promotes_and_reject_closes(evolved, monkeypatch):
     after = log.load("metaworld")["cycles"][-1]["next"]
     assert after != before and after in approved.stdout
     assert run_cli("evolve", "review", "reject", rejected[1]["id"], env=env).returncode == 0
-    assert seq.evolve.review_list("metaworld") == []
+    assert {c["id"] for c in seq.evolve.review_list("metaworld")} == already
     again = run_cli("evolve", "review", "approve", rejected[1]["id"], env=env)
     assert again.returncode == 2 and "not under review" in again.stderr
 

@@ -88,7 +88,7 @@ def test_the_html_report_shows_the_markdown_numbers_offline(evolved, monkeypatch
     assert frontier and parsed.tables["frontier-1"][1:] == frontier
     promoted = _markdown_rows(markdown, "| candidate | task |")
     html_promoted = parsed.tables["promoted-1"][1:]
-    assert promoted and [row[:8] for row in html_promoted] == promoted
+    assert promoted and [row[:9] for row in html_promoted] == promoted
     operators = _markdown_rows(markdown, "| operator | promote |")
     assert parsed.tables["operators-1"][1:] == operators
 
@@ -107,6 +107,13 @@ def test_the_html_report_shows_the_markdown_numbers_offline(evolved, monkeypatch
     reference = [r for r in data["heatmap"] if r["column"].startswith("reference")]
     assert reference and sum(r["n"] for r in data["heatmap"] if r["column"] == "target · walk@v1") == 48
     assert data["cycles"][0]["promoted"][0]["reference_success"] == 1.0
+    # the target on the candidates: the gate's fresh trials (12–23) of each candidate, not the
+    # seed conditions beside them nor the trials that repeat the cycle's eval
+    candidates = len(data["cycles"][0]["promoted"]) + sum(
+        data["cycles"][0]["operators"][0][d] for d in ("review", "reject")
+    )
+    column = [r for r in data["heatmap"] if r["column"] == "target · candidates y1"]
+    assert sum(r["n"] for r in column) == 12 * candidates
 
 
 @pytest.mark.parametrize("flag", ["--html", "--output"])

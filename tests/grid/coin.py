@@ -48,3 +48,12 @@ class CoinPlayer(seq.Policy):
     @seq.infer
     def infer(self, obs, *, seed=None, instruction=None, skill: float = 1.0):
         return np.array([1.0 if np.random.default_rng(seed).random() < skill else 0.0])
+
+
+@seq.policy(name="coin-lucky")
+class CoinLucky(seq.Policy):
+    """Always wins; it declares no parameter, so a grid's modes all run it as one arm."""
+
+    @seq.infer
+    def infer(self, obs, *, seed=None, instruction=None):
+        return np.array([1.0])

@@ -61,20 +61,21 @@ def test_a_declared_render_records_by_default_unless_it_says_none(tmp_path: Path
     assert asked["camera"] == "top" and "record" not in asked
 
 
-def test_export_names_say_task_seed_arm_and_outcome(tmp_path: Path):
+def test_export_names_say_task_seed_arm_and_outcome(tmp_path: Path, seq_home: Path):
     ok = EpisodeResult("a|seed=1", "a", 1, metrics={"success": 1.0})
     failed = EpisodeResult("x/a|seed=2", "a", 2, arm="x", metrics={"success": 0.0})
     broken = EpisodeResult("b|seed=1", "b", 1, trial=2, status="error")
     assert export_name(ok, ".mp4") == "a_seed1_success.mp4"
     assert export_name(failed, ".mp4") == "a_seed2_x_fail.mp4"
     assert export_name(broken, ".mp4") == "b_seed1_trial2_error.mp4"
-    source = tmp_path / "v.mp4"
+    source = seq_home / "artifacts" / "ev-names" / "videos" / "v.mp4"
+    source.parent.mkdir(parents=True)
     source.write_bytes(b"mp4")
     twin = EpisodeResult(
         "a|seed=1|trial=0", "a", 1, metrics={"success": 1.0}, artifacts={"video": str(source)}
     )
     ok.artifacts = {"video": str(source)}
-    report = SimpleNamespace(episodes=[ok, twin, failed])  # `failed` recorded nothing
+    report = SimpleNamespace(eval_id="ev-names", episodes=[ok, twin, failed])  # `failed` recorded nothing
     written = export_videos(report, tmp_path / "out")
     assert [p.name for p in written] == ["a_seed1_success.mp4", "a_seed1_success-2.mp4"]
     assert written[0].read_bytes() == b"mp4"

@@ -29,7 +29,7 @@ def test_each_paired_and_across_tasks_row_names_its_method(toy_file, tmp_path):
             assert c["verdict_interval"] == c["difference"]["method"] == "tango"
             assert c["test"] == "mcnemar-exact" and c["agresti_min"]["method"] == "agresti-min"
         else:
-            assert c["verdict_interval"].startswith("paired-bootstrap") or c["verdict_interval"].startswith(
+            assert c["verdict_interval"].startswith("paired-t") or c["verdict_interval"].startswith(
                 "none"
             )
             assert c["test"] is None and c["agresti_min"] is None
@@ -43,7 +43,7 @@ def test_each_paired_and_across_tasks_row_names_its_method(toy_file, tmp_path):
     rows = [line for line in section.splitlines() if line.startswith(f"| {report.arms[1]} |")]
     assert len(rows) == len(as_json["comparisons"])
     for line in rows:
-        assert "Tango score" in line or "paired BCa bootstrap" in line or "no interval" in line, line
+        assert "Tango score" in line or "paired Student t" in line or "no interval" in line, line
         if "| success |" in line:
             assert "Tango score" in line and "(McNemar exact)" in line
     across_md = [line for line in markdown.read_text().splitlines() if "IQM, stratified bootstrap" in line]

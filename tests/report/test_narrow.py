@@ -18,8 +18,12 @@ METHODS = {
     "paired-bootstrap-bca": "paired BCa bootstrap",
     "paired-bootstrap-percentile": "paired percentile bootstrap",
     "paired-bootstrap (all values equal)": "zero width (every difference equal)",
+    "paired-t": "paired Student t",
+    "paired-t (all differences equal)": "zero width (every difference equal)",
+    "none (fewer than 2 pairs)": "no interval (fewer than 2 pairs)",
     "none (n=1)": "no interval (n=1)",
 }
+METHODS |= {f"{key} (clustered)": f"{name} at the effective n" for key, name in METHODS.items()}
 
 
 def shown(value: float | None) -> str:
@@ -58,7 +62,8 @@ def expected_values(report: dict) -> list[str]:
         if c["table"] is not None:
             t = c["table"]
             values.append(f"{t['both']}/{t['only_a']}/{t['only_b']}/{t['neither']}")
-            values.append(f"{c['p_value']:.3g} (McNemar exact)")
+            clustered = " at the effective n" if c["test"].endswith(" (clustered)") else ""
+            values.append(f"{c['p_value']:.3g} (McNemar exact{clustered})")
             values.append(shown_interval(c["agresti_min"]))
     for row in report["across_tasks"]:
         values.append(shown_interval({"mean": row["iqm"], "low": row["iqm_low"], "high": row["iqm_high"]}))

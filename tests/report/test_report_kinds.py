@@ -101,3 +101,35 @@ def test_a_bad_metrics_declaration_is_refused_in_one_sentence():
             @seq.check
             def check(self, env):
                 return seq.Step(done=True)
+
+
+def test_the_footer_says_which_groups_an_interval_method_holds_for(tmp_path):
+    """Seen: "score (mean): BCa bootstrap, zero width (every value equal)", as though every
+    group's values were equal, where only each task's are."""
+    from seq.report.text import methods_lines
+
+    path = tmp_path / "kinds_bench.py"
+    path.write_text(KINDS_BENCH)
+    seq.deploy(path)
+    report = seq.eval.run("idle", benchmark="kinds", envs=1, tasks=["a", "b"], seeds=[0, 1, 2])
+    footer = methods_lines(report)[0]
+    score = footer.split("score (mean): ")[1].split(";")[0]
+    assert "zero width (every value equal) in 2 of 3 groups (task a, task b)" in score
+    assert "BCa bootstrap in 1 of 3 groups (overall)" in score
+    assert "success (rate): Wilson score;" in footer  # one method for every group: said once
+
+
+PLANS_BENCH = KINDS_BENCH.replace('"partial": 0.5 if env.task == "b" else 1.0,', '"plans": 0.0,')
+
+
+def test_a_count_seq_records_is_a_mean_even_where_every_value_is_0(tmp_path):
+    """Seen: a composite policy's `plans`, 0 in every episode, shown as a rate with a Wilson
+    interval [0.00, 0.07]; a count is a mean (a benchmark's own declaration still wins)."""
+    path = tmp_path / "kinds_bench.py"
+    path.write_text(PLANS_BENCH)
+    seq.deploy(path)
+    report = seq.eval.run("idle", benchmark="kinds", envs=1, tasks=["a"], seeds=[0, 1, 2])
+    assert report.kinds["plans"].kind == "mean"
+    assert methods(report, "plans") == {"bootstrap (all values equal)"}
+    assert report.metric("plans").low == report.metric("plans").high == 0.0
+    assert methods(report, "flag") == {"wilson"}  # a 0/1 metric of the benchmark's: still a rate

@@ -36,7 +36,9 @@ def test_eval_compare_refuses_a_bad_threshold(toy_file):
 
 def test_a_record_holding_a_bad_threshold_still_reports(toy_file, tmp_path, seq_home):
     seq.deploy(toy_file)
-    report = seq.eval.run("line-controller", benchmark="line", vs="line-controller", trials=13, envs=2)
+    report = seq.eval.run(
+        "line-controller", benchmark="line", vs="line-controller", seeds=range(40), envs=2
+    )  # 80 conditions agreeing: Tango's interval fits inside ±0.05 from 73
     assert report.comparison("success").verdict == "within threshold"
     with sqlite3.connect(seq_home / "seq.db") as db:  # as a record written before the check
         db.execute(

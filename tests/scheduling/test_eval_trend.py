@@ -105,11 +105,14 @@ def test_a_budget_stopped_eval_is_listed_but_a_completed_one_stands_for_its_vers
 
     (step,) = seq.trend("line-controller", "line").steps  # v2 has only the canceled eval
     assert (step.baseline_eval, step.eval_id) == (v1, stopped.eval_id)
+    done = seq.eval.report(stopped.eval_id).done
     assert step.caveats == [
-        f"v2 has no completed eval: its newest with results, {stopped.eval_id} (canceled, "
-        f"{seq.eval.report(stopped.eval_id).done} episodes), stands for it"
+        f"{stopped.eval_id} (canceled, {done} episode{'' if done == 1 else 's'}) stands for v2 "
+        "with the most episodes: it did not complete"
     ]
-    assert "v2 has no completed eval" in _trend_text("-b", "line").replace("\n    ", " ")
+    assert "stands for v2 with the most episodes: it did not complete" in _trend_text("-b", "line").replace(
+        "\n    ", " "
+    )
 
     completed = seq.eval.run("line-controller", benchmark="line", seeds=SEEDS, envs=1).eval_id
     seq.schedule(
@@ -145,7 +148,7 @@ def test_a_difference_without_an_interval_says_why(toy_file):
     as_json = json.loads(
         run_cli("eval", "trend", "line-controller", "-b", "line", "--metric", "steps", "--json").stdout
     )
-    assert as_json["steps"][0]["comparison"]["difference"]["low"] is None  # JSON has no nan
+    assert as_json["steps"][0]["no_interval"] == step.no_interval
     text = _trend_text("-b", "line", "--metric", "steps")
     assert "1 shared episode, B - A = " in text and "(no interval: too few shared episodes" in text
     assert "nan" not in text
@@ -164,3 +167,135 @@ def test_an_unknown_metric_is_refused_and_an_eval_without_values_shows_a_dash(to
     text = _trend_text("-b", "line-errors")
     errored, ok = [line.split() for line in text.splitlines() if line[:4].isdigit()]  # not the times
     assert errored[3:6] == ["—", "0", "failed"] and ok[3] == "1.00" and ok[7] == "completed"
+
+
+BREAKS_ON_FAR = TOY.replace(
+    "        step = np.clip(",
+    "        if obs[1] > 1.5:\n            raise RuntimeError('v2 breaks on far')\n        step = np.clip(",
+)
+
+
+def test_a_version_that_errors_on_some_episodes_is_flagged_and_never_within_threshold(toy_file):
+    """The issue's case: a release raising on half of its conditions, every other episode as
+    before: 80 shared conditions agree (within threshold on those alone), 80 are lost to errors."""
+    many = {"seeds": list(range(80)), "envs": 1}
+    seq.deploy(toy_file)
+    v1 = seq.eval.run("line-controller", benchmark="line", **many).eval_id
+    toy_file.write_text(BREAKS_ON_FAR)
+    seq.deploy(toy_file)
+    v2 = seq.eval.run("line-controller", benchmark="line", **many).eval_id
+
+    found = seq.trend("line-controller", "line")
+    assert [(p.eval_id, p.errors, p.episodes, p.n) for p in found.points] == [
+        (v1, 0, 160, 160),
+        (v2, 80, 160, 80),
+    ]
+    (step,) = found.steps
+    assert step.comparison is not None and step.comparison["n"] == 80
+    assert step.comparison["verdict"] == "within threshold"  # on the episodes both ran, alone
+    assert step.verdict == "v2 errored on 80 episodes v1 ran"
+    lost = step.left_out["newer errored"]
+    assert len(lost) == 80 and all(key.startswith("far|") for key in lost)
+    assert "far|seed=7|trial=0" in lost and list(step.left_out) == ["newer errored"]
+
+    text = _trend_text("-b", "line")
+    assert "within threshold" not in text
+    row = text.splitlines().index(next(line for line in text.splitlines() if v2 in line))
+    assert "errors 80 of 160" in text.splitlines()[row + 1]
+    assert "verdict: v2 errored on 80 episodes v1 ran" in text
+    assert "left out: 80 episodes v2 errored on (far 80)" in text
+    as_json = json.loads(run_cli("eval", "trend", "line-controller", "-b", "line", "--json").stdout)
+    assert as_json["points"][1]["errors"] == 80 and as_json["steps"][0]["verdict"] == step.verdict
+
+
+def test_the_stand_in_is_the_eval_with_the_most_episodes_on_every_task_or_the_one_named(toy_file):
+    seq.deploy(toy_file)
+    full = seq.eval.run("line-controller", benchmark="line", seeds=SEEDS, envs=1).eval_id
+    _deploy_v2(toy_file)
+    v2_full = seq.eval.run("line-controller", benchmark="line", seeds=SEEDS, envs=1).eval_id
+    # newer, completed, more episodes, but of one task: a grid's cell, say
+    one_task = seq.eval.run("line-controller", benchmark="line", tasks=["far"], seeds=SEEDS, trials=3, envs=1)
+    (step,) = seq.trend("line-controller", "line").steps
+    assert (step.baseline_eval, step.eval_id, step.caveats) == (full, v2_full, [])
+    assert step.comparison is not None and step.comparison["n"] == 10
+
+    (step,) = seq.trend("line-controller", "line", evals=[one_task.eval_id[:8]]).steps
+    assert step.eval_id == one_task.eval_id and step.comparison["n"] == 5  # trial 0 of far's seeds
+    assert step.caveats == [
+        f"{one_task.eval_id} (completed, 15 episodes) stands for v2 as named: it did not run every "
+        "task of the benchmark"
+    ]
+    assert (
+        len(step.left_out["only v1" if False else "only newer"]) == 10
+        and len(step.left_out["only older"]) == 5
+    )
+    text = _trend_text("-b", "line", "--eval", one_task.eval_id)
+    assert f"v1 -> v2 ({full} vs {one_task.eval_id}):" in text
+    assert "left out: 10 episodes only v2's eval ran (far 10)" in text
+    assert "left out: 5 episodes only v1's eval ran (near 5)" in text
+    refused_in_one_line(
+        run_cli("eval", "trend", "line-controller", "-b", "line", "--eval", "ev-nope"), "--eval ev-nope"
+    )
+    refused_in_one_line(
+        run_cli(
+            "eval", "trend", "line-controller", "-b", "line", "--eval", v2_full, "--eval", one_task.eval_id
+        ),
+        f"--eval {one_task.eval_id}: v2 already has {v2_full} named",
+    )
+
+
+def test_trial_zero_pairs_across_evals_with_and_without_trials(toy_file):
+    seq.deploy(toy_file)
+    one = seq.eval.run("line-controller", benchmark="line", seeds=SEEDS, envs=1).eval_id  # far|seed=0
+    _deploy_v2(toy_file)
+    three = seq.eval.run("line-controller", benchmark="line", seeds=SEEDS, trials=3, envs=1).eval_id
+    (step,) = seq.trend("line-controller", "line").steps
+    assert (step.baseline_eval, step.eval_id) == (one, three)
+    assert step.comparison is not None and step.comparison["n"] == 10
+    assert len(step.left_out["only newer"]) == 20
+    assert all(not key.endswith("|trial=0") for key in step.left_out["only newer"])
+
+
+def test_each_step_shows_the_arms_and_parameters_it_compares(toy_file):
+    seq.deploy(toy_file)
+    seq.eval.run("line-controller", benchmark="line", seeds=SEEDS, envs=1, params={"chunk": "2"})
+    _deploy_v2(toy_file)  # its default noise is 0.3
+    seq.eval.run(
+        arms=[seq.Arm("line-controller", {"chunk": "2"}, "chunked"), seq.Arm("line-controller", {}, "plain")],
+        benchmark="line",
+        seeds=SEEDS,
+        envs=1,
+    )
+    found = seq.trend("line-controller", "line")
+    (step,) = found.steps
+    assert (step.baseline_arm, step.arm) == ("", "chunked")  # of an eval's arms, the first
+    assert step.given == [{"chunk": "2"}, {"chunk": "2"}]
+    assert step.differing == {"policy.noise": [0.0, 0.3]}
+    text = _trend_text("-b", "line").replace("\n    ", " ")
+    assert "A: v1 with chunk=2; B: v2 arm chunked with chunk=2" in text
+    assert "parameters that differ: policy.noise 0.0 -> 0.3" in text
+
+
+def test_trials_of_one_condition_count_once_in_a_step(toy_file):
+    """Both versions deterministic: their 4 trials of a condition are copies, so 40 shared
+    episodes are worth the 10 conditions they ran."""
+    seq.deploy(toy_file)
+    four = {"seeds": SEEDS, "trials": 4, "envs": 1}
+    seq.eval.run("line-controller", benchmark="line", **four)
+    toy_file.write_text(
+        TOY.replace(
+            "step = np.clip(obs[1] - obs[0], -0.1, 0.1)", "step = np.clip(obs[1] - obs[0], -0.04, 0.04)"
+        )
+    )
+    seq.deploy(toy_file)  # slower: it runs out of steps on some far seeds
+    seq.eval.run("line-controller", benchmark="line", **four)
+    found = seq.trend("line-controller", "line")
+    assert [(p.n, p.conditions) for p in found.points] == [(40, 10), (40, 10)]
+    (step,) = found.steps
+    compared = step.comparison
+    assert compared is not None and (compared["n"], compared["conditions"]) == (40, 10)
+    assert compared["effective_n"] == pytest.approx(10)
+    assert compared["test"].endswith("(clustered)")
+    text = _trend_text("-b", "line").replace("\n    ", " ")
+    assert "40 shared episodes (10 conditions, effective n 10)" in text
+    assert text.count("10 conditions") == 3  # under each eval's value, and in the step

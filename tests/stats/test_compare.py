@@ -59,7 +59,7 @@ def test_the_kind_given_is_kept_whatever_the_values():
     a, b = pairs(10, 2, 5, 3)
     as_mean = compare_paired(a, b, "grasped", kind="mean")
     assert as_mean.kind == "mean" and as_mean.table is None and as_mean.p_value is None
-    assert as_mean.verdict_interval == "paired-bootstrap-bca"
+    assert as_mean.verdict_interval == "paired-t"
     assert compare_paired(a, b, "grasped").kind == "rate"  # no kind given: these values decide
     with pytest.raises(ValueError, match="0/1"):
         compare_paired([0.5, 1.0], [1.0, 1.0], "success", kind="rate")
@@ -81,7 +81,7 @@ def test_interval_and_test_must_agree_for_a_direction():
     assert result.verdict == "undecided"
 
 
-def test_continuous_metric_uses_the_bootstrap():
+def test_continuous_metric_uses_the_bootstrap_per_side_and_t_for_the_difference():
     rng = np.random.default_rng(5)
     a = rng.normal(10, 2, 50)
     b = a + 1.0 + rng.normal(0, 0.3, 50)
@@ -89,7 +89,7 @@ def test_continuous_metric_uses_the_bootstrap():
     assert result.table is None and result.p_value is None
     assert result.rate_a == bootstrap_interval(list(a)) and result.rate_b == bootstrap_interval(list(b))
     assert result.difference.difference == pytest.approx(float(np.mean(b - a)))
-    assert result.verdict_interval == "paired-bootstrap-bca" and result.verdict == "B higher"
+    assert result.verdict_interval == "paired-t" and result.verdict == "B higher"
     assert compare_paired(list(b), list(a), "return").verdict == "B lower"
     close = compare_paired(list(a), list(a + rng.normal(0, 0.01, 50)), "return", threshold=0.5)
     assert close.verdict != "within threshold"  # no equivalence in a metric's own units
@@ -108,3 +108,9 @@ def test_edge_cases():
     with pytest.raises(ValueError):
         compare_paired([1, 0], [1])
     assert {compare_paired(*pairs(10, 2, 9, 3)).verdict} <= set(VERDICTS)
+
+
+def test_one_pair_of_a_mean_has_no_interval_and_no_verdict():
+    result = compare_paired([1.0], [2.0], "return")
+    assert result.difference.method == "none (fewer than 2 pairs)" and result.verdict == "undecided"
+    assert math.isnan(result.difference.low) and math.isnan(result.difference.high)

@@ -141,6 +141,28 @@ class _Encoder(threading.Thread):
             writer.abort()
 
 
+class NotRecordable(ValueError):
+    """An env nothing can be recorded from; its message is the one sentence the report shows
+    (`seq.capture.observers.unrecorded_note`)."""
+
+
+def _check_rendered(env: Any, rendered: Any) -> None:
+    """Refuse, in one sentence, what `env.render()` returned where it is not an RGB(A) image."""
+    shape = getattr(rendered, "shape", None)
+    if shape is not None and len(shape) == 3 and shape[-1] in (3, 4):
+        return
+    hint = (
+        " (a gymnasium env renders only when made with render_mode='rgb_array')"
+        if getattr(env, "render_mode", "") is None
+        else ""
+    )
+    got = "None" if rendered is None else f"a {type(rendered).__name__}"
+    got += f" of shape {shape}" if shape is not None else ""
+    raise NotRecordable(
+        f"{type(env).__name__} cannot be recorded: its render() returned {got}, not an RGB array{hint}."
+    )
+
+
 def _even(image: np.ndarray) -> np.ndarray:
     """H.264 in yuv420p needs even sides: repeat the last row or column where one is odd."""
     height, width = image.shape[:2]
@@ -249,10 +271,12 @@ class VideoRecorder:
             self._source = self._view(*handles)
         elif callable(getattr(env, "render", None)):
             self._source = "render"
+            _check_rendered(env, env.render())
         else:
-            raise ValueError(
-                f"cannot record {type(env).__name__}: its observation has no {self.camera}_image, it "
-                "has no MuJoCo model, and it has no render()."
+            image = f"{self.camera}_image" if self.camera else "image (pixels)"
+            raise NotRecordable(
+                f"{type(env).__name__} cannot be recorded: its observation holds no {image}, it has "
+                "no MuJoCo model, and it has no render() returning an RGB array."
             )
         hz = control_hz(env)
         self._stride = frame_stride(hz, self.fps)

@@ -12,7 +12,7 @@ from rich.console import Console
 from seq.cli.port import register as register_port_commands
 from seq.cli.tables import print_benchmark_table, print_eval_table
 from seq.eval import benchmark_evals, compare_benchmarks
-from seq.registry.benchmarks import benchmarks, remove_benchmark
+from seq.registry.benchmarks import Removal, benchmarks, plan_removal, remove_benchmark
 
 app = typer.Typer(help="List, inspect and remove benchmarks.", no_args_is_help=True)
 
@@ -77,12 +77,41 @@ def evals_command(
 
 
 @app.command("rm")
-def rm_command(name: str = typer.Argument(..., help="The benchmark's name.")) -> None:
+def rm_command(
+    name: str = typer.Argument(..., help="The benchmark's name."),
+    force: bool = typer.Option(False, "--force", help="Cancel the evals running on it, then remove it."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Show what it would touch; remove nothing."),
+) -> None:
     """Remove a deployed benchmark; its evals keep their reports and its version numbers stay used."""
-    count = remove_benchmark(name)
+    removal = plan_removal(name)
+    if dry_run:
+        _print_removal(removal, force)
+        return
+    count = remove_benchmark(name, force=force)
+    canceled = f"; canceled running eval(s) {', '.join(removal.running)}" if removal.running else ""
     Console().print(
-        f"removed {name} ({count} version(s)); evals that ran it keep their reports", highlight=False
+        f"removed {name} ({count} version(s)); evals that ran it keep their reports{canceled}",
+        highlight=False,
     )
+
+
+def _print_removal(removal: Removal, force: bool) -> None:
+    """`seq benchmark rm --dry-run`: each thing the removal would touch, one line each."""
+    console = Console()
+    versions = ", ".join(f"v{version}" for version in removal.versions)
+    console.print(f"would remove {removal.name}: version(s) {versions}", highlight=False)
+    console.print(f"  {removal.evals} eval(s) that ran it keep their reports", highlight=False)
+    for eval_id in removal.running:
+        runners = ", ".join(removal.runners.get(eval_id, [])) or "its runner"
+        fate = "would be canceled (--force)" if force else "refuses the removal unless --force cancels it"
+        console.print(f"  running eval {eval_id} on {runners}: {fate}", highlight=False)
+    for schedule in removal.schedules:
+        console.print(
+            f"  schedule {schedule} names it: it stays, and its runs are refused until "
+            f"{removal.name} is deployed again",
+            highlight=False,
+        )
+    console.print("nothing removed (--dry-run)", highlight=False)
 
 
 @app.command("compare")
@@ -144,8 +173,9 @@ def compare_command(
     _emit(report, Console(), as_json, None, None)
 
 
-def _replay(scene: Path, port: str | None, conditions: int | None, atol: float, steps: int | None,
-            as_json: bool) -> None:
+def _replay(
+    scene: Path, port: str | None, conditions: int | None, atol: float, steps: int | None, as_json: bool
+) -> None:
     from seq.cli.port import port_step, print_replay
     from seq.port import compare_replay
 

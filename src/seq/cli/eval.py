@@ -178,10 +178,25 @@ def report_command(
         from seq.record.artifacts import export_trajectories, export_videos
 
         if videos is not None:
-            console.print(f"wrote {len(export_videos(report, videos))} video(s) to {videos}", highlight=False)
+            written = export_videos(report, videos)
+            console.print(f"wrote {len(written)} video(s) to {videos}", highlight=False)
+            _say_uncopied(console, report, "video", len(written))
         if trajectories is not None:
-            count = len(export_trajectories(report, trajectories))
-            console.print(f"wrote {count} trajectories to {trajectories}", highlight=False)
+            written = export_trajectories(report, trajectories)
+            console.print(f"wrote {len(written)} trajectories to {trajectories}", highlight=False)
+            _say_uncopied(console, report, "trajectory", len(written))
+
+
+def _say_uncopied(console: Console, report: Any, kind: str, written: int) -> None:
+    """One sentence for the files the record names that were not copied (missing, or outside
+    the eval's artifact folder, which is never read)."""
+    named = sum(1 for episode in report.episodes if episode.artifacts.get(kind))
+    if named > written:
+        console.print(
+            f"{named - written} {kind} file(s) the record names were not copied: each is missing "
+            f"or lies outside the eval's folder $SEQ_HOME/artifacts/{report.eval_id}.",
+            highlight=False,
+        )
 
 
 @app.command("status")

@@ -40,7 +40,9 @@ def run_command(
     param: list[str] = typer.Option(None, "--param", help="NAME=VALUE for the target (noise=0.3)."),
     tasks: str = typer.Option(None, "--tasks", help="Only these tasks (comma-separated)."),
     seeds: str = typer.Option(None, "--seeds", help="Seeds, such as 0,1,2 or 0-4."),
-    trials: int = typer.Option(10, "--trials", help="Target episodes per condition."),
+    trials: int = typer.Option(
+        10, "--trials", help="Target episodes per condition to choose; as many fresh to gate, to re-estimate."
+    ),
     reference_trials: int = typer.Option(2, "--reference-trials", help="Reference episodes per candidate."),
     max_candidates: int = typer.Option(24, "--max-candidates", help="Candidates per cycle, at most."),
     endpoint: str = typer.Option(
@@ -110,6 +112,7 @@ def report_command(
     html: Path = typer.Option(
         None, "--html", help="Write the HTML report here (one file: heatmap, frontier, evidence)."
     ),
+    as_json: bool = typer.Option(False, "--json", help="The report's numbers as JSON, not Markdown."),
 ) -> None:
     """The evolve log as Markdown (or HTML): clusters, frontier, candidates, promoted conditions
     and their evidence."""
@@ -125,7 +128,7 @@ def report_command(
         typer.echo(f"wrote {seq.evolve.report_html(html, benchmark)}")
         if not output:
             return
-    text = seq.evolve.report(benchmark)
+    text = seq.evolve.report_json(benchmark) if as_json else seq.evolve.report(benchmark)
     if output:
         output.parent.mkdir(parents=True, exist_ok=True)
         output.write_text(text)

@@ -101,10 +101,18 @@ def print_summary(data: dict[str, Any]) -> None:
         shown = [f"{_rate(values.get(c, '-')):>{max(len(c), 5)}}" for c in columns]
         print(f"{row:<{width}}  " + "  ".join(shown))
     low, high = data.get("success_low"), data.get("success_high")
+    n, conditions = data.get("n_trials", 0), data.get("n_conditions")
+    behind = f" ({conditions} conditions)" if isinstance(conditions, int) and conditions < n else ""
     print(
         f"pooled success {_rate(data.get('success_rate'))} [{_rate(low)}, {_rate(high)}] "
-        f"over {data.get('n_trials', 0)} trials in {len(data.get('cells', []))} cells"
+        f"over {n} episodes{behind} in {len(data.get('cells', []))} cells"
     )
+    cell_trials = data.get("n_cell_trials")
+    if isinstance(cell_trials, int) and cell_trials > n:
+        print(f"  cells that share an arm share its episodes: their {cell_trials} trials are {n} episodes")
+    effective = data.get("effective_n")
+    if "clustered" in str(data.get("interval")) and isinstance(effective, (int, float)):
+        print(f"  the interval counts conditions: worth {effective:.3g} independent episodes")
 
 
 @app.command("ls")
@@ -114,7 +122,10 @@ def ls_command(
 ) -> None:
     """Past grid runs, newest first: cells, trials, pooled success and the gate."""
     import seq.grid
+    from seq.record.integrity import refuse_unsound
+    from seq.record.store import seq_home
 
+    refuse_unsound(seq_home() / "seq.db")  # the runs' evals are in the record: refused as every command does
     rows = seq.grid.ls(limit)
     if as_json:
         print(json.dumps(rows, indent=2))

@@ -1,8 +1,17 @@
-"""The live progress bar of `seq eval run`: episodes done of the total and the success rate so far."""
+"""The progress of `seq eval run`: a live bar on a terminal, plain lines in a log.
+
+On a terminal, a rich bar shows the episodes done of the total and the success rate so far. Where
+output is not a terminal (CI, `nohup`, a pipe) a bar draws nothing, so lines are written to stderr
+instead, every tenth of the eval or every 30 seconds, whichever comes first: episodes done of the
+total, success so far with its interval (clustered by condition, as the report's), elapsed time
+and an estimate of what is left.
+"""
 
 from __future__ import annotations
 
-from typing import Any
+import sys
+import time
+from typing import Any, TextIO
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -10,9 +19,54 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from seq.record.episode import ERROR, EpisodeResult
 from seq.record.store import EvalRow, Store
 
+LINE_EVERY_S = 30.0  # a log line at least this often while episodes finish
+LINE_EVERY_SHARE = 0.1  # and one each tenth of the eval
+
+
+def duration_text(seconds: float) -> str:
+    """`42 s`, `3 min 5 s`, `1 h 02 min`."""
+    seconds = max(0, round(seconds))
+    if seconds < 60:
+        return f"{seconds} s"
+    if seconds < 3600:
+        return f"{seconds // 60} min {seconds % 60} s"
+    return f"{seconds // 3600} h {seconds % 3600 // 60:02d} min"
+
+
+class ProgressLog:
+    """Plain progress lines for a log: at most one each `LINE_EVERY_SHARE` of the work or
+    `LINE_EVERY_S`, whichever comes first, each one whole."""
+
+    def __init__(self, name: str, total: int, done: int = 0, stream: TextIO | None = None) -> None:
+        self.name, self.total, self.stream = name, total, stream or sys.stderr
+        self.started = time.monotonic()
+        self.first_done = done  # those recorded before this run: not part of its pace
+        self.last_line = self.started
+        self.next_share = self._share_after(done)
+
+    def _share_after(self, done: int) -> int:
+        step = max(1, round(self.total * LINE_EVERY_SHARE))
+        return (done // step + 1) * step
+
+    def update(self, done: int, summary: str) -> None:
+        """Write a line when `done` reached the next tenth or the last line is 30 s old."""
+        now = time.monotonic()
+        if done < self.next_share and now - self.last_line < LINE_EVERY_S and done < self.total:
+            return
+        self.next_share = self._share_after(done)
+        self.last_line = now
+        elapsed = now - self.started
+        ran = done - self.first_done
+        left = (self.total - done) * elapsed / ran if ran > 0 and done < self.total else None
+        share = f" ({done / self.total:.0%})" if self.total else ""
+        line = f"{self.name}: {done}/{self.total}{share} · {summary} · {duration_text(elapsed)}"
+        line += f", ~{duration_text(left)} left" if left is not None else ""
+        print(line, file=self.stream, flush=True)
+
 
 class EvalProgress:
-    """Context manager wiring `seq.eval.run`'s callbacks to a rich progress bar."""
+    """Context manager wiring `seq.eval.run`'s callbacks to a progress bar on a terminal, or to
+    plain lines on stderr where output is not one."""
 
     def __init__(self, console: Console, store: Store, rerun_failed: bool = False) -> None:
         """`rerun_failed`: the errored episodes already recorded run again (they are not done)."""
@@ -29,8 +83,10 @@ class EvalProgress:
             transient=True,
         )
         self.task: Any = None
+        self.log: ProgressLog | None = None  # where output is not a terminal
         self.shown = False  # the bar appears once the eval starts: a refused one prints nothing
         self.successes = self.counted = self.errors = self.cut_short = 0
+        self.outcomes: list[tuple[float, str, str]] = []  # success, condition, task: for the interval
 
     def __enter__(self) -> EvalProgress:
         return self
@@ -46,15 +102,20 @@ class EvalProgress:
             + f"{row.policy}@v{row.policy_version}",
             highlight=False,
         )
-        self.progress.__enter__()
-        self.shown = True
         total = self.store.count_items(row.id)
         for result in self.store.episodes(row.id):
             if not (self.rerun_failed and result.status == ERROR):
                 self._count(result)
-        self.task = self.progress.add_task(
-            row.id, total=total, completed=self.counted + self.errors, rate=self._rate()
-        )
+        if not self.console.is_terminal:
+            self.log = ProgressLog(row.id, total, self._done)
+            return
+        self.progress.__enter__()
+        self.shown = True
+        self.task = self.progress.add_task(row.id, total=total, completed=self._done, rate=self._rate())
+
+    @property
+    def _done(self) -> int:
+        return self.counted + self.errors + self.cut_short
 
     def _count(self, result: EpisodeResult) -> None:
         if result.infrastructure:  # no result: the eval will say which and why
@@ -64,7 +125,9 @@ class EvalProgress:
             self.errors += 1
             return
         self.counted += 1
-        self.successes += result.metrics.get("success", 0.0) >= 1.0
+        success = float(result.metrics.get("success", 0.0) >= 1.0)
+        self.successes += int(success)
+        self.outcomes.append((success, f"{result.arm}/{result.condition_key}", result.task))
 
     def _rate(self) -> str:
         rate = (
@@ -73,6 +136,21 @@ class EvalProgress:
         rate += f", {self.errors} error(s)" if self.errors else ""
         return rate + (f", {self.cut_short} cut short (infrastructure)" if self.cut_short else "")
 
+    def _interval_text(self) -> str:
+        """Success so far with its 95% interval, clustered by condition as the report's."""
+        if not self.counted:
+            return "success —"
+        from seq.stats import clustered_interval
+
+        values, clusters, tasks = zip(*self.outcomes, strict=True)
+        interval = clustered_interval(values, clusters, tasks, kind="rate")
+        text = f"success {interval.mean:.2f} [{interval.low:.2f}, {interval.high:.2f}]"
+        text += f", {self.errors} errored" if self.errors else ""
+        return text + (f", {self.cut_short} cut short" if self.cut_short else "")
+
     def on_result(self, result: EpisodeResult) -> None:
         self._count(result)
-        self.progress.update(self.task, advance=1, rate=self._rate())
+        if self.log is not None:
+            self.log.update(self._done, self._interval_text())
+        elif self.task is not None:
+            self.progress.update(self.task, advance=1, rate=self._rate())

@@ -156,6 +156,13 @@ def trend_command(
     threshold: float = typer.Option(
         0.05, "--threshold", metavar="X", help="Equivalence margin of the comparisons."
     ),
+    evals: list[str] = typer.Option(
+        [],
+        "--eval",
+        metavar="ID",
+        help="An eval to stand for its version in the comparisons (repeat for several versions) "
+        "[default: the one with the most episodes on all the benchmark's tasks].",
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print as JSON."),
 ) -> None:
     """Every eval of POLICY on a benchmark by version and date, the metric with its interval.
@@ -163,7 +170,7 @@ def trend_command(
     Then each version paired against the previous one on their shared episodes."""
     from seq.scheduling import trend
 
-    found = trend(policy, benchmark, metric, threshold)
+    found = trend(policy, benchmark, metric, threshold, evals=evals)
     if as_json:
         print(found.to_json())
         return
@@ -172,13 +179,16 @@ def trend_command(
     console.print(_trend_table(found), crop=False)
     if any(p.value is not None and p.status != COMPLETED for p in found.points):
         console.print("an eval that did not complete: its interval is over the episodes that ran")
+    if any(p.errors for p in found.points):
+        console.print("errors k of n: episodes that errored, left out of the metric and its n")
     for step in found.steps:
         _print_step(console, step)
 
 
 def _trend_table(found: Trend) -> Table:
     """One row per eval (per arm that ran the policy): ids, numbers and statuses whole; the
-    source folds under its own heading, so that the table reads at 80 columns."""
+    episodes an eval lost to errors under its metric; the source folds under its own heading, so
+    that the table reads at 80 columns."""
     table = Table(
         box=box.SIMPLE_HEAD, header_style="bold", show_edge=False, pad_edge=False, padding=(0, 1, 0, 0)
     )
@@ -187,11 +197,14 @@ def _trend_table(found: Trend) -> Table:
     table.add_column("source", overflow="fold", min_width=10)
     for p in found.points:
         source = p.source.replace("schedule ", "").replace(" (", " ").rstrip(")")
+        value = _interval(p.value, p.low, p.high) if p.value is not None else "—"
+        if 0 < p.conditions < p.n:  # trials repeat conditions: the interval counts conditions
+            value += f"\n{p.conditions} conditions"
         table.add_row(
             time.strftime("%Y-%m-%d\n%H:%M", time.localtime(p.created_at)),
             f"v{p.policy_version}",
             p.eval_id,
-            _interval(p.value, p.low, p.high) if p.value is not None else "—",
+            value + (f"\n[bold red]errors {p.errors} of {p.episodes}[/]" if p.errors else ""),
             str(p.n),
             p.status,
             f"{source}\narm {p.arm}" if p.arm else source,
@@ -199,22 +212,63 @@ def _trend_table(found: Trend) -> Table:
     return table
 
 
+def _side(version: int, arm: str, given: dict[str, str]) -> str:
+    """One side of a step: its version, its arm (where the eval ran several), the values given."""
+    values = ", ".join(f"{name}={value}" for name, value in given.items())
+    return (
+        f"v{version}"
+        + (f" arm {arm}" if arm else "")
+        + (f" with {values}" if values else " with its defaults")
+    )
+
+
+def _left_out(step: TrendStep) -> list[str]:
+    """A line for each reason episodes were left out of the step's comparison: how many, by task."""
+    from seq.scheduling import trend_step
+
+    why = {
+        trend_step.NEWER_ERRORED: f"v{step.version} errored on",
+        trend_step.OLDER_ERRORED: f"v{step.baseline_version} errored on",
+        trend_step.BOTH_ERRORED: "both errored on",
+        trend_step.ONLY_OLDER: f"only v{step.baseline_version}'s eval ran",
+        trend_step.ONLY_NEWER: f"only v{step.version}'s eval ran",
+    }
+    lines = []
+    for reason, keys in step.left_out.items():
+        tasks = sorted(trend_step.by_task(keys).items(), key=lambda item: -item[1])
+        shown = ", ".join(f"{task} {count}" for task, count in tasks[:4]) + (", …" if len(tasks) > 4 else "")
+        lines.append(f"left out: {len(keys)} episode{'' if len(keys) == 1 else 's'} {why[reason]} ({shown})")
+    return lines
+
+
 def _print_step(console: Console, step: TrendStep) -> None:
     width = max(console.width, 40)
     console.print(f"v{step.baseline_version} -> v{step.version} ({step.baseline_eval} vs {step.eval_id}):")
-    lines = []
+    older, newer = step.given or [{}, {}]
+    lines = [
+        f"A: {_side(step.baseline_version, step.baseline_arm, older)}; "
+        f"B: {_side(step.version, step.arm, newer)}"
+    ]
+    changed = "; ".join(f"{name} {a!r} -> {b!r}" for name, (a, b) in step.differing.items())
+    lines.append(f"parameters that differ: {changed}" if changed else "every parameter the same")
     if step.comparison is None:
         lines.append(f"{step.note}.")
     else:
         c = step.comparison
         d = c["difference"]
         shared = f"{c['n']} shared episode{'' if c['n'] == 1 else 's'}"
+        if c["conditions"] is not None and c["conditions"] < c["n"]:
+            shared += f" ({c['conditions']} conditions, effective n {c['effective_n']:.3g})"
         if step.no_interval:
             interval = f"(no interval: {step.no_interval})"
         else:
             interval = f"[{d['low']:+.3f}, {d['high']:+.3f}]"
         p_value = f", p = {c['p_value']:.3g}" if c["p_value"] is not None else ""
-        lines.append(f"{shared}, B - A = {d['difference']:+.3f} {interval}{p_value}: {c['verdict']}")
+        verdict = f": {c['verdict']}" if step.verdict == c["verdict"] else ""
+        lines.append(f"{shared}, B - A = {d['difference']:+.3f} {interval}{p_value}{verdict}")
+    if step.verdict is not None and (step.comparison is None or step.verdict != step.comparison["verdict"]):
+        lines.append(f"verdict: {step.verdict}, left out of the comparison")
+    lines += _left_out(step)
     lines += [f"{caveat}." for caveat in step.caveats]
     for line in lines:
         console.print(textwrap.fill(line, width, initial_indent="  ", subsequent_indent="    "))

@@ -46,19 +46,66 @@ def arms_text(arms: Sequence[Mapping[str, Any]]) -> str:
 def print_eval_table(rows: list[dict[str, Any]], console: Console | None = None) -> None:
     """Evals, one per row: whole id, status, what ran (benchmark + policies, then the parameters and
     arms on the line below), episodes done of the total, when it was created."""
+    console = console or Console(highlight=False)
     table = _table("id", "status", "ran", "episodes", "created", wrapping=("ran",))
+    cells: list[list[str]] = []
     for row in rows:
         policies = list(dict.fromkeys(arm["policy"] for arm in row.get("arms", []) if arm.get("policy")))
         ran = f"{row['benchmark']}\n+ {' vs '.join(policies) or row['policy']}"  # names whole, each on a line
         extra = "\n".join(text for text in (arms_text(row.get("arms", [])), _failure_text(row)) if text)
-        table.add_row(
-            row["id"],
-            row["status"],
-            ran + (f"\n{extra}" if extra else ""),
-            f"{row['done']}/{row['total']}",
-            time.strftime("%Y-%m-%d\n%H:%M", time.localtime(row["created_at"])),
+        cells.append(
+            [
+                row["id"],
+                row["status"],
+                ran + (f"\n{extra}" if extra else ""),
+                f"{row['done']}/{row['total']}",
+                time.strftime("%Y-%m-%d\n%H:%M", time.localtime(row["created_at"])),
+            ]
         )
-    (console or Console(highlight=False)).print(table)
+    headers = [str(column.header) for column in table.columns]
+    others = sum(
+        max(len(headers[i]), *(len(line) for cell in cells for line in cell[i].splitlines()))
+        for i in (0, 1, 3, 4)
+    )
+    room = console.width - others - 2 * len(headers) - 3  # each cell's padding, the table's edges
+    for cell in cells:
+        table.add_row(*cell[:2], break_at_separators(cell[2], room), *cell[3:])
+    console.print(table)
+
+
+SEPARATORS = "-_@.=/:|,"  # where a name too long for its column may break: after one of these
+
+
+def break_at_separators(text: str, width: int) -> str:
+    """`text` wrapped to `width` at spaces, a word longer than a line broken after a separator
+    (`-`, `_`, `@`, `.`, `=` …) rather than mid-word as a folding column would
+    (`metaworld-expert-` / `finetuned@v1`, not `metaworld-expe` / `rt`)."""
+    if width < 8:  # too narrow to choose: the column folds as it must
+        return text
+    lines: list[str] = []
+    for line in text.split("\n"):
+        current = ""
+        for word in line.split(" "):
+            while True:
+                space = width - (len(current) + 1 if current else 0)
+                if len(word) <= space:
+                    current = f"{current} {word}" if current else word
+                    break
+                if current and len(word) <= width:  # whole on a line of its own
+                    lines.append(current)
+                    current = ""
+                    continue
+                cut = max(word.rfind(mark, 0, space) for mark in SEPARATORS)
+                if cut + 1 < space // 3:  # no separator far enough along
+                    if current:
+                        lines.append(current)
+                        current = ""
+                        continue
+                    cut = width - 1  # a word with none: folded at the width
+                lines.append(f"{current} {word[: cut + 1]}" if current else word[: cut + 1])
+                current, word = "", word[cut + 1 :]
+        lines.append(current)
+    return "\n".join(lines)
 
 
 def _check_text(row: Mapping[str, Any]) -> str:

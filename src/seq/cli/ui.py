@@ -14,6 +14,12 @@ def ui_command(
     refresh: int = typer.Option(
         5, "--refresh", metavar="S", help="A running eval's pages reload every S seconds (0: never)."
     ),
+    allow_host: list[str] = typer.Option(
+        [],
+        "--allow-host",
+        metavar="NAME",
+        help="Also answer requests for this host name (a tunnel's or proxy's); repeatable.",
+    ),
 ) -> None:
     """Browse evals, episodes, comparisons and benchmarks in a web page (read-only, local)."""
     from seq.console.serve import serve
@@ -22,6 +28,6 @@ def ui_command(
         Console(highlight=False).print(f"seq console at {url} (Ctrl+C stops it)")
 
     try:
-        serve(port=port, record=record, on_ready=ready, refresh_s=refresh)
+        serve(port=port, record=record, on_ready=ready, refresh_s=refresh, allow_hosts=allow_host)
     except KeyboardInterrupt:
         pass

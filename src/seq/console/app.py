@@ -11,16 +11,19 @@ from __future__ import annotations
 import math
 import threading
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import FileResponse, HTMLResponse, Response
 from starlette.routing import Route
 
-from seq.console.pages import ConsoleData, episode_href, video_href
+from seq.console.hosts import LOOPBACK_HOSTS, HostCheck
+from seq.console.pages import EPISODE_FIELDS, ConsoleData, episode_href, measured, video_href
 from seq.errors import SeqInputError
 from seq.record.store import Store, seq_home
 from seq.report.charts import require_plotting, vega_bundle
@@ -30,9 +33,12 @@ PAGE_SIZE = 50
 REFRESH_S = 5  # a page showing a running eval reloads itself this often
 
 
-def create_app(record: str | Path | None = None, refresh_s: int = REFRESH_S) -> Starlette:
+def create_app(
+    record: str | Path | None = None, refresh_s: int = REFRESH_S, hosts: Sequence[str] = LOOPBACK_HOSTS
+) -> Starlette:
     """The console's ASGI app over the record at `record` (default: `$SEQ_HOME/seq.db`); a page
-    showing a running eval reloads itself every `refresh_s` seconds (0: never)."""
+    showing a running eval reloads itself every `refresh_s` seconds (0: never). It answers only
+    requests for `hosts` (`seq.console.hosts`)."""
     path = Path(record) if record else seq_home() / "seq.db"
     if not path.is_file():
         raise SeqInputError(f"there is no record at {path} (run an eval first, or set SEQ_HOME).")
@@ -40,6 +46,7 @@ def create_app(record: str | Path | None = None, refresh_s: int = REFRESH_S) -> 
     data = ConsoleData(path)
     environment = template_environment("seq.console")
     environment.filters["timestamp"] = lambda t: time.strftime("%Y-%m-%d %H:%M", time.localtime(t))
+    environment.filters["measured"] = measured
 
     def page(template: str, status_code: int = 200, **context: Any) -> HTMLResponse:
         text = environment.get_template(template).render(**context)
@@ -100,14 +107,15 @@ def create_app(record: str | Path | None = None, refresh_s: int = REFRESH_S) -> 
         episode = data.reader.episode(eval_id, item)
         if episode is None:
             return not_found(f"eval {eval_id} has no episode of item {item!r}.")
-        charts, trajectory_error = data.trajectory_charts(episode)
+        charts, trajectory_error = data.trajectory_charts(eval_id, episode)
         return page(
             "episode.html",
             eval_id=eval_id,
             episode=episode,
+            metrics={k: v for k, v in episode.metrics.items() if k not in EPISODE_FIELDS},
             charts=charts,
             trajectory_error=trajectory_error,
-            video=video_href(eval_id)(episode) if data.video_file(episode) else None,
+            video=video_href(eval_id)(episode) if data.video_file(eval_id, episode) else None,
         )
 
     async def video(request: Request) -> Response:
@@ -116,7 +124,7 @@ def create_app(record: str | Path | None = None, refresh_s: int = REFRESH_S) -> 
         except SeqInputError as error:
             return not_found(str(error))
         episode = data.reader.episode(eval_id, request.query_params.get("item", ""))
-        file = data.video_file(episode) if episode else None
+        file = data.video_file(eval_id, episode) if episode else None
         if file is None:
             return not_found("this episode has no recording in the record.")
         return FileResponse(file, media_type="video/mp4")
@@ -159,7 +167,7 @@ def create_app(record: str | Path | None = None, refresh_s: int = REFRESH_S) -> 
         Route("/benchmarks/{name}", benchmark_page),
     ]
     threading.Thread(target=_warm, name="seq-console-warm", daemon=True).start()
-    app = Starlette(routes=routes)
+    app = Starlette(routes=routes, middleware=[Middleware(HostCheck, hosts=hosts)])
     app.state.data = data
     return app
 

@@ -3,6 +3,7 @@ comparisons, an episode's trajectory plots and recording, and the choices of the
 
 from __future__ import annotations
 
+import math
 import threading
 from pathlib import Path
 from typing import Any
@@ -13,6 +14,7 @@ from seq.console.charts import trajectory_plots, trend_plot
 from seq.console.queries import OUTCOMES, EvalSummary, RecordReader
 from seq.errors import SeqInputError
 from seq.record.episode import EpisodeResult
+from seq.record.paths import artifact_file
 from seq.record.store import Store
 from seq.report.charts import Plot
 from seq.report.compare import compare_evals
@@ -38,6 +40,19 @@ def video_href(eval_id: str) -> Any:
         return f"/evals/{quote(eval_id)}/video?" + urlencode({"item": episode.item_id})
 
     return href
+
+
+EPISODE_FIELDS = ("steps", "duration_s")  # metrics the episode page shows as fields of their own
+
+
+def measured(value: Any) -> str:
+    """A recorded value as the episode page shows it: six significant digits (`201.048`, not
+    `201.04816803574278`); anything not a number as it is."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return str(value)
+    if isinstance(value, int) or (math.isfinite(value) and value == int(value) and abs(value) < 1e15):
+        return str(int(value))
+    return f"{value:.6g}"
 
 
 class ConsoleData:
@@ -121,22 +136,20 @@ class ConsoleData:
         body = self._body.render(**html_context(report, Links(episode, episode), draw=False))
         return self._remember(key, (report, body))
 
-    def video_file(self, episode: EpisodeResult) -> Path | None:
-        """The episode's mp4 as the record names it, where it is a file."""
-        return self._artifact(episode, "video")
+    def video_file(self, eval_id: str, episode: EpisodeResult) -> Path | None:
+        """The episode's mp4 as the record names it, where it is a file inside the eval's
+        artifact folder (a record naming any other file is served nothing)."""
+        return artifact_file(self.path.parent, eval_id, episode.artifacts.get("video"))
 
-    def _artifact(self, episode: EpisodeResult, kind: str) -> Path | None:
-        named = episode.artifacts.get(kind)
-        if not named:
-            return None
-        path = Path(named)
-        path = path if path.is_absolute() else self.path.parent / path
-        return path if path.is_file() else None
-
-    def trajectory_charts(self, episode: EpisodeResult) -> tuple[list[Plot], str | None]:
+    def trajectory_charts(self, eval_id: str, episode: EpisodeResult) -> tuple[list[Plot], str | None]:
         """The plots of the episode's actions and rewards, or why there are none."""
-        path = self._artifact(episode, "trajectory")
+        path = artifact_file(self.path.parent, eval_id, episode.artifacts.get("trajectory"))
         if path is None:
+            if episode.artifacts.get("trajectory"):
+                return [], (
+                    "its trajectory is not a file inside this eval's folder "
+                    f"artifacts/{eval_id} beside the record, so it is not read."
+                )
             return [], "no trajectory was recorded for this episode (seq eval run --trajectories)."
         try:
             trajectory = read_trajectory(path)

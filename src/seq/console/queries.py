@@ -17,12 +17,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from seq.record.episode import ERROR, INFRASTRUCTURE, EpisodeResult
+from seq.record.episode import ERROR, INFRASTRUCTURE, EpisodeResult, condition_key, pair_key
 from seq.record.lease import LeaseRow, this_process
 from seq.record.schema import columns, select
 from seq.record.store import INTERRUPTED, LAST_ATTEMPT, RUNNING, episode_from_row
 from seq.report.analysis import BUILT_IN_METRICS
-from seq.stats import metric_interval, wilson_interval
+from seq.stats import clustered_interval, wilson_interval
 
 # An episode row (aliased `e`) that is its item's result, as `Store.episodes` counts them.
 # (Only an eval with a retried item needs the per-row test of the last attempt.)
@@ -70,13 +70,14 @@ OUTCOMES = {  # the episode filters of an eval's page: SQL over its result rows
 @dataclass
 class ArmFigure:
     """One arm's primary metric over its episodes so far: value, 95% interval (Wilson for a rate,
-    none for a mean in a list), n."""
+    the bootstrap for a mean; at the effective n where trials repeat conditions), n."""
 
     arm: str
     value: float | None = None
     low: float | None = None
     high: float | None = None
     n: int = 0
+    kind: str = "rate"
 
 
 @dataclass
@@ -124,7 +125,8 @@ class RecordReader:
         self, benchmark: str | None = None, policy: str | None = None, status: str | None = None
     ) -> list[EvalSummary]:
         """Evals, newest first, with live status, episodes done of the total and each arm's
-        primary metric so far; filtered by benchmark name, a policy any arm ran, and status."""
+        primary metric so far (a rate with its interval; a mean without, which would read every
+        value); filtered by benchmark name, a policy any arm ran, and status."""
         query, args = select("evals"), []
         if benchmark:
             query += " WHERE benchmark = ?"
@@ -140,6 +142,9 @@ class RecordReader:
                 continue
             found.append(summary)
         self._add_tallies(found)
+        repeated = [e for e in found if any(f.kind == "rate" and f.low is None for f in e.figures)]
+        if repeated:  # rates whose trials repeat conditions: one query for all of them
+            self._mean_intervals(repeated)
         return found
 
     def benchmarks(self) -> list[sqlite3.Row]:
@@ -172,7 +177,7 @@ class RecordReader:
     def _add_tallies(self, evals: list[EvalSummary]) -> None:
         """Totals, results, errors and each arm's primary metric of every eval listed, from the
         record's tallies (three queries over all evals, run again only when episodes changed)."""
-        metrics, tallies, totals = self.tallies()
+        metrics, tallies, totals, repeated = self.tallies()
         for summary in evals:
             summary.total = totals.get(summary.id, 0)
             summary.metric = metrics.get(summary.id)
@@ -184,19 +189,20 @@ class RecordReader:
                 summary.errors += errors
                 if not n:
                     continue
-                figure = ArmFigure(arm, n=n)
                 kind = summary.declared.get(summary.metric or "") or ("rate" if non_binary == 0 else "mean")
-                if kind == "rate" and non_binary == 0:
+                figure = ArmFigure(arm, n=n, kind=kind if non_binary == 0 else "mean")
+                if figure.kind == "rate" and summary.id not in repeated:
                     interval = wilson_interval(int(total), n)
                     figure.value, figure.low, figure.high = interval.mean, interval.low, interval.high
-                else:
+                else:  # a mean, or trials that repeat conditions: from the values (`_value_intervals`)
                     figure.value = total / n
                 summary.figures.append(figure)
 
-    def tallies(self) -> tuple[dict[str, str], dict[str, dict[str, tuple]], dict[str, int]]:
+    def tallies(self) -> tuple[dict[str, str], dict[str, dict[str, tuple]], dict[str, int], set[str]]:
         """Each eval's primary metric (its first own metric), per eval and arm (results, errors,
-        values, their sum, values other than 0 or 1), and each eval's work items. Kept while the
-        record's episodes and items are unchanged (rows are only ever added or removed)."""
+        values, their sum, values other than 0 or 1), each eval's work items, and the evals that
+        run a condition more than once (trials). Kept while the record's episodes and items are
+        unchanged (rows are only ever added or removed)."""
         key = tuple(
             self.execute(
                 "SELECT (SELECT MAX(rowid) || ':' || COUNT(*) FROM episodes), "
@@ -236,30 +242,43 @@ class RecordReader:
                 paths,
             ):
                 tallies[row[0]][row[1] or ""] = tuple(row[2:])
-        totals = {
-            row[0]: row[1] for row in self.execute("SELECT eval_id, COUNT(*) FROM items GROUP BY eval_id")
-        }
-        self._tallies = (key, (metrics, dict(tallies), totals))
+        totals, repeated = {}, set()
+        for eval_id, count, trials in self.execute(
+            "SELECT eval_id, COUNT(*), MAX(trial) > 0 FROM items GROUP BY eval_id"
+        ):
+            totals[eval_id] = count
+            if trials:
+                repeated.add(eval_id)
+        self._tallies = (key, (metrics, dict(tallies), totals, repeated))
         return self._tallies[1]
 
     def _mean_intervals(self, evals: list[EvalSummary]) -> None:
-        """The BCa bootstrap interval of each arm's mean (the values of these evals only)."""
+        """The interval of each arm's figure that the tallies could not give (a mean, or a rate
+        whose trials repeat conditions), from the values of these evals only: clustered by
+        condition within task, as the report's (`seq.stats.clustered_interval`)."""
         by_id = {e.id: e for e in evals}
         pairs = ", ".join("(?, ?)" for _ in evals)
         paths = [value for e in evals for value in (e.id, "$." + json.dumps(e.metric))]
-        values: dict[tuple[str, str], list[float]] = defaultdict(list)
+        values: dict[tuple[str, str], list[tuple[float, str, str]]] = defaultdict(list)
         for row in self.execute(
             f"WITH m(eval_id, path) AS (VALUES {pairs}) SELECT e.eval_id, i.arm, "
-            f"{metric_at('m.path')} AS v FROM episodes e JOIN m ON m.eval_id = e.eval_id "
+            f"{metric_at('m.path')} AS v, i.item_id, json_extract(i.condition, '$.task') "
+            "FROM episodes e JOIN m ON m.eval_id = e.eval_id "
             "JOIN items i ON i.eval_id = e.eval_id AND i.item_id = e.item_id "
             f"WHERE e.status != '{ERROR}' AND {RESULT} AND v IS NOT NULL",
             paths,
         ):
-            values[(row[0], row[1] or "")].append(float(row[2]))
+            arm = row[1] or ""
+            values[(row[0], arm)].append((float(row[2]), condition_key(pair_key(row[3], arm)), row[4]))
         for (eval_id, arm), seen in values.items():
             for figure in by_id[eval_id].figures:
                 if figure.arm == arm and figure.low is None:
-                    interval = metric_interval(seen, kind="mean")
+                    interval = clustered_interval(
+                        [v for v, _, _ in seen],
+                        [c for _, c, _ in seen],
+                        [t for _, _, t in seen],
+                        kind=figure.kind,
+                    )
                     figure.value, figure.low, figure.high = interval.mean, interval.low, interval.high
 
     # -- episodes -----------------------------------------------------------------------------

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import socket
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from seq.console.hosts import check_hosts
 from seq.errors import SeqInputError
 
 HOST = "127.0.0.1"  # the console is local: never bound to another interface
@@ -23,16 +25,19 @@ def _require() -> None:
         ) from None
 
 
-def create_app(record: str | Path | None = None, refresh_s: int | None = None) -> Any:
+def create_app(
+    record: str | Path | None = None, refresh_s: int | None = None, allow_hosts: Sequence[str] = ()
+) -> Any:
     """The console's ASGI app over the record at `record` (default: `$SEQ_HOME/seq.db`); a page
-    showing a running eval reloads itself every `refresh_s` seconds (default 5; 0: never)."""
+    showing a running eval reloads itself every `refresh_s` seconds (default 5; 0: never). It
+    answers requests for loopback names and addresses and for `allow_hosts`, and refuses others."""
     _require()
     from seq.console.app import REFRESH_S
     from seq.console.app import create_app as build
 
     if refresh_s is not None and not 0 <= refresh_s <= 86_400:
         raise SeqInputError(f"--refresh {refresh_s}: expected seconds from 0 (never) to 86400.")
-    return build(record, REFRESH_S if refresh_s is None else refresh_s)
+    return build(record, REFRESH_S if refresh_s is None else refresh_s, check_hosts(allow_hosts))
 
 
 def _check_port(port: int) -> None:
@@ -50,10 +55,12 @@ def serve(
     record: str | Path | None = None,
     on_ready: Any = None,
     refresh_s: int | None = None,
+    allow_hosts: Sequence[str] = (),
 ) -> None:
     """Serve the console at http://127.0.0.1:PORT until interrupted; `on_ready(url)` is called
-    just before it starts listening (the port was free a moment before)."""
-    app = create_app(record, refresh_s)
+    just before it starts listening (the port was free a moment before). Requests for a host
+    other than loopback's and `allow_hosts` are refused (DNS rebinding)."""
+    app = create_app(record, refresh_s, allow_hosts)
     _check_port(port)
     import uvicorn
 

@@ -96,15 +96,15 @@ def checked_chunk(
 
 
 def nan_rows(chunk: np.ndarray) -> np.ndarray | None:
-    """Which actions of a float chunk hold a NaN (None: none does)."""
-    if chunk.size <= _SUMMED_IN_PYTHON:  # a sum is NaN where any value is; Python's is cheaper here
-        total = sum(chunk.ravel().tolist())
+    """Which actions of a float chunk hold a NaN or an infinity (None: none does)."""
+    if chunk.size <= _SUMMED_IN_PYTHON:  # a sum is not finite where any value is not; Python's is
+        total = sum(chunk.ravel().tolist())  # cheaper here
     else:
-        with np.errstate(over="ignore", invalid="ignore"):  # inf - inf is looked at below
+        with np.errstate(over="ignore", invalid="ignore"):  # an overflow is looked at below
             total = np.add.reduce(chunk, axis=None)
-    if total == total:
+    if math.isfinite(total):  # a NaN or an infinity makes the sum NaN or infinite
         return None
-    rows = np.isnan(chunk.reshape(len(chunk), -1)).any(axis=1)  # or inf - inf: look
+    rows = ~np.isfinite(chunk.reshape(len(chunk), -1)).all(axis=1)  # or finite values overflowed: look
     return rows if rows.any() else None
 
 

@@ -14,12 +14,12 @@ The env contract (gym-style, both APIs):
 What the policy returns must be an action: numbers, as many per action as the env's
 `action_space` holds (where it declares a shape); anything else (None, a string, the wrong size)
 ends the episode as the policy's error, naming it. A `step` that returns other than 4 or 5 values
-is the env's error, naming it (`seq.engine.contract`). An action holding NaN is sent as it is, and
-counted: the episode's `nan_actions` metric is the number of steps that sent one (absent when none
-did). A batched env (`seq.engine.batch`: one world of several that step together) is stepped
-by staging its action and yielding a `BatchStep` to whoever drives the episode. A composite
-policy's episode counts the plans that reached its `infer` (`plans`; 0 says its planner never
-answered). Whose failure an error is (`EpisodeResult.failure`) is decided by
+is the env's error, naming it (`seq.engine.contract`). An action holding NaN or an infinity is sent
+as it is, and counted: the episode's `nan_actions` metric is the number of steps that sent one,
+either kind (absent when none did). A batched env (`seq.engine.batch`: one world of several that
+step together) is stepped by staging its action and yielding a `BatchStep` to whoever drives the
+episode. A composite policy's episode counts the plans that reached its `infer` (`plans`; 0 says
+its planner never answered). Whose failure an error is (`EpisodeResult.failure`) is decided by
 `seq.engine.failures`.
 """
 

@@ -17,6 +17,7 @@ from seq.authoring.benchmark import BenchmarkSpec, spec_of
 from seq.authoring.params import Parameter, settable
 from seq.authoring.policy import Policy, policy_spec_of
 from seq.engine.arms import Arm, build_arms
+from seq.engine.capacity import capped_workers
 from seq.engine.compatibility import check_compatibility
 from seq.engine.plan import plan
 from seq.engine.policy_checks import check_policy_declarations
@@ -28,6 +29,7 @@ from seq.engine.worker_process import check_gpu, check_isolation
 from seq.errors import SeqInputError
 from seq.record.arguments import ArmArguments, EvalArguments, SequentialOptions, ServeOptions
 from seq.record.manifest import AdapterPin, ArmManifest, Manifest, Pinned, SeqBuild
+from seq.record.paths import artifact_folder
 from seq.record.store import EvalRow, Store, VersionRow, WorkItem
 from seq.registry.adapters import adapter_spec, describe_transforms, load_adapter, resolve_adapter
 from seq.registry.builtins import check_installed
@@ -209,6 +211,15 @@ def start_eval(request: EvalRequest, store: Store) -> EvalRow:
     return store.get_eval(eval_id)  # type: ignore[return-value]
 
 
+def _value_source(arm: ArmManifest, flagged: Arm | None, side: str, name: str) -> str:
+    """Where an arm's value came from: the flag that set it (`--param`, `--sweep`, `--vs-param`),
+    the policy asking the benchmark for it, or the declaring side's default."""
+    key = f"{side}.{name}" if f"{side}.{name}" in arm.params else name if name in arm.params else None
+    if key is not None:
+        return flagged.flag(key) if flagged is not None else "--param"
+    return f"asked by {arm.policy}" if f"{side}.{name}" in arm.asked else f"{side} default"
+
+
 def dry_run(request: EvalRequest, store: Store) -> dict[str, Any]:
     """What the eval would run, without running or storing it: each arm's parameter values and where
     each came from (`--param` or the declaring side's default), the episodes, and at most how many
@@ -221,20 +232,18 @@ def dry_run(request: EvalRequest, store: Store) -> dict[str, Any]:
             )
     prepared = prepare_eval(request, store)
     default_steps = prepared.manifest.default_max_steps
+    # the flag that set each value (--param, --sweep, --vs-param), arm by arm in the same order
+    asked = build_arms(
+        request.policy, request.params, vs=request.vs, vs_params=request.vs_params,
+        sweep=request.sweep, arms=request.arms,
+    )  # fmt: skip
     arms = []
-    for arm in prepared.manifest.arms:
-        given = arm.params
+    for index, arm in enumerate(prepared.manifest.arms):
+        flagged = asked[index] if index < len(asked) else None
         mine = [item for item in prepared.items if item.arm in ("", arm.name)]
         per_query = arm.parameters["eval"].get("steps_per_query") or 1
         parameters = {
-            f"{side}.{name}": {
-                "value": value,
-                "from": "--param/--sweep"
-                if f"{side}.{name}" in given or name in given
-                else f"asked by {arm.policy}"
-                if f"{side}.{name}" in arm.asked
-                else f"{side} default",
-            }
+            f"{side}.{name}": {"value": value, "from": _value_source(arm, flagged, side, name)}
             for side, values in arm.parameters.items()
             for name, value in values.items()
         }
@@ -315,9 +324,9 @@ def prepare_eval(request: EvalRequest, store: Store) -> PreparedEval:
             policy_cls = type(arm.policy) if isinstance(arm.policy, Policy) else load_version(policy_row)
             declared = policy_spec_of(policy_cls).parameters
             check_policy_declarations(policy_spec_of(policy_cls), request.allow_cpu)
-        asked = _asked_by_policy(policy_cls, spec.setup_parameters, arm.params)
+        policy_asks = _asked_by_policy(policy_cls, spec.setup_parameters, arm.params)
         try:
-            values = _resolve_params(declared, benchmark_row, {**asked, **arm.params}, adapter_declared)
+            values = _resolve_params(declared, benchmark_row, {**policy_asks, **arm.params}, adapter_declared)
         except SeqInputError as error:  # name the flag that set the value: --param, --sweep, --vs-param
             key = next((k for k in arm.params if str(error).startswith(f"--param {k}:")), None)
             if key is None or arm.flag(key) == "--param":
@@ -334,7 +343,7 @@ def prepare_eval(request: EvalRequest, store: Store) -> PreparedEval:
                 policy_sha256=policy_row.sha256,
                 params={k: str(v) for k, v in arm.params.items()},
                 parameters=values,
-                asked={k: str(v) for k, v in asked.items()},
+                asked={k: str(v) for k, v in policy_asks.items()},
                 policy_url=remote,
                 protocol=request.policy_protocol if remote else "seq",
                 server=server,
@@ -355,6 +364,7 @@ def prepare_eval(request: EvalRequest, store: Store) -> PreparedEval:
     check_envs_per_worker(request, asked, policies)
     # no more workers than episodes: the scheduler starts no idle ones, and the plan says so
     workers = min(request.envs or spec.declared.get("cpu") or default_envs(), max(len(items), 1))
+    workers = capped_workers(workers, request.engine, request.envs)  # no more than the machine holds
     side_by_side = _side_by_side(request, arms, spec, items, workers)
     first = store.version("policy", arms[0].policy_name, arms[0].policy_version)
     assert first is not None
@@ -369,7 +379,7 @@ def prepare_eval(request: EvalRequest, store: Store) -> PreparedEval:
         batch = request.max_batch_size or workers * (request.envs_per_worker or 1)
         serve = ServeOptions(batch, request.max_wait_ms)
     eval_id = request.eval_id or "ev-" + uuid.uuid4().hex[:10]
-    observers = _observer_specs(spec, items, request, store.path.parent / "artifacts" / eval_id)
+    observers = _observer_specs(spec, items, request, artifact_folder(store.path.parent, eval_id))
     arguments = EvalArguments(
         arms=[ArmArguments(arm.name, arm.policy, arm.params) for arm in arms],
         benchmark=benchmark_row.label,

@@ -9,11 +9,12 @@ into the Python value by the field's `Cli.kind`.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping, Sequence, Sized
 from dataclasses import MISSING, Field, dataclass, field, fields
 from typing import Any
 
 from seq.errors import SeqInputError
+from seq.record.paths import check_eval_id
 
 ENGINES = ("local", "ray")
 PROTOCOLS = ("seq", "openpi", "vla-eval")
@@ -217,8 +218,21 @@ class EvalRequest:
             raise SeqInputError(f"--engine {self.engine}: expected {' or '.join(ENGINES)}.")
         if self.policy_protocol not in PROTOCOLS:
             raise SeqInputError(f"--policy-protocol {self.policy_protocol}: expected {', '.join(PROTOCOLS)}.")
+        if self.eval_id is not None:
+            check_eval_id(self.eval_id, "--eval-id")
         if self.shard is not None and self.eval_id is None and self.save:
             raise SeqInputError("--shard-id needs --eval-id ID, the id every shard of the eval shares.")
+        if self.shard is not None:
+            from seq.engine.shards import Shard
+
+            Shard(*self.shard)  # a shard that cannot be is refused before its eval is stored
+        for name in ("suites", "tasks", "seeds"):
+            given = getattr(self, name)
+            if isinstance(given, Sized) and not isinstance(given, str) and len(given) == 0:
+                flag = "--suite" if name == "suites" else f"--{name}"
+                raise SeqInputError(
+                    f"{flag} is empty; give at least one (or leave {flag} out for the benchmark's own)."
+                )
         if self.resume is not None and not self.save:
             raise SeqInputError("--no-save keeps no record, so there is nothing to --resume.")
         if self.rerun_failed is not None and not self.save:

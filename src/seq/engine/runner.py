@@ -11,6 +11,7 @@ from contextlib import ExitStack, contextmanager, nullcontext
 from dataclasses import asdict, replace
 from typing import Any
 
+from seq.engine.capacity import capped_workers
 from seq.engine.logs import EvalLogs
 from seq.engine.prepare import check_envs, default_envs
 from seq.engine.scheduler import Backend, Scheduler, WorkersFailed
@@ -24,6 +25,7 @@ from seq.errors import EvalCanceled, SeqInputError
 from seq.record.arguments import ServeOptions
 from seq.record.episode import ERROR, EpisodeResult
 from seq.record.lease import WHOLE_EVAL, EvalHeld, Lease
+from seq.record.paths import observers_here
 from seq.record.store import (
     CANCELED,
     COMPLETED,
@@ -71,7 +73,7 @@ def worker_config(eval_row: EvalRow, store: Store) -> WorkerConfig:
     return WorkerConfig(
         benchmark_row.ref,
         arms,
-        eval_row.arguments.observers,
+        observers_here(store.path.parent, eval_row.id, eval_row.arguments.observers),
         eval_row.arguments.envs_per_worker or 1,
     )
 
@@ -225,6 +227,7 @@ def _execute_leased(
     # no more workers than items, as the plan says (`prepare_eval`): the scheduler starts no more,
     # and a benchmark's memory= is shared by those that run
     workers = min(check_envs(envs if envs is not None else declared.get("cpu")), max(len(items), 1))
+    workers = capped_workers(workers, engine, envs)  # no more than the machine holds
     if engine == "ray":
         # Ray's actors run one episode at a time: a count stored by a local run (asked, or seq's
         # own: `seq.engine.side_by_side`) and resumed there runs so, with the same rows (a new eval

@@ -6,7 +6,9 @@ the decision is taken only when a round is complete, on its pairs in plan order,
 group-sequential McNemar test of `seq.stats.sequential` (O'Brien–Fleming-type Lan–DeMets spending).
 It also stops for equivalence when the repeated confidence interval, valid under the stopping
 rule, lies within ±threshold (at any look, the last included). An episode that errored leaves its
-pair out of the test.
+pair out of the test. Trials of one condition are repeated measures: each look is tested at its
+effective number of pairs (the design effect of the pairs' differences within their conditions), so
+another trial of a deterministic policy adds no evidence.
 """
 
 from __future__ import annotations
@@ -54,6 +56,7 @@ def plan_rounds(
 def decide(eval_row: EvalRow, store: Store) -> SequentialDecision | None:
     """The decision on the pairs finished so far, or None to go on. Recorded in the manifest."""
     from seq.stats import paired_table, usable_threshold, within_threshold
+    from seq.stats.paired import pair_design_effect
     from seq.stats.sequential import UNDECIDED
     from seq.stats.sequential import decide as decide_at_looks
 
@@ -64,20 +67,23 @@ def decide(eval_row: EvalRow, store: Store) -> SequentialDecision | None:
     design = _design(options, len(order))
     finished: dict[str, set[str]] = {arm: set() for arm in arms}
     outcomes: dict[str, dict[str, float]] = {arm: {} for arm in arms}
+    conditions: dict[str, tuple[str, str]] = {}
     for episode in store.episodes(eval_row.id):
         finished[episode.arm].add(episode.pair_key)
+        conditions[episode.pair_key] = (episode.condition_key, episode.task)
         if episode.ok and options.metric in episode.metrics:
             outcomes[episode.arm][episode.pair_key] = episode.metrics[options.metric]
-    tables = []
+    tables, deffs = [], []
     for pairs in design.look_pairs:
         window = order[:pairs]
         if not all(key in finished[arm] for key in window for arm in arms):
             break  # this look's round has not finished
         both = [key for key in window if all(key in outcomes[arm] for arm in arms)]
-        tables.append(
-            paired_table([outcomes[arms[0]][k] for k in both], [outcomes[arms[1]][k] for k in both])
-        )
-    decision = decide_at_looks(tables, design)
+        a, b = [outcomes[arms[0]][k] for k in both], [outcomes[arms[1]][k] for k in both]
+        tables.append(paired_table(a, b))
+        clusters = [conditions[k][0] for k in both]
+        deffs.append(pair_design_effect(a, b, clusters, [conditions[k][1] for k in both]).deff)
+    decision = decide_at_looks(tables, design, deffs)
     verdict = decision.decision
     threshold = usable_threshold(eval_row.arguments.threshold)
     if verdict in ("continue", UNDECIDED) and within_threshold(decision.interval, threshold):
@@ -95,7 +101,8 @@ def decide(eval_row: EvalRow, store: Store) -> SequentialDecision | None:
         interval=asdict(decision.interval),
         metric=options.metric,
         alpha=options.alpha,
-        test="group-sequential McNemar, O'Brien–Fleming-type Lan–DeMets spending",
+        test="group-sequential McNemar, O'Brien–Fleming-type Lan–DeMets spending"
+        + (", clustered by condition" if any(d != 1.0 for d in deffs) else ""),
     )
     store.update_manifest(eval_row.id, sequential=summary)
     return summary

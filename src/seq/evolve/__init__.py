@@ -9,7 +9,7 @@ from seq.evolve.gates import Thresholds
 from seq.evolve.llm import Deferred, Endpoint
 from seq.evolve.loop import run
 from seq.evolve.report import markdown as report
-from seq.evolve.report import report_data
+from seq.evolve.report import report_data, report_json
 from seq.evolve.report_html import write_html as report_html
 
 __all__ = [
@@ -22,6 +22,7 @@ __all__ = [
     "prune",
     "report",
     "report_data",
+    "report_json",
     "report_html",
     "review_decide",
     "review_list",

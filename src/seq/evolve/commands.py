@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from seq.errors import SeqInputError
 from seq.evolve import state as log
 from seq.evolve.evals import evals_of
 from seq.evolve.gates import PROMOTE, REVIEW
+from seq.record.paths import artifact_file
 from seq.record.store import Store
 
 
@@ -43,6 +43,7 @@ def review_list(benchmark: str | None = None) -> list[dict[str, Any]]:
             "operator": c["operator"],
             "cluster": c["cluster"],
             "reasons": c["reasons"],
+            "estimate": c.get("estimate"),  # the drop on trials that neither chose nor judged it
         }
         for cycle in state["cycles"]
         for c in cycle.get("candidates", [])
@@ -96,8 +97,9 @@ def prune(benchmark: str | None = None, keep_cycles: int = 1, store: Store | Non
             evals = [*evals_of(cycle), *cycle.get("validation_evals", {}).values()]
             for eval_id in filter(None, evals):
                 for episode in store.episodes(eval_id):
-                    path = Path(episode.artifacts.get("trace") or "")
-                    if path.is_file():
+                    # only a file inside the eval's own artifact folder, never one the record names elsewhere
+                    path = artifact_file(store.path.parent, eval_id, episode.artifacts.get("trace"))
+                    if path is not None:
                         freed += path.stat().st_size
                         path.unlink()
                         removed += 1

@@ -16,7 +16,8 @@ from seq.record.store import Store, VersionRow
 @dataclass(frozen=True)
 class Settings:
     """How big a cycle is: tasks, seeds and trials of the target's eval, the reference's trials,
-    candidates per cluster, and the gates' thresholds."""
+    candidates per cluster, and the gates' thresholds. `trials` is also the size of the gate's
+    and the re-estimate's blocks of fresh trials (`seq.evolve.evidence.TrialBlocks`)."""
 
     tasks: Sequence[str] | None = None
     suites: Sequence[str] | None = None

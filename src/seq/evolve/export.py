@@ -28,6 +28,7 @@ from seq.evolve import state as log
 from seq.evolve.evals import evals_of
 from seq.evolve.lerobot_video import VIDEO_PATH, LerobotVideo
 from seq.evolve.recordings import Recorded, record_again
+from seq.record.paths import artifact_file
 from seq.record.store import Store
 
 progress = logging.getLogger("seq.evolve")  # `seq: …` lines on stderr
@@ -74,7 +75,8 @@ def _failed(state: dict[str, Any], store: Store) -> list[tuple[dict[str, Any], A
         for eval_id in evals_of(cycle):
             for e in store.episodes(eval_id):
                 if not _succeeded(e):
-                    failed.setdefault(e.item_id, []).append((eval_id, e.artifacts.get("trace")))
+                    trace = artifact_file(store.path.parent, eval_id, e.artifacts.get("trace"))
+                    failed.setdefault(e.item_id, []).append((eval_id, None if trace is None else str(trace)))
         for cluster in cycle.get("clusters", []):
             for member in cluster["members"]:
                 queue = failed.get(member["item_id"]) or [(None, None)]
@@ -219,13 +221,13 @@ def _lerobot(
     episodes: dict[str, list[Any]] = {k: [] for k in EPISODE_COLUMNS}
     for number, (member, path) in enumerate(cases):
         again = recorded[member["eval_id"], member["item_id"]] if recorded else None
-        trace = read_trace(again.episode.artifacts["trace"] if again else path)
+        trace = read_trace(_recorded(store, again, "trace") if again else path)
         task_index = tasks.setdefault(trace.header["task"], len(tasks))
         length, start = len(trace.actions), len(columns["index"])
         shown: dict[str, Any] = {}
         if again is not None:
             video = video or LerobotVideo(root, again.camera)
-            shown = video.add(again.episode.artifacts["video"], length)
+            shown = video.add(_recorded(store, again, "video"), length)
         columns["observation.state"] += [_vector(o) for o in trace.observations[:-1]]
         columns["action"] += [a.astype(np.float32).tolist() for a in trace.actions]
         columns["next.reward"] += list(trace.rewards)
@@ -309,3 +311,11 @@ def _lerobot(
         stats[video.key] = video.stats()
     (root / "meta" / "stats.json").write_text(json.dumps(stats))
     return root
+
+
+def _recorded(store: Store, again: Recorded, kind: str) -> str:
+    """The `kind` file of a hard case run again, from inside its eval's artifact folder."""
+    found = artifact_file(store.path.parent, again.eval_id, again.episode.artifacts.get(kind))
+    if found is None:
+        raise SeqInputError(f"eval {again.eval_id}: {again.episode.item_id} names no {kind} file of its own.")
+    return str(found)

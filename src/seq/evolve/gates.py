@@ -9,24 +9,28 @@ Each critic gives a verdict (`pass`, `fail`, `deferred` or `skipped`) with its e
   task; `deferred` when it does not answer in time, `skipped` without an endpoint.
 
 The gates, with their thresholds (`Thresholds`): difficulty (the target's success on the seed
-condition minus on the candidate, paired by trial, at least `drop`, its Agresti–Min interval
-above zero), solvability, novelty (distance from every existing condition of the task at least
-`novelty`) and the critics' agreement. A candidate that passes them all is promoted; one that
-misses by a little (difficulty or solvability within `margin`, or a critic deferred) waits for
-review; any other is rejected. Every number that decided is kept as evidence.
+condition minus on the candidate, on fresh trials paired by act seed, at least `drop`, and the
+one-sided exact McNemar test of "no drop" at p ≤ `alpha`: `seq.evolve.evidence`), solvability,
+novelty (distance from every existing condition of the task at least `novelty`) and the
+critics' agreement. A candidate that passes them all is promoted; one that misses by a little
+(its drop within `margin` of `drop` with the test passed, the reference within `margin` of
+`solvable`, a reference whose one outcome finishes within `reference_margin` of the step limit,
+or a critic deferred) waits for review; any other is rejected. Every number that decided is kept
+as evidence.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
 from seq.authoring.conditions import Condition
+from seq.errors import SeqInputError
 from seq.evolve.detectors import FORCE_FLOOR
+from seq.evolve.evidence import EXACT_TEST, thin_margin
 from seq.evolve.llm import Deferred, Endpoint
-from seq.stats.paired import agresti_min_interval, paired_table
 
 PROMOTE, REVIEW, REJECT = "promote", "review", "reject"
 SAFETY_FACTOR = 3.0
@@ -34,13 +38,23 @@ SAFETY_FACTOR = 3.0
 
 @dataclass(frozen=True)
 class Thresholds:
-    """The gates' thresholds (success rates as fractions)."""
+    """The gates' thresholds (success rates as fractions).
+
+    `alpha`: the one-sided level of the difficulty gate's exact test, per candidate (a candidate
+    with no true drop is promoted at most this often). `reference_margin`: the least share of a
+    candidate's step limit that a reference with a single outcome must leave unused."""
 
     drop: float = 0.30
     solvable: float = 0.80
     novelty: float = 0.10
     separation: float = 0.20
     margin: float = 0.10
+    alpha: float = 0.05
+    reference_margin: float = 0.10
+
+    def __post_init__(self) -> None:
+        if isinstance(self.alpha, bool) or not isinstance(self.alpha, (int, float)) or not 0 < self.alpha < 1:
+            raise SeqInputError(f"Thresholds.alpha: expected a level between 0 and 1, got {self.alpha!r}.")
 
 
 def _log(value: float) -> float:
@@ -75,23 +89,6 @@ def rate(outcomes: Sequence[float]) -> float:
     return sum(outcomes) / len(outcomes) if outcomes else math.nan
 
 
-def difficulty(seed_outcomes: Mapping[int, float], candidate_outcomes: Mapping[int, float]) -> dict[str, Any]:
-    """The target's success drop from the seed condition to the candidate, paired by trial."""
-    trials = sorted(set(seed_outcomes) & set(candidate_outcomes))
-    a = [candidate_outcomes[t] for t in trials]
-    b = [seed_outcomes[t] for t in trials]
-    interval = agresti_min_interval(paired_table(a, b))  # B − A: seed minus candidate
-    return {
-        "seed_success": rate(b),
-        "candidate_success": rate(a),
-        "drop": interval.difference,
-        "low": interval.low,
-        "high": interval.high,
-        "pairs": interval.n,
-        "method": interval.method,
-    }
-
-
 def semantic(endpoint: Endpoint | None, task: str, condition: Condition, base: Condition) -> dict[str, Any]:
     """The LLM judge's verdict on a variant (its instruction and changes against the seed's)."""
     if endpoint is None:
@@ -119,11 +116,13 @@ def semantic(endpoint: Endpoint | None, task: str, condition: Condition, base: C
 def critics(
     target_rate: float,
     reference_outcomes: Sequence[float],
+    reference: dict[str, Any],
     reference_peak_n: float,
     baseline_peak_n: float,
     thresholds: Thresholds,
     semantic_verdict: dict[str, Any],
 ) -> dict[str, dict[str, Any]]:
+    """Each critic's verdict with its evidence; `reference` is `evidence.reference_evidence`."""
     reference_rate = rate(reference_outcomes)
     limit = max(FORCE_FLOOR, SAFETY_FACTOR * baseline_peak_n)
     separation = reference_rate - target_rate
@@ -142,6 +141,11 @@ def critics(
             "verdict": "pass" if reference_rate >= thresholds.solvable else "fail",
             "reference_success": round(reference_rate, 3),
             "episodes": len(reference_outcomes),
+            "distinct": reference.get("distinct"),
+            "limit": reference.get("limit"),
+            "steps": reference.get("steps"),
+            "spare": reference.get("spare"),
+            "thin": thin_margin(reference, thresholds.reference_margin),
         },
         "semantic": semantic_verdict,
     }
@@ -154,23 +158,41 @@ def _spread(outcomes: Sequence[float]) -> float:
     return math.sqrt(sum((x - mean) ** 2 for x in outcomes) / (len(outcomes) - 1))
 
 
+def difficulty_text(hard: dict[str, Any]) -> str:
+    """`drop +0.50 on 10 fresh pairs (5 seed-only, 0 candidate-only), exact one-sided p = 0.031`."""
+    return (
+        f"drop {hard['drop']:+.2f} on {hard['pairs']} fresh pairs ({hard['seed_only']} seed-only, "
+        f"{hard['candidate_only']} candidate-only), {EXACT_TEST} p = {hard['p_value']:.3g}"
+    )
+
+
 def decide(
     hard: dict[str, Any], verdicts: dict[str, dict[str, Any]], distance: float, thresholds: Thresholds
 ) -> tuple[str, list[str]]:
-    """The decision and the reasons, gate by gate."""
+    """The decision and the reasons, gate by gate. `hard` is `evidence.difficulty`: the drop on
+    fresh trials and its one-sided exact p-value; the test must pass at `alpha` for a candidate
+    to be promoted or to wait for review."""
     t = thresholds
-    reasons, borderline = [], []
-    drop_ok = hard["drop"] >= t.drop and hard["low"] > 0
-    if not drop_ok:
-        near = hard["drop"] >= t.drop - t.margin and hard["low"] > 0
+    reasons: list[str] = []
+    borderline: list[str] = []
+    significant = hard["pairs"] > 0 and hard["p_value"] <= t.alpha
+    if not (significant and hard["drop"] >= t.drop):
+        near = significant and hard["drop"] >= t.drop - t.margin
         (borderline if near else reasons).append(
-            f"difficulty: drop {hard['drop']:+.2f} [{hard['low']:+.2f}, {hard['high']:+.2f}] "
-            f"(needs ≥ {t.drop:.2f}, interval above 0)"
+            f"difficulty: {difficulty_text(hard)} (needs ≥ {t.drop:.2f} and p ≤ {t.alpha:g})"
         )
-    solvable = verdicts["solvability"]["reference_success"]
+    solvability = verdicts["solvability"]
+    solvable = solvability["reference_success"]
     if solvable < t.solvable:
         (borderline if solvable >= t.solvable - t.margin else reasons).append(
             f"solvability: reference {solvable:.2f} (needs ≥ {t.solvable:.2f})"
+        )
+    elif solvability.get("thin"):
+        episodes = solvability["episodes"]
+        what = "one episode" if episodes == 1 else f"{episodes} identical episodes"
+        borderline.append(
+            f"solvability: the reference's one outcome ({what}) finished {solvability['spare']} "
+            f"steps inside the limit of {solvability['limit']}"
         )
     if distance < t.novelty:
         reasons.append(f"novelty: {distance:.3f} from an existing condition (needs ≥ {t.novelty:.2f})")

@@ -22,13 +22,16 @@ from seq.evolve import state as log
 from seq.evolve.clusters import FailedEpisode, cluster, features
 from seq.evolve.detectors import Baseline, baselines, detect, unavailable
 from seq.evolve.evals import Settings, evaluate, identity, profiles
+from seq.evolve.evidence import TrialBlocks, estimate_text, span
 from seq.evolve.gates import PROMOTE, REVIEW
 from seq.evolve.llm import Endpoint
 from seq.evolve.operators import generate, supported
-from seq.evolve.validate import promote, validate
+from seq.evolve.validate import confirm, episodes_to_estimate, episodes_to_validate, promote, validate
 from seq.evolve.versions import all_conditions, evolved_conditions
+from seq.record.paths import artifact_file
 from seq.record.store import Store, VersionRow
 from seq.registry.deploy import load_version, resolve
+from seq.stats.exact import fewest_discordant
 
 
 def _count(n: int, noun: str) -> str:
@@ -45,8 +48,8 @@ def diagnose(
     traced = []
     for eval_id in eval_ids:
         for episode in store.episodes(eval_id):
-            path = episode.artifacts.get("trace")
-            if path:
+            path = artifact_file(store.path.parent, eval_id, episode.artifacts.get("trace"))
+            if path is not None:
                 traced.append((episode, read_trace(path)))
     base = baselines([t for _, t in traced])
     failed = []
@@ -111,6 +114,8 @@ def run_cycle(
         "reference": reference,
         "started_at": time.time(),
         "thresholds": asdict(settings.thresholds),
+        # which trials of a condition chose, gated and re-estimated (seq.evolve.evidence)
+        "blocks": {name: [r.start, r.stop] for name, r in TrialBlocks(settings.trials).named().items()},
     }
     say(f"cycle {number}: evaluate {policy} on {row.label}")
     base_suites, evolved_suites = _suites(row, settings)
@@ -148,9 +153,11 @@ def run_cycle(
     operators = ", ".join(sorted({c.operator for c in candidates}))
     say(f"  generate: {_count(len(candidates), 'candidate')}" + (f" ({operators})" if candidates else ""))
     cycle["candidates"] = []
+    blocks, t = TrialBlocks(settings.trials), settings.thresholds
     if candidates:
-        episodes = len(candidates) * settings.trials, len(candidates) * settings.reference_trials
-        say("  validate: {} target and {} reference episodes …".format(*episodes))
+        target_n, reference_n = episodes_to_validate(candidates, settings)
+        read = span(blocks.gate)
+        say(f"  validate: {target_n} target episodes (read: {read}) and {reference_n} reference …")
         cycle["candidates"] = validate(
             name, row, candidates, cycle, clusters, base, existing, default_steps, settings, store, endpoint
         )
@@ -159,7 +166,16 @@ def run_cycle(
     say(
         f"  decide: {len(promoted)} promoted, {len(review)} to review, "
         f"{len(cycle['candidates']) - len(promoted) - len(review)} rejected"
+        + (f" (one-sided exact test, α {t.alpha:g})" if candidates else "")
     )
+    if promoted or review:
+        say(
+            f"  estimate: {episodes_to_estimate(cycle['candidates'], settings)} target episodes "
+            f"(read: {span(blocks.estimate)}) …"
+        )
+        confirm(name, row, cycle["candidates"], cycle, settings, store)
+        for c in promoted + review:
+            say(f"    {c['id']} {c['condition']['task']}: drop {estimate_text(c['estimate'])}")
     cycle["next"] = row.label
     if promoted:
         cycle["next"] = promote(name, row, promoted, number, store).label
@@ -194,4 +210,11 @@ def run(
         )
     for name in (policy, reference):  # without candidates the reference never runs at all
         resolve("policy", name, store)
+    fewest = fewest_discordant(settings.thresholds.alpha)
+    if settings.trials < fewest:
+        note = (
+            f"note: with {settings.trials} trials no candidate can pass the difficulty gate: its "
+            f"exact test needs {fewest} or more fresh pairs at α {settings.thresholds.alpha:g}."
+        )
+        say(textwrap.fill(note, 80, subsequent_indent="  "))
     return [run_cycle(benchmark, policy, reference, settings, store, endpoint, say) for _ in range(cycles)]

@@ -23,6 +23,7 @@ from seq.capture.trace import Trace, read_trace
 from seq.errors import SeqInputError
 from seq.evolve.versions import RERUN_SUFFIX, STAGING_SUFFIX, register
 from seq.record.episode import EpisodeResult
+from seq.record.paths import artifact_file
 from seq.record.store import Store
 
 FRAME_PER_STEP_FPS = 1e6  # asked of the recorder: its stride round(rate / fps) is then 1
@@ -118,7 +119,10 @@ def record_again(
                     "--no-videos exports the hard cases without."
                 )
             original = read_trace(wanted[episode.item_id])
-            again = read_trace(episode.artifacts["trace"])
+            kept = artifact_file(store.path.parent, rerun.id, episode.artifacts["trace"])
+            if kept is None:
+                raise SeqInputError(f"eval {rerun.id}: {episode.item_id} names no trace file of its own.")
+            again = read_trace(kept)
             out[eval_id, episode.item_id] = Recorded(
                 episode, rerun.id, camera, _same_actions(original, again)
             )

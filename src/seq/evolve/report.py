@@ -13,6 +13,7 @@ from typing import Any
 
 from seq.evolve import state as log
 from seq.evolve.evals import evals_of
+from seq.evolve.evidence import span
 from seq.evolve.gates import PROMOTE
 from seq.record.store import Store
 from seq.stats.intervals import wilson_interval
@@ -28,12 +29,19 @@ def _pct(value: float | None) -> str:
     return "—" if value is None or value != value else f"{100 * value:.0f}%"
 
 
-def _tally(eval_ids: list[str], store: Store) -> dict[str, dict[str, list[float]]]:
-    """task → slice ("base" or "evolved") → each episode's success, over `eval_ids`."""
+def _tally(
+    eval_ids: list[str], store: Store, suite: str | None = None, trials: list[int] | None = None
+) -> dict[str, dict[str, list[float]]]:
+    """task → slice ("base" or "evolved") → each episode's success, over `eval_ids`; only the
+    conditions of suites named `suite…` and the trials in [`trials[0]`, `trials[1]`) where given."""
     conditions = {item.item_id: item.condition for eval_id in eval_ids for item in store.items(eval_id)}
     tally: dict[str, dict[str, list[float]]] = {}
     for episode in (e for eval_id in eval_ids for e in store.episodes(eval_id)):
         condition = conditions[episode.item_id]
+        if suite is not None and not (condition.suite or "").startswith(suite):
+            continue
+        if trials is not None and not trials[0] <= episode.trial < trials[1]:
+            continue
         part = "evolved" if (condition.suite or "").startswith("evolved") else "base"
         success = float(episode.metrics.get("success", 0.0)) if episode.ok else 0.0
         tally.setdefault(condition.task, {}).setdefault(part, []).append(success)
@@ -67,19 +75,23 @@ def frontier_rows(cycle: dict[str, Any], store: Store) -> list[dict[str, Any]]:
 
 def heatmap_rows(state: dict[str, Any], store: Store) -> list[dict[str, Any]]:
     """Task × model: the success of the target on each cycle's version, and of the target and the
-    reference on each cycle's candidates (the staging version), one row per task and column, with
-    its 95% Wilson interval (the episodes pooled over the column's conditions)."""
+    reference on each cycle's candidates (the staging version; the target on the gate's fresh
+    trials), one row per task and column, with its 95% Wilson interval (the episodes pooled over
+    the column's conditions)."""
     rows = []
     for cycle in state["cycles"]:
         validation = cycle.get("validation_evals", {})
+        gate = (cycle.get("blocks") or {}).get("gate")
+        candidates = "candidates-" if gate else None  # a log from before held no seeds there
+        label = f"candidates y{cycle['cycle']}"
         columns = [
-            (f"target · {cycle['base']}", "target", evals_of(cycle)),
-            (f"target · candidates y{cycle['cycle']}", "target", [validation.get("target")]),
-            (f"reference · candidates y{cycle['cycle']}", "reference", [validation.get("reference")]),
+            (f"target · {cycle['base']}", "target", evals_of(cycle), None, None),
+            (f"target · {label}", "target", [validation.get("target")], candidates, gate),
+            (f"reference · {label}", "reference", [validation.get("reference")], None, None),
         ]
-        for column, model, eval_ids in columns:
+        for column, model, eval_ids, suite, trials in columns:
             eval_ids = [e for e in eval_ids if e]
-            for task, parts in sorted(_tally(eval_ids, store).items()):
+            for task, parts in sorted(_tally(eval_ids, store, suite, trials).items()):
                 rows.append(
                     {
                         "cycle": cycle["cycle"],
@@ -102,40 +114,100 @@ def change(candidate: dict[str, Any]) -> str:
 
 
 def promoted_rows(cycle: dict[str, Any]) -> list[dict[str, Any]]:
-    """The cycle's promoted candidates with the evidence that promoted them."""
-    return [
-        {
-            "id": c["id"],
-            "task": c["condition"]["task"],
-            "change": change(c),
-            "operator": c["operator"],
-            "cluster": f"{c['cluster']} ({c['cluster_type']})",
-            "seed_success": c["difficulty"]["seed_success"],
-            "candidate_success": c["difficulty"]["candidate_success"],
-            "drop": c["difficulty"]["drop"],
-            "low": c["difficulty"]["low"],
-            "high": c["difficulty"]["high"],
-            "pairs": c["difficulty"].get("pairs"),
-            "reference_success": c["reference_success"],
-            "reference_episodes": ((c.get("critics") or {}).get("solvability") or {}).get("episodes"),
-            "novelty": c.get("novelty"),
-            "critics": {name: v.get("verdict") for name, v in (c.get("critics") or {}).items()},
-        }
-        for c in cycle.get("candidates", [])
-        if c["decision"] == PROMOTE
-    ]
+    """The cycle's promoted candidates with the evidence that promoted them: the gate's exact
+    test on fresh trials, and the drop re-estimated on trials that neither chose nor promoted
+    them (`fresh`: False for a log from before, whose drop is the selection-time one)."""
+    rows = []
+    for c in cycle.get("candidates", []):
+        if c["decision"] != PROMOTE:
+            continue
+        hard = c["difficulty"]
+        shown = c.get("estimate") or hard
+        solvability = (c.get("critics") or {}).get("solvability") or {}
+        rows.append(
+            {
+                "id": c["id"],
+                "task": c["condition"]["task"],
+                "change": change(c),
+                "operator": c["operator"],
+                "cluster": f"{c['cluster']} ({c['cluster_type']})",
+                "gate_p": hard.get("p_value"),
+                "gate_pairs": hard.get("pairs"),
+                "gate_test": hard.get("test"),
+                "alpha": hard.get("alpha"),
+                "fresh": "estimate" in c,
+                "trials": shown.get("trials"),
+                "seed_success": shown["seed_success"],
+                "candidate_success": shown["candidate_success"],
+                "drop": shown["drop"],
+                "low": shown["low"],
+                "high": shown["high"],
+                "pairs": shown.get("pairs"),
+                "method": shown.get("method"),
+                "selection_seed_success": (c.get("selection") or {}).get("seed_success"),
+                "reference_success": c["reference_success"],
+                "reference_episodes": solvability.get("episodes"),
+                "reference_distinct": solvability.get("distinct"),
+                "reference_spare": solvability.get("spare"),
+                "reference_thin": bool(solvability.get("thin")),
+                "novelty": c.get("novelty"),
+                "critics": {name: v.get("verdict") for name, v in (c.get("critics") or {}).items()},
+            }
+        )
+    return rows
 
 
 def drop_text(row: dict[str, Any]) -> str:
-    """`+0.40 [+0.02, +0.65] (n 10)`: a promoted candidate's paired drop and its pairs."""
+    """`+0.40 [+0.02, +0.65] (n 10)`: a promoted candidate's drop re-estimated on fresh trials,
+    its 95% interval and its pairs (`… at selection` for a log from before, which had none)."""
     n = f" (n {row['pairs']})" if row.get("pairs") is not None else ""
-    return f"{row['drop']:+.2f} [{row['low']:+.2f}, {row['high']:+.2f}]{n}"
+    text = f"{row['drop']:+.2f} [{row['low']:+.2f}, {row['high']:+.2f}]{n}"
+    return text if row.get("fresh", True) else text + " at selection"
+
+
+def gate_text(row: dict[str, Any]) -> str:
+    """`p 0.031 (n 10)`: the gate's one-sided exact p-value and its fresh pairs ("—" before)."""
+    if row.get("gate_p") is None:
+        return "—"
+    return f"p {row['gate_p']:.2g} (n {row['gate_pairs']})"
 
 
 def reference_text(row: dict[str, Any]) -> str:
-    """`100% (n 2)`: the reference's success on a promoted candidate and its episodes."""
-    n = f" (n {row['reference_episodes']})" if row.get("reference_episodes") is not None else ""
-    return f"{_pct(row['reference_success'])}{n}"
+    """`100% (n 2)`: the reference's success on a promoted candidate and its episodes; with how
+    many distinct outcomes they were where fewer (`n 2, 1 outcome`), and the steps its one
+    outcome left of the step limit where few (`4 steps to spare`)."""
+    parts = [f"n {row['reference_episodes']}"] if row.get("reference_episodes") is not None else []
+    distinct = row.get("reference_distinct")
+    if distinct is not None and distinct < (row.get("reference_episodes") or 0):
+        parts.append(f"{distinct} outcome{'' if distinct == 1 else 's'}")
+    if row.get("reference_thin"):
+        parts.append(f"{row['reference_spare']} steps to spare")
+    return _pct(row["reference_success"]) + (f" ({', '.join(parts)})" if parts else "")
+
+
+def promoted_caption(view: dict[str, Any]) -> str:
+    """What the promoted table's numbers rest on: which trials gated, which re-estimated."""
+    blocks = view.get("blocks")
+    if not blocks:
+        return "Promoted (the drop as measured on the trials that chose the candidate):"
+    gate, again = (range(*blocks[name]) for name in ("gate", "estimate"))
+    return (
+        f"Promoted (gate: the one-sided exact test on fresh {span(gate)}; the rates and the drop, "
+        f"with Tango's 95% interval, re-estimated on {span(again)}, which neither chose nor "
+        "promoted them):"
+    )
+
+
+def gates_text(thresholds: dict[str, Any]) -> str:
+    """The gates a cycle applied, in one line."""
+    t = thresholds
+    if t.get("alpha") is None:  # a log from before the exact test
+        difficulty = f"drop ≥ {t.get('drop')}, interval above 0"
+    else:
+        difficulty = f"drop ≥ {t.get('drop')} on fresh trials, one-sided exact McNemar p ≤ {t['alpha']:g}"
+    return (
+        f"Gates: {difficulty}; reference ≥ {t.get('solvable')}; novelty ≥ {t.get('novelty')}; critics agree."
+    )
 
 
 def _episodes(eval_ids: list[str], store: Store) -> int | None:
@@ -208,6 +280,7 @@ def cycle_view(cycle: dict[str, Any], store: Store) -> dict[str, Any]:
         "rejected_by": rejected_by(candidates),
         "unjudged": dict(sorted((cycle.get("unjudged") or {}).items())),
         "thresholds": cycle.get("thresholds", {}),
+        "blocks": cycle.get("blocks"),
         "clusters": [
             {
                 "id": c["id"],
@@ -239,6 +312,24 @@ def report_data(benchmark: str | None = None, store: Store | None = None) -> dic
     }
 
 
+def _finite(value: Any) -> Any:
+    """NaN (a rate of no episodes) as null, so that the JSON is JSON."""
+    if isinstance(value, float) and value != value:
+        return None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(v) for v in value]
+    return value
+
+
+def report_json(benchmark: str | None = None, store: Store | None = None) -> str:
+    """The report's numbers (`report_data`) as JSON: what the Markdown and HTML views render."""
+    import json
+
+    return json.dumps(_finite(report_data(benchmark, store)), indent=1, default=str)
+
+
 def interval_text(row: dict[str, Any]) -> str:
     """`85% [62%, 95%] (n 20)`: a frontier cell."""
     return f"{_pct(row['success'])} [{_pct(row['low'])}, {_pct(row['high'])}] (n {row['n']})"
@@ -256,8 +347,7 @@ def markdown(benchmark: str | None = None, store: Store | None = None) -> str:
             f"Target `{view['policy']}`, reference `{view['reference']}`; "
             f"evals {', '.join(f'`{e}`' for e in view['evals'])}; "
             f"{failed_text(view)}.",
-            f"Gates: drop ≥ {t.get('drop')}, interval above 0; reference ≥ {t.get('solvable')}; "
-            f"novelty ≥ {t.get('novelty')}; critics agree.",
+            gates_text(t),
             "",
         ]
         if unjudged_text(view):
@@ -295,16 +385,16 @@ def markdown(benchmark: str | None = None, store: Store | None = None) -> str:
         if view["promoted"]:
             lines += [
                 "",
-                "Promoted:",
+                promoted_caption(view),
                 "",
-                "| candidate | task | change | operator | cluster | target seed → candidate "
-                "| drop [95%] | reference |",
-                "|---|---|---|---|---|---|---|---|",
+                "| candidate | task | change | operator | cluster | gate "
+                "| target seed → candidate | drop [95%] | reference |",
+                "|---|---|---|---|---|---|---|---|---|",
             ]
             for p in view["promoted"]:
                 lines.append(
                     f"| {p['id']} | {p['task']} | {p['change']} | {p['operator']} | {p['cluster']} | "
-                    f"{_pct(p['seed_success'])} → {_pct(p['candidate_success'])} | "
+                    f"{gate_text(p)} | {_pct(p['seed_success'])} → {_pct(p['candidate_success'])} | "
                     f"{drop_text(p)} | {reference_text(p)} |"
                 )
         lines.append("")

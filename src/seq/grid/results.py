@@ -2,7 +2,8 @@
 
 `completion_rate` is partial credit: the mean of a benchmark's sub-goal metric `completion` where
 its checks report one, else the success rate. A cell is an error cell when its eval raised, when
-any of its episodes errored, or when episodes it owes were left without a result.
+any of its episodes errored, or when episodes it owes were left without a result. A cell's
+interval, as the pool's, counts the trials of one condition as what they are worth.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from seq.grid.cells import Cell
-from seq.stats.intervals import wilson_interval
+from seq.stats import clustered_interval
 
 TIMINGS = ("wall_clock_s", "eval_wall_s", "eval_id")  # what differs between two runs of one grid
 
@@ -34,6 +35,7 @@ class CellResult:
     avg_reward: float | None = None
     n_success: int = 0
     n_trials: int = 0
+    n_conditions: int = 0  # the conditions (task, seed, variation) its n_trials ran
     n_timed_out: int = 0
     wall_clock_s: float = 0.0
     error: str | None = None
@@ -44,6 +46,8 @@ class CellResult:
     policy_version: str | None = None
     params: dict[str, Any] = field(default_factory=dict)
     tasks: list[dict[str, Any]] = field(default_factory=list)
+    # each episode it counts: item_id, task, condition, success, completion (`seq.grid.pool`)
+    episodes: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def row(self) -> str:
@@ -53,8 +57,12 @@ class CellResult:
     def column(self) -> str:
         return f"{self.family}/{self.variation}"
 
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+    def to_dict(self, episodes: bool = True) -> dict[str, Any]:
+        """Its fields; without `episodes`, what summary.json shows of it (its numbers)."""
+        data = asdict(self)
+        if not episodes:
+            del data["episodes"]
+        return data
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> CellResult:
@@ -84,11 +92,22 @@ def _success(episode: Any) -> bool:
     return episode.ok and float(episode.metrics.get("success", 0.0)) >= 0.5
 
 
+def _completion(episode: Any) -> float:
+    return float(episode.metrics.get("completion", float(_success(episode))))
+
+
 def _rates(episodes: list[Any]) -> dict[str, Any]:
+    """Success with its interval, clustered by condition within tasks (`seq.stats`), completion
+    and reward over `episodes`."""
     n = len(episodes)
     wins = sum(_success(e) for e in episodes)
-    interval = wilson_interval(wins, n)
-    completion = [float(e.metrics.get("completion", float(_success(e)))) for e in episodes]
+    interval = clustered_interval(
+        [float(_success(e)) for e in episodes],
+        [e.condition_key for e in episodes],
+        [e.task for e in episodes],
+        kind="rate",
+    )
+    completion = [_completion(e) for e in episodes]
     rewards = [float(e.metrics["return"]) for e in episodes if "return" in e.metrics]
     return {
         "n_trials": n,
@@ -98,6 +117,19 @@ def _rates(episodes: list[Any]) -> dict[str, Any]:
         "success_high": interval.high,
         "completion_rate": sum(completion) / n if n else None,
         "avg_reward": sum(rewards) / len(rewards) if rewards else None,
+        "n_conditions": interval.conditions or 0,
+    }
+
+
+def _episode(episode: Any) -> dict[str, Any]:
+    """What the pool keeps of an episode: which it is, its condition and task, its outcome."""
+    success = _success(episode)
+    return {
+        "item_id": episode.item_id,
+        "task": episode.task,
+        "condition": episode.condition_key,
+        "success": float(success),
+        "completion": _completion(episode),
     }
 
 
@@ -139,6 +171,7 @@ def from_report(cell: Cell, report: Any, arm: str) -> CellResult:
     for episode in mine:
         by_task.setdefault(episode.task, []).append(episode)
     result.tasks = [{"task_id": task, **_rates(items)} for task, items in by_task.items()]
+    result.episodes = [_episode(e) for e in mine]
     errors = [e for e in mine if e.status == "error"]
     owed = [u for u in report.unfinished if u.arm == arm or (single and u.arm == "")]
     if errors:

@@ -29,6 +29,8 @@ from seq.errors import SeqInputError
 from seq.grid.cells import video_name
 from seq.grid.config import GridConfig
 from seq.grid.results import CellResult
+from seq.record.paths import artifact_file
+from seq.record.store import seq_home
 
 SENTINEL = "aaa_done_flag.txt"
 ORIGIN = "origin.json"  # the config that started the run (resume picks this config's runs)
@@ -156,11 +158,12 @@ def mark_done(folder: Path, what: str) -> None:
 
 
 def link_videos(run_dir: Path, result: CellResult, episodes: list[Any]) -> int:
-    """Hard-link each recorded episode of the cell into `videos/` (a copy across filesystems)."""
+    """Hard-link each recorded episode of the cell into `videos/` (a copy across filesystems):
+    only files inside the eval's own artifact folder (`seq.record.paths.artifact_file`)."""
     count = 0
     for episode in episodes:
-        source = episode.artifacts.get("video")
-        if not source or not Path(source).is_file():
+        source = artifact_file(seq_home(), result.eval_id or "", episode.artifacts.get("video"))
+        if source is None:
             continue
         success = episode.ok and float(episode.metrics.get("success", 0.0)) >= 0.5
         outcome = "error" if not episode.ok else ("pass" if success else "fail")

@@ -1,9 +1,10 @@
 """The files an eval keeps beside its rows (videos, trajectories), and saving them for people.
 
 What is captured is decided by `seq.capture.observers`. The files live under
-`$SEQ_HOME/artifacts/<eval id>/`; each episode's row names its own (`artifacts`), and that row, not a
-file name, is the truth. `export_videos` / `export_trajectories` copy them out under
-names made for people: `{task}_seed{seed}[_{variation}][_trial{n}][_{arm}]_{outcome}.mp4`.
+`$SEQ_HOME/artifacts/<eval id>/`; each episode's row names its own (`artifacts`), and that row,
+not a file name, is the truth; a file it names outside that folder is never read
+(`seq.record.paths`). `export_videos` / `export_trajectories` copy them out under names made for
+people: `{task}_seed{seed}[_{variation}][_trial{n}][_{arm}]_{outcome}.mp4`.
 """
 
 from __future__ import annotations
@@ -15,8 +16,9 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-log = logging.getLogger("seq.record")
+from seq.record.paths import ARTIFACTS, artifact_file
 
+log = logging.getLogger("seq.record")
 
 
 def artifact_name(item_id: str) -> str:
@@ -51,17 +53,26 @@ def export_name(episode: Any, suffix: str) -> str:
     return "_".join(parts) + suffix
 
 
-def _export(report: Any, directory: str | Path, kind: str, suffix: str) -> list[Path]:
+def _export(
+    report: Any, directory: str | Path, kind: str, suffix: str, home: str | Path | None
+) -> list[Path]:
+    from seq.record.store import seq_home  # not at import: capture, in workers, imports this module
+
+    root = Path(home) if home is not None else seq_home()
     target = Path(directory)
     target.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
     taken: set[str] = set()
     for episode in report.episodes:
-        source = episode.artifacts.get(kind)
-        if not source:
+        named = episode.artifacts.get(kind)
+        if not named:
             continue
-        if not Path(source).is_file():
-            log.warning("the %s of %s is missing: %s", kind, episode.item_id, source)
+        source = artifact_file(root, report.eval_id, named)
+        if source is None:
+            log.warning(
+                "the %s of %s is not copied: %s is not a file inside %s",
+                kind, episode.item_id, named, root / ARTIFACTS / str(report.eval_id),
+            )
             continue
         name, count = export_name(episode, suffix), 2
         while name in taken:
@@ -72,11 +83,15 @@ def _export(report: Any, directory: str | Path, kind: str, suffix: str) -> list[
     return written
 
 
-def export_videos(report: Any, directory: str | Path) -> list[Path]:
-    """Copy every recorded episode's mp4 into `directory`; returns the files written."""
-    return _export(report, directory, "video", ".mp4")
+def export_videos(report: Any, directory: str | Path, home: str | Path | None = None) -> list[Path]:
+    """Copy every recorded episode's mp4 into `directory`; returns the files written. Only files
+    inside the eval's artifact folder under `home` (default `$SEQ_HOME`) are copied."""
+    return _export(report, directory, "video", ".mp4", home)
 
 
-def export_trajectories(report: Any, directory: str | Path) -> list[Path]:
-    """Copy every episode's gzip JSONL trajectory into `directory`; returns the files written."""
-    return _export(report, directory, "trajectory", ".jsonl.gz")
+def export_trajectories(
+    report: Any, directory: str | Path, home: str | Path | None = None
+) -> list[Path]:
+    """Copy every episode's gzip JSONL trajectory into `directory`; returns the files written
+    (from inside the eval's artifact folder under `home`, default `$SEQ_HOME`, only)."""
+    return _export(report, directory, "trajectory", ".jsonl.gz", home)

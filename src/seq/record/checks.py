@@ -13,6 +13,7 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from seq.record.episode import bounded_error
 from seq.record.schema import insert, select
 
 if TYPE_CHECKING:
@@ -50,7 +51,7 @@ def write_check(store: Store, check: CheckRow) -> None:
         check.status,
         check.output,
         json.dumps(check.figures),
-        check.error,
+        bounded_error(check.error),
         check.checked_at or time.time(),
     )
     store._db.execute(insert("checks", verb="INSERT OR REPLACE"), values)

@@ -13,6 +13,12 @@ TIMED_OUT = "timed_out"
 # item stays unfinished, and `--resume` runs it again).
 POLICY, BENCHMARK, INFRASTRUCTURE = "policy", "benchmark", "infrastructure"
 
+# An error text is kept to its first and last characters (a traceback's start, and its end: the
+# exception's own line), so what a policy printed into an exception cannot grow the record, the
+# report or the console beyond a few KB an episode.
+ERROR_HEAD_CHARS = ERROR_TAIL_CHARS = 4_000
+MAX_ERROR_CHARS = ERROR_HEAD_CHARS + ERROR_TAIL_CHARS
+
 
 @dataclass
 class EpisodeResult:
@@ -63,7 +69,31 @@ class EpisodeResult:
         """The item id without the arm: what pairs this episode with another arm's."""
         return pair_key(self.item_id, self.arm)
 
+    @property
+    def condition_key(self) -> str:
+        """The pair key without its trial: the condition (task, seed, variation) whose trials are
+        repeated measures of one start, the unit every interval and test clusters by."""
+        return condition_key(self.pair_key)
+
+
+def condition_key(key: str) -> str:
+    """An item id or pair key without its `|trial=T` suffix, where it has one."""
+    head, sep, tail = key.rpartition("|trial=")
+    return head if sep and tail.isdigit() else key
+
 
 def pair_key(item_id: str, arm: str) -> str:
     """An item id without its arm prefix (`arm/…`), where it has one."""
     return item_id[len(arm) + 1 :] if arm and item_id.startswith(arm + "/") else item_id
+
+
+def bounded_error(text: str | None) -> str | None:
+    """`text` as recorded: whole up to `MAX_ERROR_CHARS`, else its head and tail around one line
+    that says how long it was (so a traceback keeps its exception line)."""
+    if text is None or len(text) <= MAX_ERROR_CHARS:
+        return text
+    left_out = len(text) - MAX_ERROR_CHARS
+    return (
+        f"{text[:ERROR_HEAD_CHARS]}\n[… {left_out:,} characters left out of {len(text):,} …]\n"
+        f"{text[-ERROR_TAIL_CHARS:]}"
+    )

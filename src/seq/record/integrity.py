@@ -5,7 +5,13 @@ database`) on whichever statement first reads a damaged page, so the record's co
 (`GuardedConnection`) turns those errors, wherever they arise, into `RecordDamaged`, a
 `SeqInputError` naming the file. A new record is built aside and linked into place whole, so an
 empty `seq.db` is never a record being born: it is refused as damaged, not read as empty.
-`check_record` runs SQLite's integrity check and reports the schema version.
+Every opening of the record (`open_record`, and `refuse_unsound` for a command that only reads
+what lies beside it) first checks it the same way: the path must be a regular file (not a
+directory, a dangling link or a pipe), and SQLite's quick check must pass, so a record with a few
+damaged pages is refused by every command, not only by those that happen to read those pages. The
+quick check reads every page once (about a second per GB), so its verdict is kept for the process
+while the file and its write-ahead log are unchanged. `check_record` runs SQLite's integrity check
+and reports the schema version.
 """
 
 from __future__ import annotations
@@ -102,18 +108,75 @@ class _Guard:
 
 def open_record(path: Path) -> GuardedConnection:
     """A guarded connection (autocommit) to the record at `path`, creating it whole if absent and
-    refusing an empty file. The caller sets the journal mode and migrates."""
+    refusing one that is not a regular file or is not sound (`RecordDamaged`). The caller sets
+    the journal mode and migrates."""
+    _refuse_not_a_file(path)
     if _empty(path):
         raise damaged(path, "the file is empty, 0 bytes, which a record never is")
     if not path.exists():
         _create(path)
-    db = sqlite3.connect(path, timeout=30, isolation_level=None, factory=GuardedConnection)
+    try:
+        db = sqlite3.connect(path, timeout=30, isolation_level=None, factory=GuardedConnection)
+    except sqlite3.OperationalError as error:
+        raise SeqInputError(f"{path}: cannot open the record ({error}); check its permissions.") from None
     db.path = path
+    try:
+        _refuse_unsound(db, path)
+    except BaseException:
+        db.close()
+        raise
+    return db
+
+
+def refuse_unsound(path: Path) -> None:
+    """Refuse the record at `path` as `open_record` would, where one exists, without creating one
+    (for a command that lists what lies beside the record, such as `seq grid ls`)."""
+    _refuse_not_a_file(path)
+    if not path.exists():
+        return
+    if _empty(path):
+        raise damaged(path, "the file is empty, 0 bytes, which a record never is")
+    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30, factory=GuardedConnection)
+    db.path = path
+    try:
+        _refuse_unsound(db, path)
+    finally:
+        db.close()
+
+
+def _refuse_not_a_file(path: Path) -> None:
+    """A record path that names something other than a regular file (or nothing): one sentence."""
+    if path.is_file() or not os.path.lexists(path):
+        return
+    what = "a directory" if path.is_dir() else "a link to nothing" if path.is_symlink() else "something else"
+    raise RecordDamaged(f"{path}: the record is {what}, not a file; move it away to start a new record.")
+
+
+# (path, identity of the file and of its write-ahead log) that passed the quick check in this process
+_sound: set[tuple[str, tuple[int, ...], tuple[int, ...]]] = set()
+
+
+def _identity(path: Path) -> tuple[int, ...]:
+    try:
+        status = path.stat()
+    except FileNotFoundError:
+        return ()
+    return (status.st_dev, status.st_ino, status.st_size, status.st_mtime_ns, status.st_ctime_ns)
+
+
+def _refuse_unsound(db: sqlite3.Connection, path: Path) -> None:
+    """`RecordDamaged` when the file falls short of its header or fails SQLite's quick check."""
     short = _truncation(db, path)
     if short:
-        db.close()
         raise damaged(path, short)
-    return db
+    key = (str(path), _identity(path), _identity(path.with_name(path.name + "-wal")))
+    if key in _sound:
+        return
+    found = db.execute("PRAGMA quick_check(1)").fetchone()[0]  # a guarded connection's: damage raises
+    if found != "ok":
+        first = next((line.strip() for line in str(found).splitlines() if "***" not in line), str(found))
+        raise damaged(path, f"SQLite's quick check: {first}")
+    _sound.add(key)
 
 
 def _empty(path: Path) -> bool:

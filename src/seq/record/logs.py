@@ -16,7 +16,6 @@ from __future__ import annotations
 import json
 import os
 import secrets
-import shutil
 import threading
 import time
 from collections.abc import Iterator
@@ -25,6 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from seq.errors import SeqInputError
+from seq.record.paths import LOGS, eval_folder, is_eval_id, remove_eval_folder, unlink_inside
 from seq.record.schema import insert, select
 
 if TYPE_CHECKING:
@@ -98,7 +98,7 @@ class StreamWriter:
 
 def logs_folder(store: Store, eval_id: str) -> Path:
     """Where an eval's log files are written: beside the record."""
-    return store.path.parent / "logs" / eval_id
+    return eval_folder(store.path.parent, LOGS, eval_id)
 
 
 def open_stream(store: Store, eval_id: str, side: str, instance: int) -> StreamWriter:
@@ -241,9 +241,11 @@ def prune_logs(store: Store, days: float | None = None, now: float | None = None
     with store.transaction() as db:
         db.executemany("DELETE FROM logs WHERE eval_id=? AND stream=?", [(r[0], r[1]) for r in old])
     for eval_id, _, path in old:
-        Path(path).unlink(missing_ok=True)
+        if not is_eval_id(eval_id):
+            continue  # a row that names no folder of this record's: its file is not deleted
         folder = logs_folder(store, eval_id)
-        if folder.is_dir() and not any(folder.iterdir()):
+        unlink_inside(Path(path), folder)
+        if folder.is_dir() and not folder.is_symlink() and not any(folder.iterdir()):
             folder.rmdir()
     return len(old)
 
@@ -251,4 +253,4 @@ def prune_logs(store: Store, days: float | None = None, now: float | None = None
 def remove_logs(store: Store, eval_id: str) -> None:
     """An eval removed: its log rows and files go with it."""
     store._db.execute("DELETE FROM logs WHERE eval_id=?", (eval_id,))
-    shutil.rmtree(logs_folder(store, eval_id), ignore_errors=True)
+    remove_eval_folder(store.path.parent, LOGS, eval_id)

@@ -23,12 +23,13 @@ from typing import Any
 from seq.authoring.conditions import Condition
 from seq.errors import SeqInputError
 from seq.record.arguments import EvalArguments
-from seq.record.episode import ERROR, INFRASTRUCTURE, EpisodeResult
+from seq.record.episode import ERROR, INFRASTRUCTURE, EpisodeResult, bounded_error
 from seq.record.integrity import damaged, is_damage, open_record
 from seq.record.lease import LeaseKey, LeaseRow, held_clause, lease_rows, this_process
 from seq.record.logs import prune_logs, remove_logs
 from seq.record.manifest import Manifest
 from seq.record.migrations import check_readable, migrate, user_version
+from seq.record.paths import check_eval_id
 from seq.record.schema import SCHEMA_VERSION, columns, insert, select
 from seq.record.typed import from_plain, to_plain
 from seq.record.work import WorkItem
@@ -106,7 +107,12 @@ class Store:
 
     def __init__(self, path: Path | str | None = None) -> None:
         self.path = Path(path) if path else seq_home() / "seq.db"
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as error:
+            raise SeqInputError(
+                f"{self.path.parent}: cannot hold the record ({error.strerror}); SEQ_HOME must be a folder."
+            ) from None
         self._db = open_record(self.path)  # a damaged file: `RecordDamaged`, naming it
         self._db.row_factory = sqlite3.Row
         self._db.execute("PRAGMA journal_mode=WAL")
@@ -241,7 +247,7 @@ class Store:
     def find_eval(self, text: str) -> EvalRow | None:
         """The eval whose id is `text`, else the one whose id starts with `text` (or `ev-` + `text`),
         as git takes a commit; None when none does. A prefix several ids share is refused, naming them."""
-        row = self.get_eval(text)
+        row = self.get_eval(check_eval_id(text))
         if row is not None or not text:
             return row
         for prefix in (text, f"ev-{text}"):
@@ -287,7 +293,7 @@ class Store:
         self._db.execute(
             f"UPDATE evals SET status=?, wall_s=wall_s+?, finished_at=?, runner=COALESCE(?, runner), error=? "
             f"WHERE id=?{held}",
-            (status, add_wall_s, finished, runner, error, eval_id, *(lease or ())),
+            (status, add_wall_s, finished, runner, bounded_error(error), eval_id, *(lease or ())),
         )
 
     def finish_shard(self, eval_id: str, add_wall_s: float, lease: LeaseKey | None = None) -> str:
@@ -471,7 +477,7 @@ class Store:
                 result.cpu_s,
                 result.queries,
                 result.ended_by,
-                result.error,
+                bounded_error(result.error),
                 time.time(),
                 json.dumps(result.artifacts),
                 result.attempt,
@@ -504,7 +510,8 @@ class Store:
             db.executemany(
                 insert("scores"),
                 [
-                    (eval_id, arm, kind, name, None if values is None else json.dumps(values), error)
+                    (eval_id, arm, kind, name, None if values is None else json.dumps(values),
+                     bounded_error(error))
                     for (arm, kind, name), (values, error) in scores.items()
                 ],
             )
@@ -524,7 +531,7 @@ class Store:
             row["wall_s"],
             row["setup_cpu_s"],
             row["finished_at"],
-            row["error"],
+            bounded_error(row["error"]),
         )
 
     def _live_status(self, eval_id: str, status: str) -> str:
@@ -536,7 +543,7 @@ class Store:
         return {
             (row["arm"], row["group_kind"], row["group_name"]): (
                 None if row["values_json"] is None else json.loads(row["values_json"]),
-                row["error"],
+                bounded_error(row["error"]),
             )
             for row in rows
         }
@@ -636,7 +643,7 @@ def episode_from_row(row: sqlite3.Row) -> EpisodeResult:
         cpu_s=row["cpu_s"],
         queries=row["queries"],
         ended_by=row["ended_by"],
-        error=row["error"],
+        error=bounded_error(row["error"]),  # a record written before errors were bounded
         artifacts=json.loads(row["artifacts"]),
         attempt=row["attempt"],
         failure=row["failure"],

@@ -13,6 +13,7 @@ from typing import Any
 from seq.authoring.adapter import AdapterSpec
 from seq.authoring.benchmark import SPEC_ATTRIBUTE as BENCHMARK_SPEC
 from seq.authoring.benchmark import BenchmarkSpec
+from seq.authoring.callable_policy import CallablePolicy
 from seq.authoring.policy import Policy, PolicySpec
 from seq.errors import SeqInputError
 from seq.record.checks import CheckRow
@@ -206,8 +207,8 @@ def _register_instance(policy: Policy, store: Store) -> VersionRow:
     found = kind_and_spec(cls)
     if found is None or found[0] != "policy":
         raise SeqInputError(f"{cls.__name__} is not decorated with @seq.policy.")
-    try:
-        source = inspect.getsource(cls).encode()
+    try:  # a function wrapped as a policy is versioned by its own source
+        source = policy.source if isinstance(policy, CallablePolicy) else inspect.getsource(cls).encode()
     except (OSError, TypeError):
         source = cls.__qualname__.encode()
     ref = {"in_memory": "", "qualname": cls.__qualname__}
@@ -237,4 +238,4 @@ def _register_class(kind: str, cls: type, store: Store) -> VersionRow:
 
 
 def load_version(row: VersionRow) -> type:
-    return load_class(row.ref)
+    return load_class(row.ref, f"{row.kind} {row.label}")

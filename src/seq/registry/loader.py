@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import hashlib
 import importlib
 import importlib.util
 import linecache
+import os
 import sys
+import threading
 import weakref
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from seq.errors import SeqInputError
 
@@ -44,17 +49,54 @@ def import_file(
     sys.modules[module_name] = module
     _importing.append(path)
     try:
-        if shown_as is None:
-            spec.loader.exec_module(module)
-        else:
-            source = path.read_text()
-            exec(compile(source, _shown_name(shown_as, source), "exec"), module.__dict__)
+        with _exits_refused():
+            if shown_as is None:
+                spec.loader.exec_module(module)
+            else:
+                source = path.read_text()
+                exec(compile(source, _shown_name(shown_as, source), "exec"), module.__dict__)
+    except (SystemExit, _ExitCalled) as exit_:
+        del sys.modules[module_name]
+        how = "os._exit" if isinstance(exit_, _ExitCalled) else "sys.exit"
+        raise ExitsOnImport(
+            f"{shown_as or path}: it exits when imported ({how}({exit_.code!r})); seq imports a "
+            'deployed file to find its classes, so put that call under `if __name__ == "__main__":`.'
+        ) from None
     except BaseException:
         del sys.modules[module_name]
         raise
     finally:
         _importing.pop()
     return module
+
+
+class ExitsOnImport(SeqInputError):
+    """A user file that ends the process when imported (`sys.exit`, `os._exit`)."""
+
+
+class _ExitCalled(Exception):
+    def __init__(self, code: Any) -> None:
+        super().__init__(code)
+        self.code = code
+
+
+@contextmanager
+def _exits_refused() -> Iterator[None]:
+    """While a user file's top-level code runs in this thread, `os._exit` raises instead of ending
+    the process (other threads keep the real one)."""
+    real, importer, importing = os._exit, threading.get_ident(), [True]
+
+    def refused(status: int) -> NoReturn:
+        if not importing[0] or threading.get_ident() != importer:  # kept by `from os import _exit`
+            real(status)
+        raise _ExitCalled(status)
+
+    os._exit = refused
+    try:
+        yield
+    finally:
+        importing[0] = False
+        os._exit = real
 
 
 def check_syntax(path: Path, data: bytes) -> None:
@@ -72,6 +114,8 @@ def import_user_file(path: Path, data: bytes, runs: Path, module_name: str) -> A
     check_syntax(path, data)
     try:
         return import_file(runs, module_name, str(path.parent.resolve()), str(path.resolve()))
+    except ExitsOnImport:
+        raise
     except SeqInputError as error:
         raise SeqInputError(f"{path}: {error}") from None
     except Exception as error:  # the user's module failed at import: say what, without a traceback
@@ -92,8 +136,6 @@ def _shown_name(shown_as: str, source: str) -> str:
 
 
 def _sha(source: str) -> str:
-    import hashlib
-
     return hashlib.sha256(source.encode()).hexdigest()
 
 
@@ -104,8 +146,9 @@ def user_file(ref: dict[str, Any]) -> str | None:
     return str(Path(ref["origin_dir"]) / Path(ref["file"]).name)
 
 
-def load_class(ref: dict[str, Any]) -> type:
-    """The class a version's `ref` points to: `{module, qualname}` or `{path, sha256, qualname}`."""
+def load_class(ref: dict[str, Any], label: str | None = None) -> type:
+    """The class a version's `ref` points to: `{module, qualname}` or `{path, sha256, qualname}`;
+    `label` (`kind NAME@vN`) names the version where its kept code is gone or changed."""
     if "in_memory" in ref:
         if not ref["in_memory"] or ref["in_memory"] not in IN_MEMORY:
             raise SeqInputError(
@@ -116,13 +159,32 @@ def load_class(ref: dict[str, Any]) -> type:
     if "module" in ref:
         module = importlib.import_module(ref["module"])
     else:
-        path = Path(ref["path"])
-        if not path.exists():  # a record merged from another workspace: the file is kept here by hash
-            from seq.record.store import seq_home
-
-            path = seq_home() / "code" / f"{ref['sha256']}.py"
+        path = _kept_code(ref, label or ref["qualname"])
         module = import_file(path, module_name_for(ref["sha256"]), ref.get("origin_dir"), user_file(ref))
     target: Any = module
     for part in ref["qualname"].split("."):
         target = getattr(target, part)
     return target
+
+
+def _kept_code(ref: dict[str, Any], label: str) -> Path:
+    """The file holding a version's code: where the ref says, else (a record merged from another
+    workspace) the copy kept here by hash; it must hold what was deployed. Else one sentence naming
+    the version and how to keep its code again."""
+    from seq.record.store import seq_home
+
+    kept = seq_home() / "code" / f"{ref['sha256']}.py"
+    problem = f"its code {kept} is gone"
+    for path in dict.fromkeys([Path(ref["path"]), kept]):
+        try:
+            data = path.read_bytes()
+        except FileNotFoundError:
+            continue
+        except OSError as error:
+            problem = f"its code {path} cannot be read ({error.strerror})"
+            continue
+        if hashlib.sha256(data).hexdigest() == ref["sha256"]:
+            return path
+        problem = f"its code {path} is not what was deployed (its sha256 differs)"
+    again = user_file(ref) or "its file"
+    raise SeqInputError(f"{label}: {problem}; run `seq deploy {again}` to keep it again.")

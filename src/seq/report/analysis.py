@@ -10,9 +10,9 @@ from typing import Any
 from seq.record.episode import ERROR, TIMED_OUT, EpisodeResult
 from seq.record.groups import groups
 from seq.record.manifest import Manifest
-from seq.report.problems import Problem
-from seq.report.rows import ComparisonRow, GroupRow, MetricRow
-from seq.stats import MetricKind, metric_interval, metric_kinds, usable_threshold
+from seq.report.problems import Problem, non_finite_problems
+from seq.report.rows import ComparisonRow, GroupRow, MetricRow, TrialEvidence
+from seq.stats import MetricKind, clustered_interval, metric_kinds, usable_threshold
 
 BUILT_IN_METRICS = ("steps", "return", "duration_s")
 NAN_ACTIONS = "nan_actions"  # steps whose action held a NaN; recorded only where some did, else 0
@@ -31,9 +31,14 @@ def _metric_names(results: list[EpisodeResult]) -> list[str]:
 
 def _values(counted: list[EpisodeResult], name: str) -> list[float]:
     """The metric's values over `counted`; `nan_actions` is 0 where an episode did not record it."""
+    return [value for value, _ in _measured(counted, name)]
+
+
+def _measured(counted: list[EpisodeResult], name: str) -> list[tuple[float, EpisodeResult]]:
+    """Each of `counted` that has the metric, with its value (`nan_actions`: 0 where not recorded)."""
     if name == NAN_ACTIONS:
-        return [r.metrics.get(name, 0.0) for r in counted]
-    return [r.metrics[name] for r in counted if name in r.metrics]
+        return [(r.metrics.get(name, 0.0), r) for r in counted]
+    return [(r.metrics[name], r) for r in counted if name in r.metrics]
 
 
 def eval_kinds(
@@ -56,13 +61,25 @@ def _group_row(
     counted = [r for r in members if r.status != ERROR]
     metrics = []
     for metric in names:
-        values = _values(counted, metric)
+        measured = _measured(counted, metric)
         if scored and metric in scored:
             metrics.append(MetricRow(metric, scored[metric], None, None, len(counted), "score hook", "score"))
-        elif values:
-            interval = metric_interval(values, kind=kinds[metric].kind)
+        elif measured:
+            values = [value for value, _ in measured]
+            clusters = [r.condition_key for _, r in measured]
+            strata = [r.task for _, r in measured]
+            interval = clustered_interval(values, clusters, strata, kind=kinds[metric].kind)
             metrics.append(
-                MetricRow(metric, interval.mean, interval.low, interval.high, interval.n, interval.method)
+                MetricRow(
+                    metric,
+                    interval.mean,
+                    interval.low,
+                    interval.high,
+                    interval.n,
+                    interval.method,
+                    conditions=interval.conditions,
+                    effective_n=interval.effective_n,
+                )
             )
     for key, value in (scored or {}).items():
         if key not in names:
@@ -100,15 +117,18 @@ def _comparisons(
             for metric in names:
                 if metric == "duration_s":  # wall time of the machine, not a property of the policy
                     continue
-                both = [
-                    (a.metrics[metric], b.metrics[metric])
-                    for a, b in pairs
-                    if metric in a.metrics and metric in b.metrics
-                ]
+                both = [(a, b) for a, b in pairs if metric in a.metrics and metric in b.metrics]
                 if not both:
                     continue
-                a_values, b_values = zip(*both, strict=True)
-                compared = compare_paired(a_values, b_values, metric, threshold, kind=kinds[metric].kind)
+                compared = compare_paired(
+                    [a.metrics[metric] for a, _ in both],
+                    [b.metrics[metric] for _, b in both],
+                    metric,
+                    threshold,
+                    kind=kinds[metric].kind,
+                    clusters=[a.condition_key for a, _ in both],
+                    strata=[a.task for a, _ in both],
+                )
                 rows.append(ComparisonRow(arm, baseline, kind, name, compared))
     return rows
 
@@ -116,12 +136,30 @@ def _comparisons(
 @dataclass(frozen=True)
 class Analysis:
     """Everything a report computes from episodes: groups with their intervals, the problems,
-    each arm's paired comparisons with the first, and each metric's kind."""
+    each arm's paired comparisons with the first, each metric's kind, and what its trials are worth."""
 
     groups: list[GroupRow]
     problems: list[Problem]
     comparisons: list[ComparisonRow]
     kinds: dict[str, MetricKind]
+    trials: TrialEvidence | None = None
+
+
+def trial_evidence(results: list[EpisodeResult]) -> TrialEvidence:
+    """How many conditions the counted episodes ran (per arm), and whether repeating them changed
+    anything: every trial of a condition with the same status, steps and metrics (wall time aside)."""
+    counted = [r for r in results if r.status != ERROR]
+    outcomes: dict[tuple[str, str], set[tuple]] = {}
+    trials: dict[tuple[str, str], int] = {}
+    for result in counted:
+        key = (result.arm, result.condition_key)
+        measured = tuple(sorted((k, v) for k, v in result.metrics.items() if k != "duration_s"))
+        outcomes.setdefault(key, set()).add((result.status, result.steps, measured))
+        trials[key] = trials.get(key, 0) + 1
+    most = max(trials.values(), default=0)
+    identical = most > 1 and all(len(seen) == 1 for seen in outcomes.values())
+    conditions = len({condition for _, condition in trials})
+    return TrialEvidence(len(counted), conditions, most, identical, len({arm for arm, _ in trials}))
 
 
 def analyse(
@@ -161,12 +199,13 @@ def analyse(
                 )
             )
         elif result.metrics.get(NAN_ACTIONS):
-            message = "the policy sent actions holding NaN (the metric nan_actions counts the steps)"
+            message = "the policy sent actions holding NaN or inf (the metric nan_actions counts the steps)"
             problems.append(
                 Problem(result.item_id, NAN_ACTIONS, message, result.task, result.seed, result.arm)
             )
+    problems += non_finite_problems(results)
     comparisons = _comparisons(grouped, arms, names, threshold, kinds) if len(arms) > 1 else []
-    return Analysis(table, problems, comparisons, kinds)
+    return Analysis(table, problems, comparisons, kinds, trial_evidence(results))
 
 
 def declared_kinds(*manifests: Manifest) -> dict[str, str]:
@@ -183,13 +222,20 @@ def declared_kinds(*manifests: Manifest) -> dict[str, str]:
 def across_tasks(results: list[EpisodeResult], arms: list[str], metric: str) -> list[dict[str, Any]]:
     """rliable's aggregate view of each arm (Agarwal et al. 2021): the interquartile mean of the
     per-task means with a stratified bootstrap interval, and each arm's probability of improvement
-    over the first. Only where there are several tasks."""
+    over the first. Only where there are several tasks. A task's scores are its conditions' means
+    (the mean of their trials), so the bootstrap resamples conditions within tasks: trials of one
+    condition are repeated measures, not runs."""
     from seq.stats import iqm_interval, probability_of_improvement_interval
 
-    by_arm: dict[str, dict[str, list[float]]] = {arm: {} for arm in arms}
+    trials: dict[str, dict[str, dict[str, list[float]]]] = {arm: {} for arm in arms}
     for result in results:
-        if result.ok and metric in result.metrics and result.arm in by_arm:
-            by_arm[result.arm].setdefault(result.task, []).append(result.metrics[metric])
+        if result.ok and metric in result.metrics and result.arm in trials:
+            task = trials[result.arm].setdefault(result.task, {})
+            task.setdefault(result.condition_key, []).append(result.metrics[metric])
+    by_arm = {
+        arm: {task: [sum(t) / len(t) for t in conditions.values()] for task, conditions in tasks.items()}
+        for arm, tasks in trials.items()
+    }
     if any(len(tasks) < 2 for tasks in by_arm.values()):
         return []
     rows = []

@@ -8,6 +8,7 @@ extra; `svg` names the extra when they are missing.
 from __future__ import annotations
 
 import functools
+import html
 import json
 import os
 from dataclasses import dataclass
@@ -15,10 +16,12 @@ from pathlib import Path
 from typing import Any
 
 from seq.errors import SeqInputError
+from seq.report.labels import LABEL_CHARS, distinct_labels
 from seq.report.report import Report
 
 INTERVAL_TOOLTIP = ["group:N", "arm:N", "value:Q", "low:Q", "high:Q"]
 ROW_STEP = 14  # pixels per group (task, suite) on a plot's y axis
+LABEL_LIMIT = 7 * LABEL_CHARS  # pixels an axis label may take: every `distinct_labels` label whole
 OVERALL = "overall"
 
 
@@ -42,10 +45,17 @@ def _svg(spec_json: str) -> str:
     return vl_convert.vegalite_to_svg(json.loads(spec_json))
 
 
-def svg(spec: dict[str, Any]) -> str:
-    """A Vega-Lite spec as an inline `<svg>` element; the same spec is drawn once per process."""
+def svg(spec: dict[str, Any], labels: tuple[tuple[str, str], ...] = ()) -> str:
+    """A Vega-Lite spec as an inline `<svg>` element; the same spec is drawn once per process.
+    `labels` (short, whole) give each abbreviated axis label its whole name on hover."""
     text = _svg(json.dumps(spec, sort_keys=True))
-    return text[text.index("<svg") :]  # no XML prolog inside HTML
+    text = text[text.index("<svg") :]  # no XML prolog inside HTML
+    for short, whole in labels:
+        shown = f">{html.escape(short, quote=False)}</text>"
+        text = text.replace(
+            shown, f">{html.escape(short, quote=False)}<title>{html.escape(whole)}</title></text>"
+        )
+    return text
 
 
 @functools.lru_cache(maxsize=1)
@@ -88,12 +98,20 @@ def _arms(report: Report) -> list[str]:
     return [_arm(report, arm) for arm in report.arms] or ["policy"]
 
 
+def group_labels(report: Report) -> dict[str, str]:
+    """Each task's and suite's label on the plots: its name, or a distinct abbreviation of it."""
+    return distinct_labels(group.name for group in report.groups if group.kind != OVERALL)
+
+
 def interval_rows(report: Report, kind: str) -> list[dict[str, Any]]:
-    """Each metric of each group of `kind` with its interval, one dict per (metric, group, arm)."""
+    """Each metric of each group of `kind` with its interval, one dict per (metric, group, arm):
+    `group` is its label on the plot (`group_labels`), `name` its whole name."""
+    labels = group_labels(report)
     return [
         {
             "metric": metric.name,
-            "group": group.name,
+            "group": labels.get(group.name, group.name),
+            "name": group.name,
             "arm": _arm(report, group.arm),
             "value": metric.value,
             "low": metric.low if metric.low is not None else metric.value,
@@ -113,12 +131,14 @@ def _interval_layers(
     arm has one colour in every plot)."""
     base = alt.Chart(alt.Data(values=rows))
     encode = {
-        "y": alt.Y(f"{y}:N", title=title, sort=None),
+        "y": alt.Y(f"{y}:N", title=title, sort=None, axis=alt.Axis(labelLimit=LABEL_LIMIT)),
         "yOffset": alt.YOffset("arm:N", sort=arms),
         "color": alt.Color("arm:N", title=legend, scale=alt.Scale(domain=arms)),
     }
+    shown = ["name:N"] if rows and "name" in rows[0] else [f"{y}:N"]  # the whole name on hover
+    tooltip = [*shown, "arm:N", "value:Q", "low:Q", "high:Q"]
     rules = base.mark_rule().encode(x=alt.X("low:Q", title=None), x2="high:Q", **encode)
-    points = base.mark_point(filled=True, size=30).encode(x="value:Q", **encode)
+    points = base.mark_point(filled=True, size=30).encode(x="value:Q", tooltip=tooltip, **encode)
     return rules + points
 
 
@@ -140,16 +160,18 @@ def metric_chart(report: Report, kind: str) -> Any | None:
 
 def forest_rows(report: Report, metric: str) -> list[dict[str, Any]]:
     """Each arm's paired difference B − A on `metric`, overall, per suite and per task."""
+    labels = group_labels(report)
     rows = []
     for row in report.comparisons:
         c = row.comparison
         difference = c.difference
         if c.metric != metric or difference.difference != difference.difference:
             continue
-        label = OVERALL if row.kind == OVERALL else f"{row.kind} {row.name}"
+        label = OVERALL if row.kind == OVERALL else f"{row.kind} {labels.get(row.name, row.name)}"
         rows.append(
             {
                 "group": label,
+                "name": OVERALL if row.kind == OVERALL else f"{row.kind} {row.name}",
                 "arm": row.arm,
                 "value": difference.difference,
                 "low": difference.low,
@@ -193,9 +215,10 @@ def heatmap_chart(report: Report) -> Any | None:
     if not rows:
         return None
     base = alt.Chart(alt.Data(values=rows)).encode(
-        x=alt.X("arm:N", title="arm", sort=None), y=alt.Y("group:N", title="task", sort=None)
+        x=alt.X("arm:N", title="arm", sort=None),
+        y=alt.Y("group:N", title="task", sort=None, axis=alt.Axis(labelLimit=LABEL_LIMIT)),
     )
-    cells = base.mark_rect().encode(color=alt.Color("value:Q", title=metric))
+    cells = base.mark_rect().encode(color=alt.Color("value:Q", title=metric), tooltip=["name:N", "value:Q"])
     labels = base.mark_text(fontSize=9).encode(text=alt.Text("value:Q", format=".2f"))
     tasks = len({row["group"] for row in rows})
     arms = len({row["arm"] for row in rows})
@@ -224,11 +247,13 @@ def across_chart(report: Report) -> Any | None:
 
 @dataclass(frozen=True)
 class Plot:
-    """A titled plot: its Vega-Lite spec, and its SVG where drawn in Python."""
+    """A titled plot: its Vega-Lite spec, its SVG where drawn in Python, and the abbreviated
+    labels it shows with their whole names (`(short, whole)`, for its legend)."""
 
     title: str
     spec: dict[str, Any]
     svg: str | None = None
+    labels: tuple[tuple[str, str], ...] = ()
 
 
 def report_plots(report: Report, draw: bool = True) -> list[Plot]:
@@ -242,7 +267,13 @@ def report_plots(report: Report, draw: bool = True) -> list[Plot]:
     ]
     # altair's schema check costs more than building the chart; vl-convert or vega draws them
     specs = [(title, chart.to_dict(validate=False)) for title, chart in charts if chart is not None]
-    return [Plot(title, spec, svg(spec) if draw else None) for title, spec in specs]
+    short = [(label, name) for name, label in group_labels(report).items() if label != name]
+    plots = []
+    for title, spec in specs:
+        shown = json.dumps(spec)
+        labels = tuple(pair for pair in short if json.dumps(pair[0])[1:-1] in shown)
+        plots.append(Plot(title, spec, svg(spec, labels) if draw else None, labels))
+    return plots
 
 
 def interval_chart(

@@ -93,6 +93,7 @@ def compare_evals(first: str, second: str, threshold: float = 0.05, store: Store
         comparisons=comparisons,
         across_tasks=across_tasks(results, labels, comparisons[0].comparison.metric) if comparisons else [],
         kinds=analysis.kinds,
+        trials=analysis.trials,
         threshold=threshold,
         notes=notes,
     )

@@ -17,7 +17,8 @@ from seq.record.schema import SCHEMA_VERSION
 from seq.record.store import COMPLETED, RUNNING, Store, WorkItem
 from seq.report.analysis import BUILT_IN_METRICS, across_tasks, analyse, declared_kinds
 from seq.report.problems import Problem, ProblemGroup, group_problems
-from seq.report.rows import ComparisonRow, GroupRow, MetricRow
+from seq.report.recordings import unrecorded_note
+from seq.report.rows import ComparisonRow, GroupRow, MetricRow, TrialEvidence
 from seq.stats import SMALL_N, MetricKind, usable_threshold
 
 __all__ = [
@@ -88,6 +89,7 @@ class Report:
     error: str | None = None  # what failed the eval (a traceback, or a sentence), where it failed
     unfinished: list[Unfinished] = field(default_factory=list)  # items without a result, and why
     reruns: int = 0  # items run to an end more than once (`--rerun-failed`): counted by their last
+    trials: TrialEvidence | None = None  # the conditions behind the episodes, and what repeats add
 
     @property
     def all_errored(self) -> bool:
@@ -235,6 +237,8 @@ def build_report(eval_id: str, store: Store | None = None) -> Report:
             "called within threshold."
         ]
     )
+    unrecorded = unrecorded_note(results)  # videos asked for and not made: say why, once
+    notes += [unrecorded] if unrecorded else []
     analysis = analyse(results, store.scores(eval_id), arms, threshold, declared_kinds(row.manifest))
     comparisons = analysis.comparisons
     aggregate = across_tasks(results, arms, comparisons[0].comparison.metric) if comparisons else []
@@ -264,6 +268,7 @@ def build_report(eval_id: str, store: Store | None = None) -> Report:
         across_tasks=aggregate,
         schema_version=store.schema_version,
         kinds=analysis.kinds,
+        trials=analysis.trials,
         threshold=threshold,
         notes=notes,
         error=row.error,

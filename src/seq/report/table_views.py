@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from seq.report.report import GroupRow, MetricRow, Report
 from seq.stats import SMALL_N
+from seq.stats.intervals import CLUSTERED
 
 KIND_TITLES = {"overall": "Overall", "suite": "Per suite", "task": "Per task"}
 METHOD_NAMES = {
@@ -23,6 +24,10 @@ METHOD_NAMES = {
     "agresti-min": "Agresti–Min",
     "paired-bootstrap-bca": "paired BCa bootstrap",
     "paired-bootstrap-percentile": "paired percentile bootstrap",
+    "paired-t": "paired Student t",
+    "paired-t (all differences equal)": "zero width (every difference equal)",
+    "none (fewer than 2 pairs)": "no interval (fewer than 2 pairs)",
+    "repeated-ci-tango": "repeated Tango score",
     "mcnemar-exact": "McNemar exact",
     "iqm-stratified-bootstrap": "IQM, stratified bootstrap",
     "poi-stratified-bootstrap": "stratified bootstrap",
@@ -31,7 +36,11 @@ NAME_COLUMNS = ("arm", "group", "suite", "task", "metric")
 
 
 def method_name(method: str) -> str:
-    """A method's name as the report prints it: `tango` → `Tango score`."""
+    """A method's name as the report prints it: `tango` → `Tango score`; a clustered one says so:
+    `wilson (clustered)` → `Wilson score at the effective n`."""
+    if method.endswith(CLUSTERED):
+        base = method[: -len(CLUSTERED)]
+        return f"{METHOD_NAMES.get(base, base)} at the effective n"
     return METHOD_NAMES.get(method, method)
 
 
@@ -54,8 +63,12 @@ def interval_text(value: float | None, low: float | None, high: float | None) ->
 
 
 def format_metric(metric: MetricRow) -> str:
-    """A metric's value with its interval."""
-    return interval_text(metric.value, metric.low, metric.high)
+    """A metric's value with its interval, and the effective n the interval rests on where its
+    episodes repeat conditions: `0.50 [0.30, 0.70] eff. n 20`."""
+    text = interval_text(metric.value, metric.low, metric.high)
+    if metric.clustered and metric.effective_n is not None:
+        text += f" eff. n {metric.effective_n:.0f}"
+    return text
 
 
 @dataclass(frozen=True)

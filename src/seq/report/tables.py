@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import html
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -32,20 +33,38 @@ class Table:
         return (self.align[column] if self.align and column < len(self.align) else "left") or "left"
 
 
-def _md_cell(text: object) -> str:
-    return str(text).replace("|", "\\|").replace("\n", " ")
+# What turns text into markup where Markdown is rendered: an HTML tag (or comment, or autolink)
+# opens with `<` and a letter, `/`, `!` or `?`; an inline link with `](`.
+_TAG_START = re.compile(r"<(?=[A-Za-z/!?])")
+
+
+def markdown_text(text: object) -> str:
+    """`text` (a name or message from user code) made inert in Markdown: it shows as written,
+    never as HTML or a link, as the HTML views escape it."""
+    return _TAG_START.sub("&lt;", str(text)).replace("](", "]\\(")
+
+
+def markdown_cell(text: object) -> str:
+    """`text` for one cell of a Markdown table: inert, one line, no column break."""
+    return markdown_text(text).replace("|", "\\|").replace("\n", " ")
+
+
+def markdown_code_block(text: str) -> list[str]:
+    """`text` as a fenced code block whose fence no run of backticks in it can close."""
+    fence = "`" * max(3, 1 + max((len(run) for run in re.findall(r"`+", text)), default=0))
+    return [fence, text, fence]
 
 
 def to_markdown(table: Table) -> str:
     """A GitHub-flavoured Markdown table (with a `### title` line when the table has one)."""
-    lines = [f"### {table.title}", ""] if table.title else []
-    lines.append("| " + " | ".join(_md_cell(h) for h in table.headers) + " |")
+    lines = [f"### {markdown_text(table.title)}", ""] if table.title else []
+    lines.append("| " + " | ".join(markdown_cell(h) for h in table.headers) + " |")
     lines.append(
         "|"
         + "|".join("---:" if table.alignment(i) == "right" else "---" for i in range(len(table.headers)))
         + "|"
     )
-    lines += ["| " + " | ".join(_md_cell(c) for c in row) + " |" for row in table.rows]
+    lines += ["| " + " | ".join(markdown_cell(c) for c in row) + " |" for row in table.rows]
     return "\n".join(lines) + "\n"
 
 

@@ -114,12 +114,24 @@ def sequential_line(report: Report) -> str | None:
     )
 
 
+def _method_in(method: str, methods: dict[str, list[str]]) -> str:
+    """A method's name, and where a metric's groups use several, which of them use this one:
+    `zero width (every value equal) in 2 of 4 groups (task a, task b)`."""
+    if len(methods) == 1:
+        return method_name(method)
+    groups, total = methods[method], sum(len(where) for where in methods.values())
+    named = f" ({', '.join(groups)})" if len(groups) <= 3 else ""
+    return f"{method_name(method)} in {len(groups)} of {total} groups{named}"
+
+
 def methods_lines(report: Report) -> list[str]:
     """The footnote: each metric's kind and interval method; a report with no metric says why."""
-    used: dict[str, set[str]] = {}
+    used: dict[str, dict[str, list[str]]] = {}  # metric -> method -> the groups it was used in
     for group in report.groups:
         for metric in group.metrics:
-            used.setdefault(metric.name, set()).add(metric.method)
+            where = "overall" if group.kind == "overall" else f"{group.kind} {group.name}"
+            where += f" ({group.arm})" if group.arm and len(report.arms) > 1 else ""
+            used.setdefault(metric.name, {}).setdefault(metric.method, []).append(where)
     if not used:
         if not report.episodes:
             return ["No episode has finished yet, so there is no metric and no interval."]
@@ -128,8 +140,9 @@ def methods_lines(report: Report) -> list[str]:
     for name, methods in used.items():
         kind = report.kinds.get(name)
         label = f"{name} ({kind.kind})" if kind is not None else name
-        parts.append(f"{label}: {', '.join(method_name(m) for m in sorted(methods))}")
+        parts.append(f"{label}: {', '.join(_method_in(m, methods) for m in sorted(methods))}")
     lines = ["95% intervals — " + "; ".join(parts) + f". ⚠ marks n < {SMALL_N}."]
+    lines += evidence_lines(report)
     decided = [
         f"{name}: {kind.note}" if kind.note else f"{name} is a {kind.kind} by its values"
         for name, kind in report.kinds.items()
@@ -142,6 +155,26 @@ def methods_lines(report: Report) -> list[str]:
             + " (declare them: @seq.benchmark(metrics={'name': 'rate' or 'mean'}))."
         )
     return lines
+
+
+def evidence_lines(report: Report) -> list[str]:
+    """What the episodes are worth where trials repeat conditions: the unit of evidence is the
+    condition, and identical trials say that only more seeds would add any."""
+    evidence = report.trials
+    if evidence is None or not evidence.repeated:
+        return []
+    arms = f" by {evidence.arms} arms" if evidence.arms > 1 else ""
+    line = (
+        f"Evidence — {evidence.episodes} episodes{arms} in {evidence.conditions} conditions (up to "
+        f"{evidence.most_trials} trials each): trials of one condition are repeated measures, so "
+        "each interval and test counts the effective n (eff. n), from how alike the trials were."
+    )
+    if evidence.identical:
+        line += (
+            " Every trial of every condition gave the same outcome and steps: more trials of a "
+            "deterministic policy add no evidence; more seeds do."
+        )
+    return [line]
 
 
 def adapter_lines(report: Report) -> list[str]:
@@ -214,11 +247,7 @@ def manifest_lines(report: Report, whole_hashes: bool = False) -> list[str]:
         f"seq {manifest.seq.version} (git {manifest.seq.git_sha or 'n/a'})",
         f"benchmark {bench.label} sha256 {sha(bench.sha256)}",
         f"policy {policy.label} sha256 {sha(policy.sha256)}",
-        *(
-            [f"adapter {adapter.label} sha256 {sha(adapter.sha256)}"]
-            if (adapter := manifest.adapter)
-            else []
-        ),
+        *([f"adapter {adapter.label} sha256 {sha(adapter.sha256)}"] if (adapter := manifest.adapter) else []),
         *[
             f"arm {arm.name}: {arm.policy} with "
             + parameter_text({k: v for k, v in arm.parameters.items() if k not in shared})

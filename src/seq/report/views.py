@@ -16,6 +16,7 @@ from seq.report.table_views import (
     method_name,
     number,
 )
+from seq.report.tables import markdown_cell, markdown_code_block, markdown_text
 from seq.report.terminal import print_report, report_renderable
 from seq.report.text import (
     adapter_lines,
@@ -46,58 +47,58 @@ __all__ = [
 ]
 
 
-def _markdown_cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
-
-
 def _markdown_table(view: TableView) -> list[str]:
     lines = [
-        f"## {view.title}",
+        f"## {markdown_text(view.title)}",
         "",
-        "| " + " | ".join(_markdown_cell(h) for h in view.headers) + " |",
+        "| " + " | ".join(markdown_cell(h) for h in view.headers) + " |",
         "|" + "---|" * len(view.headers),
     ]
-    lines += ["| " + " | ".join(_markdown_cell(c) for c in cells) + " |" for cells in view.rows]
+    lines += ["| " + " | ".join(markdown_cell(c) for c in cells) + " |" for cells in view.rows]
     return lines + [""]
 
 
 def render_markdown(report: Report) -> str:
-    """The whole report as one Markdown document (every metric of every comparison row)."""
+    """The whole report as one Markdown document (every metric of every comparison row). Every
+    name and message in it came from user code or the record, so each is made inert
+    (`markdown_text`): the document shows them as written, never as HTML or links."""
+    text = markdown_text
     lines = [
-        f"# {report.title}",
+        f"# {text(report.title)}",
         "",
-        f"Eval `{report.eval_id}`: {report.status}, {report.done}/{report.total} episodes.",
+        f"Eval `{report.eval_id.replace('`', '')}`: {text(report.status)}, "
+        f"{report.done}/{report.total} episodes.",
         "",
     ]
     partial = partial_line(report)
     if partial:
-        lines += [f"> **{partial}**", ""]
+        lines += [f"> **{text(partial)}**", ""]
     unfinished = unfinished_lines(report)
     if unfinished:
-        lines += [*[f"- {_markdown_cell(line)}" for line in unfinished], ""]
+        lines += [*[f"- {markdown_cell(line)}" for line in unfinished], ""]
     rerun = rerun_line(report)
     if rerun:
-        lines += [f"> {rerun}", ""]
+        lines += [f"> {text(rerun)}", ""]
     for note in report.notes:
-        lines += [f"> {note}", ""]
+        lines += [f"> {text(note)}", ""]
     sequential = sequential_line(report)
     if sequential:
-        lines += [f"**{sequential}**", ""]
+        lines += [f"**{text(sequential)}**", ""]
     views = group_tables(report, list(KIND_TITLES))
     extra = [comparison_table(report, every_task_metric=True), across_tasks_table(report)]
     for view in views + [v for v in extra if v is not None]:
         lines += _markdown_table(view)
     for line in methods_lines(report):
-        lines += [line, ""]
+        lines += [text(line), ""]
     if report.problems:
         lines += ["## Errors and timeouts", ""]
         for group in report.problem_groups:
-            lines += [f"### {group.label}: {group.headline}", ""]
+            lines += [f"### {markdown_cell(group.label)}: {markdown_cell(group.headline)}", ""]
             if group.detail:
-                lines += ["```", group.detail, "```", ""]
+                lines += [*markdown_code_block(group.detail), ""]
     adapter = adapter_lines(report)
     if adapter:
-        lines += ["## Adapter", "", *[f"- {line}" for line in adapter], ""]
-    lines += ["## Cost", "", cost_line(report), "", "## Reproducibility manifest", ""]
-    lines += [f"- {line}" for line in manifest_lines(report, whole_hashes=True)]
+        lines += ["## Adapter", "", *[f"- {markdown_cell(line)}" for line in adapter], ""]
+    lines += ["## Cost", "", text(cost_line(report)), "", "## Reproducibility manifest", ""]
+    lines += [f"- {markdown_cell(line)}" for line in manifest_lines(report, whole_hashes=True)]
     return "\n".join(lines) + "\n"

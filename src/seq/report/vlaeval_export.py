@@ -41,6 +41,7 @@ from seq._version import __version__
 from seq.errors import SeqInputError
 from seq.record.episode import ERROR, EpisodeResult
 from seq.record.manifest import ArmManifest
+from seq.record.paths import artifact_file
 from seq.record.store import COMPLETED, Store
 from seq.record.typed import to_plain
 
@@ -148,21 +149,23 @@ def _episode_row(
     return row
 
 
-def _files(episode: EpisodeResult, stem: Path) -> None:
-    """The episode's step rows (from its trajectory) and its video, under `stem`."""
-    trajectory, video = episode.artifacts.get("trajectory"), episode.artifacts.get("video")
-    if trajectory and Path(trajectory).is_file():
+def _files(episode: EpisodeResult, stem: Path, home: Path, eval_id: str) -> None:
+    """The episode's step rows (from its trajectory) and its video, under `stem`: only files
+    inside the eval's artifact folder are read."""
+    trajectory = artifact_file(home, eval_id, episode.artifacts.get("trajectory"))
+    video = artifact_file(home, eval_id, episode.artifacts.get("video"))
+    if trajectory:
         stem.parent.mkdir(parents=True, exist_ok=True)
         with stem.with_suffix(".jsonl").open("w", encoding="utf-8") as out:
             for row in _steps(Path(trajectory)):
                 out.write(json.dumps(row) + "\n")
-    if video and Path(video).is_file():
+    if video:
         stem.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(video, stem.with_suffix(".mp4"))
 
 
 def _benchmark_result(
-    name: str, episodes: list[EpisodeResult], row: Any, arm: ArmManifest, directory: Path
+    name: str, episodes: list[EpisodeResult], row: Any, arm: ArmManifest, directory: Path, home: Path
 ) -> dict[str, Any]:
     metric_keys = _metric_keys(episodes)
     by_task: dict[str, list[EpisodeResult]] = {}
@@ -175,7 +178,7 @@ def _benchmark_result(
         for number, episode in enumerate(members):
             episode_row = _episode_row(episode, number, task_idx, metric_keys, row.id)
             stem = f"task{task_idx:04d}_ep{number:04d}_{episode_row['seq']['status']}"
-            _files(episode, directory / "episodes" / name / stem)
+            _files(episode, directory / "episodes" / name / stem, home, row.id)
             rows.append(episode_row)
         errors = sum(1 for r in rows if r.get("failure_reason"))
         result: dict[str, Any] = {
@@ -233,7 +236,7 @@ def export_vla_eval(eval_id: str, directory: str | Path, store: Store | None = N
     for arm in arms:
         name = _safe(row.benchmark if len(arms) == 1 else f"{row.benchmark}_{arm.name}")
         mine = [e for e in episodes if e.arm == arm.name] if len(arms) > 1 else episodes
-        body = _benchmark_result(name, mine, row, arm, out)
+        body = _benchmark_result(name, mine, row, arm, out, store.path.parent)
         if partial:
             body["partial"] = True
         path = out / f"{name}_aggregate.json"

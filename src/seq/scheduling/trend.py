@@ -1,32 +1,37 @@
 """A policy's evals on one benchmark over time: `seq eval trend POLICY --benchmark B`.
 
 Every eval of the pairing, scheduled or run by hand, oldest first, with its policy version, the
-metric and its 95% interval (the report's own, `seq.report`); then each version against the one
-before it, paired on the episodes (task, seed, trial) both ran, with the report's paired
-statistics (`seq.stats.compare_paired`). A version's newest completed eval stands for it in the
-pairing; where none completed (a budget stopped them), its newest eval with results does, and the
-comparison says so.
+metric and its 95% interval (the report's own, `seq.report`) and the episodes it lost to errors;
+then each version against the one before it, paired on the episodes (condition, trial) both
+ran, with the report's paired statistics (`seq.stats.compare_paired`), the episodes left out and
+why, and the arms and parameters compared. The eval that stands for a version is the one with the
+most episodes on the benchmark's full conditions, or the one the user names
+(`seq.scheduling.trend_step`).
 """
 
 from __future__ import annotations
 
 import json
-import math
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from seq.errors import SeqInputError
 from seq.record.episode import EpisodeResult
 from seq.record.schedules import Schedules
-from seq.record.store import COMPLETED, Store
+from seq.record.store import EvalRow, Store
 from seq.report.report import Report, build_report, finite
+from seq.scheduling import trend_step
 from seq.scheduling.metric import primary_metric
-from seq.stats import check_threshold, compare_paired
+from seq.stats import check_threshold
 
 
 @dataclass(frozen=True)
 class TrendPoint:
-    """One eval of the pairing (one arm of it, where it ran several): its metric and interval."""
+    """One eval of the pairing (one arm of it, where it ran several): its metric and interval,
+    its episodes and how many of them errored (left out of the metric), the conditions behind its
+    n, whether it ran every task
+    of the benchmark (`full`), and the arm's parameters (`side.name` → value, every one used)."""
 
     eval_id: str
     created_at: float
@@ -41,14 +46,24 @@ class TrendPoint:
     high: float | None
     n: int
     method: str | None
+    errors: int = 0
+    full: bool = True
+    parameters: dict[str, Any] = field(default_factory=dict)
+    given: dict[str, str] = field(default_factory=dict)  # the values given for the arm (`params`)
+    conditions: int = 0  # the conditions (task, seed, variation) its n episodes ran
+    effective_n: float | None = None  # what they are worth as independent episodes (the report's)
 
 
 @dataclass(frozen=True)
 class TrendStep:
     """A version against the previous one on their shared episodes; `comparison` is
-    `seq.stats.Comparison` as a dict (None with `note` where nothing pairs up). `caveats`: an
-    eval that did not complete stands for its version; `no_interval`: why the difference has no
-    interval, where it has none."""
+    `seq.stats.Comparison` as a dict (None with `note` where nothing pairs up). `verdict`: the
+    comparison's, or what the newer version lost to errors where it lost any. `left_out`: the
+    episodes (condition|trial) left out of the comparison, by why (`trend_step.LEFT_OUT`).
+    `caveats`: why an eval stands for its version where it is not plainly the one;
+    `no_interval`: why the difference has no interval, where it has none. `given`: each side's
+    values given (`side.name` → value), `differing`: the parameters whose values differ,
+    name → [older, newer]."""
 
     baseline_version: int
     version: int
@@ -58,6 +73,12 @@ class TrendStep:
     note: str | None = None
     caveats: list[str] = field(default_factory=list)
     no_interval: str | None = None
+    baseline_arm: str = ""
+    arm: str = ""
+    verdict: str | None = None
+    left_out: dict[str, list[str]] = field(default_factory=dict)
+    given: list[dict[str, str]] = field(default_factory=list)
+    differing: dict[str, list[Any]] = field(default_factory=dict)
 
 
 @dataclass
@@ -86,9 +107,11 @@ def trend(
     metric: str | None = None,
     threshold: float = 0.05,
     store: Store | None = None,
+    evals: Sequence[str] = (),
 ) -> Trend:
     """Every eval of `policy` on `benchmark` by version and date, `metric` (default: `success`,
-    else the benchmark's first) with its interval, and each version paired against the previous."""
+    else the benchmark's first) with its interval, and each version paired against the previous.
+    `evals`: ids (or unique prefixes) of evals to stand for their versions, at most one a version."""
     threshold = check_threshold(threshold)
     store = store or Store()
     name = str(policy).partition("@")[0]
@@ -123,6 +146,12 @@ def trend(
                     found.high if found else None,
                     found.n if found else 0,
                     found.method if found else None,
+                    sum(not e.ok for e in mine),
+                    _full(row),
+                    trend_step.flat_parameters(arm.parameters),
+                    dict(arm.params),
+                    (found.conditions or 0) if found else 0,
+                    found.effective_n if found else None,
                 )
             )
     if not points:
@@ -133,32 +162,42 @@ def trend(
             f"--metric {metric}: no eval of {name} on {benchmark} has it; its metrics are "
             f"{', '.join(known) or 'none yet (every episode errored)'}."
         )
+    named = _named(evals, points, store, name, str(benchmark))
     chosen = chosen or "success"
-    return Trend(name, str(benchmark), chosen, points, _steps(points, episodes, reports, chosen, threshold))
+    steps = _steps(points, episodes, reports, chosen, threshold, named)
+    return Trend(name, str(benchmark), chosen, points, steps)
 
 
-def _stand_in(points: list[TrendPoint]) -> tuple[TrendPoint, str | None]:
-    """The eval that stands for a version (its points, oldest first): the newest completed one
-    with a value; else the newest with a value, with a caveat saying so; else the newest."""
-    completed = [p for p in points if p.status == COMPLETED and p.value is not None]
-    if completed:
-        return completed[-1], None
-    valued = [p for p in points if p.value is not None]
-    chosen = (valued or points)[-1]
-    return chosen, (
-        f"v{chosen.policy_version} has no completed eval: its newest with results, "
-        f"{chosen.eval_id} ({chosen.status}, {chosen.episodes} episodes), stands for it"
-    )
+def _full(row: EvalRow) -> bool:
+    """Whether the eval ran every task of the suites it ran (no `--tasks`)."""
+    return not row.arguments.tasks
 
 
-def _no_interval(compared: dict[str, Any]) -> str | None:
-    """Why the difference has no interval, where it has none."""
-    difference = compared["difference"]
-    if math.isfinite(difference["low"]) and math.isfinite(difference["high"]):
-        return None
-    if compared["n"] < 2:
-        return f"too few shared episodes ({compared['n']}; it takes 2)"
-    return "the bootstrap of the differences is degenerate"
+def _named(
+    evals: Sequence[str], points: list[TrendPoint], store: Store, name: str, benchmark: str
+) -> dict[int, str]:
+    """Each version's eval the user named: version → eval id; a name that is no eval of the
+    pairing, or a second for one version, is refused."""
+    if isinstance(evals, str):
+        evals = [evals]
+    named: dict[int, str] = {}
+    for text in evals:
+        try:
+            row = store.find_eval(str(text))
+        except SeqInputError as error:  # a prefix several ids share
+            raise SeqInputError(f"--eval {text}: {error}") from None
+        mine = [p for p in points if row is not None and p.eval_id == row.id]
+        if not mine:
+            raise SeqInputError(
+                f"--eval {text}: no eval of {name} on {benchmark} has that id (the trend lists them)."
+            )
+        version = mine[0].policy_version
+        if named.get(version, mine[0].eval_id) != mine[0].eval_id:
+            raise SeqInputError(
+                f"--eval {text}: v{version} already has {named[version]} named; name one eval a version."
+            )
+        named[version] = mine[0].eval_id
+    return named
 
 
 def _steps(
@@ -167,34 +206,56 @@ def _steps(
     reports: dict[str, Report],
     metric: str,
     threshold: float,
+    named: dict[int, str],
 ) -> list[TrendStep]:
-    """Each version's standing eval (`_stand_in`) against the previous version's, on the
-    episodes both ran."""
+    """Each version's standing eval (`trend_step.stand_in`) against the previous version's, on
+    the episodes both ran."""
     by_version: dict[int, list[TrendPoint]] = {}
     for point in points:  # oldest first
         by_version.setdefault(point.policy_version, []).append(point)
+    standing: dict[int, tuple[TrendPoint, str | None]] = {}
+    for version, mine in by_version.items():
+        candidates = [
+            trend_step.Candidate(p.eval_id, p.status, p.episodes, p.full, p.created_at) for p in mine
+        ]
+        index, caveat = trend_step.stand_in(version, candidates, named.get(version))
+        standing[version] = mine[index], caveat
     versions = sorted(by_version)
     steps = []
     for before, after in zip(versions, versions[1:], strict=False):
-        (a, a_caveat), (b, b_caveat) = _stand_in(by_version[before]), _stand_in(by_version[after])
-        caveats = [caveat for caveat in (a_caveat, b_caveat) if caveat]
-        step = TrendStep(before, after, a.eval_id, b.eval_id, None, caveats=caveats)
+        (a, a_caveat), (b, b_caveat) = standing[before], standing[after]
+        step = TrendStep(
+            before,
+            after,
+            a.eval_id,
+            b.eval_id,
+            None,
+            caveats=[caveat for caveat in (a_caveat, b_caveat) if caveat],
+            baseline_arm=a.arm,
+            arm=b.arm,
+            given=[a.given, b.given],
+            differing=trend_step.differing(a.parameters, b.parameters),
+        )
         if a.benchmark_version != b.benchmark_version:
             note = f"they ran benchmark versions v{a.benchmark_version} and v{b.benchmark_version}"
             steps.append(replace(step, note=note + ": not the same episodes"))
             continue
-        theirs = {e.pair_key: e for e in episodes[(a.eval_id, a.arm)] if e.ok and metric in e.metrics}
-        pairs = [
-            (theirs[e.pair_key].metrics[metric], e.metrics[metric])
-            for e in episodes[(b.eval_id, b.arm)]
-            if e.ok and metric in e.metrics and e.pair_key in theirs
-        ]
-        if not pairs:
-            steps.append(replace(step, note=f"no episode (task, seed, trial) that both ran has {metric!r}"))
+        pairing = trend_step.pair(episodes[(a.eval_id, a.arm)], episodes[(b.eval_id, b.arm)], metric)
+        step = replace(step, left_out=pairing.left_out)
+        if not pairing.keys:
+            note = f"no episode (condition, trial) that both ran has {metric!r}"
+            verdict = trend_step.step_verdict(None, pairing, before, after)
+            steps.append(replace(step, note=note, verdict=verdict))
             continue
         kinds = reports[b.eval_id].kinds
         kind = kinds[metric].kind if metric in kinds else None
-        a_values, b_values = zip(*pairs, strict=True)
-        compared = asdict(compare_paired(a_values, b_values, metric, threshold, kind=kind))
-        steps.append(replace(step, comparison=compared, no_interval=_no_interval(compared)))
+        compared = trend_step.compare(pairing, metric, threshold, kind)
+        steps.append(
+            replace(
+                step,
+                comparison=compared,
+                no_interval=trend_step.no_interval(compared),
+                verdict=trend_step.step_verdict(compared, pairing, before, after),
+            )
+        )
     return steps

@@ -22,14 +22,17 @@ import hashlib
 import math
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Hashable, Sequence
+from dataclasses import dataclass, replace
+from statistics import NormalDist
 
 import numpy as np
 
+from seq.stats.clusters import DesignEffect, clustering, design_effect_of
 from seq.stats.resampling import bootstrap_mean, wilson
 
 SMALL_N = 10
+CLUSTERED = " (clustered)"  # appended to a method whose interval counts conditions
 BOOTSTRAP_RESAMPLES = 2000
 BOOTSTRAP_SEED = 0
 ALL_EQUAL = "bootstrap (all values equal)"
@@ -45,6 +48,14 @@ class Interval:
     n: int
     method: str
     level: float = 0.95
+    conditions: int | None = None
+    effective_n: float | None = None
+
+    @property
+    def clustered(self) -> bool:
+        """Whether some condition holds several trials, so the interval counts conditions, not
+        episodes (`seq.stats.clusters`)."""
+        return self.conditions is not None and self.conditions < self.n
 
     @property
     def small_n(self) -> bool:
@@ -119,3 +130,62 @@ def metric_interval(values: Sequence[float], level: float = 0.95, kind: str | No
     if kind != "mean":
         raise ValueError(f"kind must be 'rate' or 'mean', got {kind!r}")
     return bootstrap_interval(values, level)
+
+
+def clustered_interval(
+    values: Sequence[float],
+    clusters: Sequence[Hashable],
+    strata: Sequence[Hashable] | None = None,
+    level: float = 0.95,
+    kind: str | None = None,
+) -> Interval:
+    """`metric_interval` of values whose trials cluster in conditions (`clusters[i]`) within tasks
+    (`strata[i]`): the interval of the effective sample (`seq.stats.clusters`).
+
+    A rate: the Wilson interval of the pooled rate at the effective n = N/deff (the design-effect
+    adjusted Wilson interval; Rao & Scott 1992, Biometrics 48:577–585, adjust counts the same way).
+    A mean: the bootstrap interval of the episodes, each side's distance from the mean scaled by
+    √deff. Exactly `metric_interval` where every condition holds one value; `conditions` and
+    `effective_n` say what the interval rests on."""
+    if len(values) != len(clusters):
+        raise ValueError(f"values and clusters need equal lengths, got {len(values)} and {len(clusters)}")
+    effect = design_effect_of(values, clustering(clusters, strata))
+    return with_design_effect(metric_interval(values, level, kind), effect)
+
+
+def with_design_effect(plain: Interval, effect: DesignEffect) -> Interval:
+    """`plain`, the interval as if independent, widened by `effect`."""
+    fields = {"conditions": effect.conditions, "effective_n": effect.effective_n}
+    if effect.deff == 1.0 or plain.n == 0:
+        return replace(plain, **fields)
+    method = plain.method + CLUSTERED
+    # k conditions in T tasks estimate the variance with k − T degrees of freedom: Student's
+    # quantile for the normal one (the df-adjusted effective n of Korn & Graubard 1998).
+    quantile = _quantile(plain.level, effect.df)
+    if plain.method == "wilson":
+        successes = plain.mean * effect.effective_n
+        low, high = wilson(successes, effect.effective_n, plain.level, quantile)
+        return replace(plain, low=max(0.0, low), high=min(1.0, high), method=method, **fields)
+    if plain.low is None or plain.high is None or plain.method == ALL_EQUAL:
+        return replace(plain, **fields)
+    scale = math.sqrt(effect.deff) * quantile / _quantile(plain.level, math.inf)
+    low = plain.mean - (plain.mean - plain.low) * scale
+    high = plain.mean + (plain.high - plain.mean) * scale
+    return replace(plain, low=low, high=high, method=method, **fields)
+
+
+def _quantile(level: float, df: float) -> float:
+    """The two-sided `level` quantile of Student's t with `df` degrees of freedom; the normal's
+    where `df` is infinite."""
+    upper = 1 - (1 - level) / 2
+    if not math.isfinite(df):
+        return NormalDist().inv_cdf(upper)
+    from scipy.special import stdtrit
+
+    return float(stdtrit(df, upper))
+
+
+def wilson_fractional(successes: float, n: float, level: float = 0.95) -> tuple[float, float]:
+    """The Wilson interval at a non-integer (effective) count, clipped to [0, 1]."""
+    low, high = wilson(successes, n, level)
+    return max(0.0, low), min(1.0, high)

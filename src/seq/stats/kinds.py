@@ -23,7 +23,17 @@ from seq.errors import SeqInputError
 RATE = "rate"
 MEAN = "mean"
 KINDS = (RATE, MEAN)
-KINDS_BY_NAME = {"success": RATE, "is_success": RATE, "steps": MEAN, "return": MEAN, "duration_s": MEAN}
+# seq's own names: `plans` and `nan_actions` are counts an episode records (all 0 in one eval is
+# still a count, not a rate with a Wilson interval)
+KINDS_BY_NAME = {
+    "success": RATE,
+    "is_success": RATE,
+    "steps": MEAN,
+    "return": MEAN,
+    "duration_s": MEAN,
+    "plans": MEAN,
+    "nan_actions": MEAN,
+}
 
 
 @dataclass(frozen=True)

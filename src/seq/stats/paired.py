@@ -21,7 +21,7 @@ Every difference here is **B − A** (positive: B is better), in the metric's ow
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,6 +29,7 @@ import numpy as np
 import numpy.typing as npt
 
 from seq.errors import SeqInputError
+from seq.stats.clusters import DesignEffect, clustering, design_effect_of
 from seq.stats.intervals import bootstrap_interval, is_binary
 
 
@@ -96,9 +97,42 @@ def mcnemar_exact(table: PairedTable) -> float:
     d = table.discordant
     if d == 0:
         return 1.0
-    from scipy import stats
+    from scipy import special, stats
 
-    return float(min(1.0, 2.0 * stats.binom.cdf(min(table.only_a, table.only_b), d, 0.5)))
+    smaller = min(table.only_a, table.only_b)
+    if float(smaller).is_integer() and float(d).is_integer():
+        return float(min(1.0, 2.0 * stats.binom.cdf(smaller, d, 0.5)))
+    # An effective (deflated) table: the binomial tail continued to real counts,
+    # P(X ≤ k) = I_½(d − k, k + 1), the regularised incomplete beta function.
+    return float(min(1.0, 2.0 * special.betainc(d - smaller, smaller + 1, 0.5)))
+
+
+def pair_design_effect(
+    a: Sequence[float],
+    b: Sequence[float],
+    clusters: Sequence[Hashable],
+    strata: Sequence[Hashable] | None = None,
+) -> DesignEffect:
+    """The design effect of the paired differences b − a, pair i in condition `clusters[i]` of
+    task `strata[i]` (`seq.stats.clusters`): by how much clustered pairs overstate the evidence."""
+    if not len(a) == len(b) == len(clusters):
+        raise ValueError(f"one cluster per pair: {len(clusters)} clusters for {len(a)} and {len(b)} values")
+    differences = np.asarray(b, dtype=float) - np.asarray(a, dtype=float)
+    return design_effect_of(differences, clustering(clusters, strata))
+
+
+def effective_table(table: PairedTable, deff: float) -> PairedTable:
+    """The table's four cells divided by the design effect of its pairs (≥ 1): the counts that
+    clustered pairs are worth (Rao & Scott 1992). Its cells are then real numbers, which
+    `mcnemar_exact`, `tango_interval` and `agresti_min_interval` take as they are."""
+    if deff == 1.0:
+        return table
+    return PairedTable(
+        table.both / deff,  # type: ignore[arg-type]
+        table.only_a / deff,  # type: ignore[arg-type]
+        table.only_b / deff,  # type: ignore[arg-type]
+        table.neither / deff,  # type: ignore[arg-type]
+    )
 
 
 def agresti_min_interval(table: PairedTable, level: float = 0.95) -> DifferenceInterval:
@@ -276,3 +310,43 @@ def paired_bootstrap_interval(
     high = math.nan if interval.high is None else interval.high
     method = interval.method if interval.method.startswith("none") else "paired-" + interval.method
     return DifferenceInterval(interval.mean, low, high, interval.n, method, level)
+
+
+def paired_t_interval(
+    a: Sequence[float],
+    b: Sequence[float],
+    level: float = 0.95,
+    clusters: Sequence[Hashable] | None = None,
+) -> DifferenceInterval:
+    """Student's t interval of the mean paired difference mean(b − a).
+
+    Independent pairs: mean(d) ± t_{n−1} · s_d/√n (Student 1908), which keeps its coverage at
+    small n (at n = 5 the bootstrap's verdicts fire 16–20 % of the time with no true difference).
+    Pairs whose trials share a condition (`clusters[i]`): the cluster-robust form, the conditions'
+    sums S_c of differences about the mean, SE² = k/(k − 1) · Σ_c (S_c − d̄·m_c)² / N², with
+    Student's t at k − 1 degrees of freedom for k conditions — with equal trials, the t test of
+    the conditions' mean differences (Donner & Klar 2000, *Design and Analysis of Cluster
+    Randomization Trials*, §6.2). With one pair per condition the two are the same. None below
+    two conditions; every difference equal: zero width."""
+    if len(a) != len(b):
+        raise ValueError(f"paired values need equal lengths, got {len(a)} and {len(b)}")
+    diffs = np.asarray(b, dtype=float) - np.asarray(a, dtype=float)
+    n = len(diffs)
+    mean = float(diffs.mean()) if n else math.nan
+    layout = None if clusters is None else clustering(clusters)
+    units = n if layout is None else layout.conditions
+    if units < 2:
+        return DifferenceInterval(mean, math.nan, math.nan, n, "none (fewer than 2 pairs)", level)
+    if np.all(diffs == diffs[0]):
+        return DifferenceInterval(mean, mean, mean, n, "paired-t (all differences equal)", level)
+    from scipy import stats
+
+    if layout is None or layout.singletons:
+        se, method = float(diffs.std(ddof=1)) / math.sqrt(n), "paired-t"
+    else:
+        sums = np.bincount(layout.cluster_of, weights=diffs, minlength=units)
+        residuals = sums - mean * layout.sizes
+        se = math.sqrt(units / (units - 1) * float(np.sum(residuals**2))) / n
+        method = "paired-t (clustered)"
+    half = float(stats.t.isf((1 - level) / 2, units - 1)) * se
+    return DifferenceInterval(mean, mean - half, mean + half, n, method, level)

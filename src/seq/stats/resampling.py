@@ -37,9 +37,12 @@ def _ndtr(z: float) -> float:
     return math.nan if math.isnan(z) else _NORMAL.cdf(z)
 
 
-def wilson(successes: int, n: int, level: float) -> tuple[float, float]:
-    """The Wilson score interval of `successes` out of `n` (no continuity correction)."""
-    z = _NORMAL.inv_cdf(1 - (1 - level) / 2)
+def wilson(successes: float, n: float, level: float, z: float | None = None) -> tuple[float, float]:
+    """The Wilson score interval of `successes` out of `n` (no continuity correction); an
+    effective (non-integer) count is taken as it is. `z`: the quantile, where not the normal's at
+    `level` (Student's, for an effective n whose variance was estimated)."""
+    if z is None:
+        z = _NORMAL.inv_cdf(1 - (1 - level) / 2)
     p = successes / n
     centre = p + z * z / (2 * n)
     spread = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))

@@ -17,13 +17,20 @@ not depend on it.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
 
-from seq.stats.paired import DifferenceInterval, PairedTable, paired_table, tango_limits
+from seq.stats.paired import (
+    DifferenceInterval,
+    PairedTable,
+    effective_table,
+    pair_design_effect,
+    paired_table,
+    tango_limits,
+)
 
 _MIN_POINTS, _MAX_POINTS = 101, 4001
 UNDECIDED = "undecided (not significant)"
@@ -256,8 +263,14 @@ class SequentialDecision:
     next_look: int | None = None
 
 
-def decide(tables: Sequence[PairedTable], design: SequentialDesign) -> SequentialDecision:
+def decide(
+    tables: Sequence[PairedTable], design: SequentialDesign, deffs: Sequence[float] | None = None
+) -> SequentialDecision:
     """The decision from the cumulative paired tables at the looks reached so far (in order).
+
+    `deffs[k]`: the design effect of look k's pairs where trials cluster in conditions
+    (`seq.stats.clusters`): the look is tested on its table divided by it (`effective_table`), so
+    a further trial of a deterministic policy adds no information and tests nothing.
 
     At look k with D_k > D_{k−1} discordant pairs, reject when |Z_k| ≥ c_k, where c_k spends
     α(t_k) − α(t_{k−1}) of the O'Brien–Fleming-type function at t_k = pairs_k/horizon given the
@@ -266,15 +279,16 @@ def decide(tables: Sequence[PairedTable], design: SequentialDesign) -> Sequentia
     """
     looks, horizon, alpha = design.look_pairs, design.horizon, design.alpha
     spender, z, c, last = _Spender(alpha), math.nan, math.inf, None
-    for k, table in enumerate(tables, 1):
-        last = table
+    for k, observed in enumerate(tables, 1):
+        table = effective_table(observed, 1.0 if deffs is None else deffs[k - 1])
+        last = observed, table
         if table.discordant > spender.walk.info:
             c = spender.next(table.discordant, looks[k - 1] / horizon)
             z = (table.only_b - table.only_a) / math.sqrt(table.discordant)
             if abs(z) >= c:
-                return _decision("B better" if z > 0 else "A better", k, z, c, table, alpha, None)
+                return _decision("B better" if z > 0 else "A better", k, z, c, last, alpha, None)
         if k == len(looks):
-            return _decision(UNDECIDED, k, z, c, table, alpha, None)
+            return _decision(UNDECIDED, k, z, c, last, alpha, None)
     if last is None:
         empty = DifferenceInterval(math.nan, -1.0, 1.0, 0, "none (before the first look)", 1 - alpha)
         return SequentialDecision("continue", 0, 0, math.nan, math.inf, empty, looks[0])
@@ -282,27 +296,51 @@ def decide(tables: Sequence[PairedTable], design: SequentialDesign) -> Sequentia
 
 
 def _decision(
-    decision: str, look: int, z: float, c: float, table: PairedTable, alpha: float, next_look: int | None
+    decision: str,
+    look: int,
+    z: float,
+    c: float,
+    tables: tuple[PairedTable, PairedTable],
+    alpha: float,
+    next_look: int | None,
 ) -> SequentialDecision:
+    """`tables`: the look's observed table and the effective one its test and interval used."""
     from scipy import special
 
+    observed, table = tables
     critical = c if math.isfinite(c) else float(-special.ndtri(alpha / 2))  # no look tested: no α spent
     low, high = tango_limits(table, critical)
-    interval = DifferenceInterval(table.difference, low, high, table.n, "repeated-ci-tango", 1 - alpha)
-    return SequentialDecision(decision, table.n, look, z, c, interval, next_look)
+    method = "repeated-ci-tango" + (" (clustered)" if table is not observed else "")
+    interval = DifferenceInterval(observed.difference, low, high, observed.n, method, 1 - alpha)
+    return SequentialDecision(decision, observed.n, look, z, c, interval, next_look)
 
 
-def sequential_test(a: Sequence[float], b: Sequence[float], design: SequentialDesign) -> SequentialDecision:
+def sequential_test(
+    a: Sequence[float],
+    b: Sequence[float],
+    design: SequentialDesign,
+    clusters: Sequence[Hashable] | None = None,
+    strata: Sequence[Hashable] | None = None,
+) -> SequentialDecision:
     """Group-sequential McNemar test of rate(A) = rate(B) on the pairs so far, in their fixed order.
 
     Pairs past the last look reached are not used yet; pairs past the horizon are ignored. Two-sided
     type I error ≤ alpha under the normal approximation to the discordant-pair binomial, whatever
-    the concordant pairs and the discordance rate (see `decide`).
+    the concordant pairs and the discordance rate (see `decide`). `clusters[i]`/`strata[i]`: pair
+    i's condition and task, where trials repeat conditions: each look is then tested at its
+    effective size.
     """
     if len(a) != len(b):
         raise ValueError(f"paired outcomes need equal lengths, got {len(a)} and {len(b)}")
     reached = [n for n in design.look_pairs if n <= len(a)]
-    return decide([paired_table(a[:n], b[:n]) for n in reached], design)
+    tables = [paired_table(a[:n], b[:n]) for n in reached]
+    if clusters is None:
+        return decide(tables, design)
+    deffs = [
+        pair_design_effect(a[:n], b[:n], clusters[:n], None if strata is None else strata[:n]).deff
+        for n in reached
+    ]
+    return decide(tables, design, deffs)
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,48 @@
+"""Progress where output is not a terminal: plain lines on stderr, paced by the work done."""
+
+from __future__ import annotations
+
+import io
+import re
+
+from conftest import run_cli
+
+import seq
+from seq.cli.progress import ProgressLog, duration_text
+
+LINE = re.compile(r"^(ev-[0-9a-f]+): (\d+)/(\d+) \(\d+%\) · success \d\.\d\d \[\d\.\d\d, \d\.\d\d\] · ")
+
+
+def test_a_piped_eval_prints_progress_lines_before_its_report(toy_file):
+    seq.deploy(toy_file)
+    done = run_cli("eval", "run", "line-controller", "--benchmark", "line", "--trials", "7", "--envs", "2")
+    assert done.returncode == 0, done.stderr
+    lines = [line for line in done.stderr.splitlines() if LINE.match(line)]
+    assert len(lines) >= 2, done.stderr
+    counts = [int(LINE.match(line).group(2)) for line in lines]
+    assert counts == sorted(counts) and counts[-1] == 42 and int(LINE.match(lines[0]).group(3)) == 42
+    assert all(len(line) <= 80 for line in lines), lines
+    assert "Overall" in done.stdout and "Overall" not in done.stderr
+
+
+def test_lines_come_each_tenth_of_the_work():
+    stream = io.StringIO()
+    log = ProgressLog("ev-1", total=40, stream=stream)
+    for done in range(1, 41):
+        log.update(done, "success 0.50 [0.30, 0.70]")
+    counts = [int(line.split()[1].split("/")[0]) for line in stream.getvalue().splitlines()]
+    assert counts == [4, 8, 12, 16, 20, 24, 28, 32, 36, 40]
+    assert "~" not in stream.getvalue().splitlines()[-1]  # done: nothing left to estimate
+
+
+def test_a_resumed_eval_counts_its_earlier_episodes_as_done():
+    stream = io.StringIO()
+    log = ProgressLog("ev-1", total=100, done=55, stream=stream)
+    for done in range(56, 101):
+        log.update(done, "success —")
+    counts = [int(line.split()[1].split("/")[0]) for line in stream.getvalue().splitlines()]
+    assert counts[0] == 60 and counts[-1] == 100
+
+
+def test_durations_read_as_people_say_them():
+    assert [duration_text(s) for s in (0.4, 42, 185, 3720)] == ["0 s", "42 s", "3 min 5 s", "1 h 02 min"]
