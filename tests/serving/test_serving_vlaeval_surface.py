@@ -32,21 +32,28 @@ def _http(url: str, method: str = "GET") -> tuple[int, str | None, dict]:
 
 
 def _vla_eval_clients(url: str, count: int) -> list[dict]:
-    """`count` vla-eval clients (its own `Connection`) at once: an episode and one act each."""
+    """`count` vla-eval clients (its own `Connection`) at once: an episode and one act each, the
+    acts sent together once every client has connected."""
     from vla_eval.connection import Connection
 
     actions: list[dict] = []
 
-    async def one(client: int) -> None:
+    async def one(client: int, connected: list, go: anyio.Event) -> None:
         async with Connection(url) as conn:
             await conn.start_episode({"task": {"name": f"test_{client}"}})
+            connected.append(client)
+            if len(connected) == count:
+                go.set()
+            await go.wait()
             actions.append(await conn.act({"value": 1.0}))
             await conn.end_episode({"metrics": {"success": True}})
 
     async def all_of_them() -> None:
+        connected: list = []
+        go = anyio.Event()
         async with anyio.create_task_group() as group:
             for client in range(count):
-                group.start_soon(one, client)
+                group.start_soon(one, client, connected, go)
 
     anyio.run(all_of_them)
     return actions
@@ -95,16 +102,15 @@ def test_a_token_guards_config_but_not_health(tmp_path):
 
 
 def test_backpressure_is_warned_of_at_vla_eval_s_threshold(tmp_path, caplog, monkeypatch):
-    """vla-eval's `test_backpressure_warning_logged`, checked every 0.1 s, on a policy taking
-    0.3 s an act: 8 clients at once (vla-eval's 5 are all read at once by its server; seq's reads a
-    client's frames between two acts, and one whose hello came during an act is a turn late)."""
+    """vla-eval's `test_backpressure_warning_logged`: 5 clients at once on a policy taking 0.3 s
+    an act, checked every 0.1 s."""
     monkeypatch.setattr(backpressure, "BACKPRESSURE_CHECK_INTERVAL_S", 0.1)
     monkeypatch.setattr(backpressure, "BACKPRESSURE_COOLDOWN_S", 0.0)
     deploy_all(tmp_path)
     caplog.set_level(logging.WARNING, logger="seq.serving")
     with serve("slow", port=0) as server:
         assert len(_vla_eval_clients(server.url, 1)) == 1  # the server learns its policy is slow
-        assert len(_vla_eval_clients(server.url, 8)) == 8
+        assert len(_vla_eval_clients(server.url, 5)) == 5
         stats = server.stats()
     warnings = [r.getMessage() for r in caplog.records if "Backpressure detected" in r.getMessage()]
     assert warnings and "observations in-flight for inference" in warnings[0], caplog.text
