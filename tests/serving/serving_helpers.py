@@ -87,6 +87,16 @@ POLICIES = textwrap.dedent('''
             return [np.zeros(7, dtype=np.float32) for _ in obs]
 
 
+    @seq.policy(name="slow")
+    class Slow(seq.Policy):
+        """One act at a time, each taking `delay_ms` (sleeping, as a GPU would leave the CPU free)."""
+
+        @seq.infer
+        def infer(self, obs, *, seed=None, instruction=None, delay_ms: float = 300.0):
+            time.sleep(delay_ms / 1000.0)
+            return np.zeros(7, dtype=np.float32)
+
+
     @seq.policy(name="gated")
     class Gated(seq.Policy):
         @seq.infer

@@ -51,6 +51,7 @@ def test_seq_completes_every_episode_of_a_server_whose_episode_start_needs_the_s
     assert len(model.ends) == len(served)
     for end, result in zip(model.ends, served, strict=True):
         assert end["steps"] == result.steps and end["metrics"]["success"] == result.metrics["success"]
+        assert type(end["metrics"]["success"]) is bool  # as vla-eval's benchmarks send it
         assert end["elapsed_sec"] == pytest.approx(result.duration_s, abs=0.001)
 
 

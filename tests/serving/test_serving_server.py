@@ -54,8 +54,9 @@ def test_health_stats_and_the_hello_describe_the_policy(tmp_path):
     deploy_all(tmp_path)
     with serve("line-controller", port=0, params={"noise": 0.2}, max_batch_size=4) as server:
         assert server.url.startswith("ws://127.0.0.1:")
-        assert _get(server.url + "/health") == (200, {"status": "ok", "policy": "line-controller@v1"})
+        assert _get(server.url + "/health") == (200, {"status": "ok"})  # exactly vla-eval's
         assert _get(server.url + "/healthz")[0] == 200
+        assert _get(server.url + "/metadata")[1]["policy"]["label"] == "line-controller@v1"
         with RemotePolicy(server.url) as remote:
             remote.begin_episode(None)
             remote.act(np.zeros(2), seed=1, instruction="near")

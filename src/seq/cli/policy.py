@@ -45,6 +45,9 @@ def serve_command(
     max_message_bytes: int = typer.Option(
         DEFAULT_MAX_MESSAGE_BYTES, "--max-message-bytes", help="Largest frame a client may send."
     ),
+    max_reply_bytes: int = typer.Option(
+        None, "--max-reply-bytes", help="Largest reply, checked before computing (default: the above)."
+    ),
     token: str = typer.Option(
         None,
         "--token",
@@ -62,6 +65,7 @@ def serve_command(
         replicas=replicas,
         params=parse_params(param),
         max_message_bytes=max_message_bytes,
+        max_reply_bytes=max_reply_bytes,
         token=token,
     )
     meta = handle.metadata
@@ -71,7 +75,7 @@ def serve_command(
         else "one request at a time (its infer is not batched)"
     )
     console.print(f"serving {meta['policy']['label']} at {handle.url}", style="bold")
-    console.print(f"  {replicas} replica(s); {batching}; GET /health, /stats; Ctrl-C stops")
+    console.print(f"  {replicas} replica(s); {batching}; GET /health, /stats, /config; Ctrl-C stops")
     try:
         handle.wait()
     except KeyboardInterrupt:

@@ -13,7 +13,14 @@ then sends an openpi client the metadata, as openpi's own server does.
 A policy may write into its observation: the decoders hand out arrays of their own (one copy out
 of the frame), and decoded images are copies too. A connection that sends
 nothing for the server's `idle_timeout_s` while nothing of it is pending is closed (1001); one
-whose frame the session failed to handle (a bug, memory) gets an error frame in its protocol.
+whose frame the session failed to handle, or whose answer failed (a bug, memory), gets an error
+frame in its protocol answering that frame: a client is never left waiting in silence.
+
+Backpressure (`seq.serving.backpressure`): the connection stops reading its socket while
+`MAX_WAITING_FRAMES` frames (or `max_message_bytes` of them) wait to be handled, or while its
+replies not yet read by the client exceed `WRITE_HIGH_BYTES`; it reads again once they are
+handled, or taken down to `WRITE_LOW_BYTES`. A connection whose client has not read its replies
+for `idle_timeout_s` is dropped.
 """
 
 from __future__ import annotations
@@ -28,8 +35,9 @@ from typing import TYPE_CHECKING, Any
 from websockets.frames import Frame, Opcode
 from websockets.protocol import State
 
-from seq.serving import codec, openpi, vlaeval
-from seq.serving.codec import SUBPROTOCOL
+from seq.serving import openpi, vlaeval
+from seq.serving.backpressure import MAX_WAITING_FRAMES, WRITE_HIGH_BYTES, WRITE_LOW_BYTES
+from seq.serving.codec import SUBPROTOCOL, CodecError
 from seq.serving.host import Outcome, Request
 from seq.serving.openpi import OpenPiSession
 from seq.serving.session import SeqSession
@@ -65,6 +73,9 @@ class Frames:
             self._parts = []
             self.ready.append(data.decode(errors="replace") if self._text else data)
 
+    def waiting_bytes(self) -> int:
+        return sum(len(frame) for frame in self.ready)
+
 
 class Connection(asyncio.Protocol):
     """One client, owned by one replica."""
@@ -80,10 +91,13 @@ class Connection(asyncio.Protocol):
         self._greeting: asyncio.TimerHandle | None = None
         self._heard = 0.0  # the loop's time of the last data or answer
         self._idle: asyncio.TimerHandle | None = None
+        self._reading = True
+        self._write_paused = False  # the client has not read its replies (asyncio's high-water mark)
 
     # asyncio.Protocol
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = transport  # type: ignore[assignment]
+        transport.set_write_buffer_limits(high=WRITE_HIGH_BYTES, low=WRITE_LOW_BYTES)  # type: ignore[attr-defined]
         self._heard = self.replica.loop.time()
         self._watch_idle()
         self._flush()
@@ -98,6 +112,29 @@ class Connection(asyncio.Protocol):
             self.frames.feed(event)
         self._flush()
         self._pump()
+
+    def pause_writing(self) -> None:
+        self._write_paused = True
+        self._update_reading()
+
+    def resume_writing(self) -> None:
+        self._write_paused = False
+        self._heard = self.replica.loop.time()
+        self._pump()
+
+    def _update_reading(self) -> None:
+        """Read the socket only while this client's frames and replies are within their bounds."""
+        if self.transport is None or self._closed:
+            return
+        waiting, limit = self.frames.ready, self.server.max_message_bytes
+        within = len(waiting) < MAX_WAITING_FRAMES and self.frames.waiting_bytes() < limit
+        wanted = not self._write_paused and (not waiting or within)
+        if wanted != self._reading:
+            self._reading = wanted
+            if wanted:
+                self.transport.resume_reading()
+            else:
+                self.transport.pause_reading()
 
     def eof_received(self) -> bool | None:
         self.protocol.receive_eof()
@@ -138,10 +175,21 @@ class Connection(asyncio.Protocol):
     ) -> Request:
         """An act for this replica's batcher (the server's default parameters unless given):
         `reply(outcome)` is called once it ran; `prepare` runs on the observation first (to decode
-        compressed images)."""
+        compressed images). A reply that raises is answered with an error frame instead."""
         params = params or self.server.host.defaults
         key = key or self.server.default_key
-        return Request(obs, seed, instruction, params, key, space, reply, prepare, source=id(self), slot=slot)
+
+        def answer(outcome: Outcome) -> None:
+            try:
+                reply(outcome)
+            except Exception as error:  # MemoryError packing a reply, a bug: an error frame, never silence
+                log.error("an answer could not be sent:\n%s", traceback.format_exc())
+                self._fail(error)
+                self._busy = False
+                self._pump()
+
+        source = id(self)
+        return Request(obs, seed, instruction, params, key, space, answer, prepare, source=source, slot=slot)
 
     def submit(self, *requests: Request) -> None:
         """Queue requests on this replica, together (the acts of one message batch together)."""
@@ -158,8 +206,9 @@ class Connection(asyncio.Protocol):
                 self.transport.close()
 
     def _pump(self) -> None:
-        """Hand the next frame to the session, once the one before it has been answered."""
-        while self.frames.ready and not self._busy and not self._closed:
+        """Hand the next frame to the session, once the one before it has been answered and the
+        client has read enough of its replies."""
+        while self.frames.ready and not self._busy and not self._closed and not self._write_paused:
             frame = self.frames.ready.popleft()
             try:
                 if self.session is None:
@@ -172,6 +221,7 @@ class Connection(asyncio.Protocol):
                 log.error("a frame could not be handled:\n%s", traceback.format_exc())
                 self._fail(error)
                 self._busy = False
+        self._update_reading()
 
     def _done(self) -> None:
         self._busy = False
@@ -185,14 +235,17 @@ class Connection(asyncio.Protocol):
             self.send(openpi.pack(self.server.metadata))
 
     def _fail(self, error: Exception) -> None:
-        """Answer a frame the session could not handle with an error frame in its protocol."""
-        text = f"the server could not handle the frame ({type(error).__name__}: {error})"
-        if isinstance(self.session, SeqSession):
-            self.send(codec.pack({"type": "error", "id": None, "kind": "server", "error": text}))
-        elif isinstance(self.session, VlaEvalSession):
-            self.send(vlaeval.pack_message("error", {"error": f"server_error: {text}"}, 0))
-        else:
-            self.send(f"seq: {text}")
+        """Answer a frame the session could not handle (or answer) with an error frame in its
+        protocol, for that frame."""
+        text = f"the server could not handle the frame ({type(error).__name__}: {str(error)[:200]})"
+        try:
+            if self.session is not None:
+                self.session.fail(text)
+            else:
+                self.send(f"seq: {text}")
+        except Exception:  # even the error frame could not be built: the client is told by a close
+            log.error("an error frame could not be sent:\n%s", traceback.format_exc())
+            self._close(1011, "the server could not answer a frame")
 
     def _watch_idle(self) -> None:
         """Close the connection once it has been idle for the server's `idle_timeout_s`: nothing
@@ -200,7 +253,13 @@ class Connection(asyncio.Protocol):
         now, timeout = self.replica.loop.time(), self.server.idle_timeout_s
         if self._closed or timeout is None:
             return
-        if self._busy or self.frames.ready:
+        if self._write_paused:  # the client has not read its replies: no frame of it counts
+            if now - self._heard >= timeout:
+                log.warning("a client that read no reply for %g s was dropped", timeout)
+                assert self.transport is not None
+                self.transport.abort()
+                return
+        elif self._busy or self.frames.ready:
             self._heard = now
         elif now - self._heard >= timeout:
             self._close(1001, f"idle for {timeout:g} s")
@@ -214,7 +273,7 @@ class Connection(asyncio.Protocol):
             self._greeting = None
         try:
             message = vlaeval.unpack_message(frame)
-        except codec.CodecError:
+        except CodecError:
             self.server.count_protocol("openpi")
             return OpenPiSession(self), frame
         self.server.count_protocol("vla-eval")

@@ -45,6 +45,7 @@ class ServerHandle:
         self._loop = asyncio.new_event_loop()
         self._stop: asyncio.Event | None = None
         self._ready = threading.Event()
+        self._finished = threading.Event()  # (a join interrupted by Ctrl-C leaves is_alive() wrong)
         self._error: BaseException | None = None
         self._thread = threading.Thread(target=self._main, name="seq-policy-server", daemon=True)
 
@@ -66,13 +67,17 @@ class ServerHandle:
             self.port = port
             self._ready.set()
 
+        from seq.serving.repeats import counting_repeats
+
         try:
-            self._loop.run_until_complete(self._server.run(self.host, self.port, started, self._stop))
+            with counting_repeats():  # the loop's last callbacks too (asyncio's accept retries)
+                self._loop.run_until_complete(self._server.run(self.host, self.port, started, self._stop))
         except BaseException as error:  # a bind error, mostly: reported by `serve`
             self._error = error
         finally:
             self._ready.set()
             self._loop.close()
+            self._finished.set()
 
     def _start(self, port: int) -> None:
         self.port = port
@@ -92,17 +97,17 @@ class ServerHandle:
 
     def close(self) -> None:
         """Stop listening, close every connection and the replica threads. Idempotent."""
-        if self._thread.is_alive() and self._stop is not None:
+        if not self._finished.is_set() and self._stop is not None:
             try:
                 self._loop.call_soon_threadsafe(self._stop.set)
             except RuntimeError:
                 pass
-            self._thread.join(10.0)
+            self._finished.wait(10.0)
 
     def wait(self) -> None:
         """Block until the server stops (Ctrl-C raises KeyboardInterrupt here)."""
-        while self._thread.is_alive():
-            self._thread.join(0.5)
+        while not self._finished.wait(0.5):
+            pass
 
     def __enter__(self) -> ServerHandle:
         return self
@@ -129,6 +134,7 @@ def serve(
     token: str | None = None,
     handshake_timeout_s: float = 10.0,
     idle_timeout_s: float | None = 300.0,
+    max_reply_bytes: int | None = None,
 ) -> ServerHandle:
     """Serve a policy (a name, `NAME@vN`, a built-in, a `@seq.policy` class or an instance) over
     websockets; returns once it listens. `port=0` picks a free port; see `ServerHandle.url`.
@@ -140,6 +146,8 @@ def serve(
     after it, on the server's side. `token` (default: `$SEQ_SERVER_TOKEN`) is required of every
     client; binding anything but loopback needs one. A connection is dropped when its handshake
     takes over `handshake_timeout_s`, and closed after `idle_timeout_s` without a frame (None: never).
+    A request whose reply would be over `max_reply_bytes` (default: `max_message_bytes`) is
+    answered with an error naming it, before it is computed (`seq.serving.backpressure`).
     """
     for name, value, least in (("max_batch_size", max_batch_size, 1), ("replicas", replicas, 1)):
         if not isinstance(value, int) or value < least:
@@ -148,8 +156,9 @@ def serve(
         raise SeqInputError(f"serve: port must be 0-65535, got {port!r}.")
     if max_wait_ms < 0:
         raise SeqInputError(f"serve: max_wait_ms must be 0 or more, got {max_wait_ms!r}.")
-    if not isinstance(max_message_bytes, int) or max_message_bytes < 1024:
-        raise SeqInputError(f"serve: max_message_bytes must be at least 1024, got {max_message_bytes!r}.")
+    for name, size in (("max_message_bytes", max_message_bytes), ("max_reply_bytes", max_reply_bytes)):
+        if size is not None and (not isinstance(size, int) or size < 1024):
+            raise SeqInputError(f"serve: {name} must be at least 1024, got {size!r}.")
     from seq.serving.host import PolicyHost
     from seq.serving.server import PolicyServer
     from seq.serving.transport import TOKEN_VARIABLE
@@ -172,6 +181,7 @@ def serve(
         max_batch_size=max_batch_size,
         max_wait_ms=float(max_wait_ms),
         max_message_bytes=max_message_bytes,
+        max_reply_bytes=max_reply_bytes,
         token=token,
         handshake_timeout_s=float(handshake_timeout_s),
         idle_timeout_s=None if idle_timeout_s is None else float(idle_timeout_s),

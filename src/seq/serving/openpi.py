@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 import msgpack
 import numpy as np
 
+from seq.serving.backpressure import reply_problem
 from seq.serving.codec import CodecError, checked_dtype, received_array, unpack_limited
 from seq.serving.errors import RemotePolicyError
 from seq.serving.inline import as_chunk
@@ -115,6 +116,10 @@ class OpenPiSession:
     def __init__(self, connection: Connection) -> None:
         self.connection, self.send = connection, connection.send
 
+    def fail(self, text: str) -> None:
+        """Answer the observation being handled with an error (a text frame, as openpi's)."""
+        self.send(f"seq: {text}")
+
     def handle(self, frame: bytes | str, done: Callable[[], None]) -> None:
         """Answer one observation; `done()` once answered."""
         obs: Any = None
@@ -138,12 +143,14 @@ class OpenPiSession:
             ok, value = outcome
             if not ok:
                 self.send(value)  # the traceback, as openpi's own server sends it
+            elif (problem := reply_problem(value.nbytes, self.connection.server.max_reply_bytes)) is not None:
+                self.send(f"seq: {problem}")
             else:
                 timing = {"infer_ms": (time.perf_counter() - start) * 1000}
                 try:
                     self.send(pack({"actions": value, "server_timing": timing}))
-                except CodecError as error:
-                    self.send(f"seq: the policy's actions cannot be sent: {error}")
+                except (CodecError, MemoryError, ValueError, OverflowError) as error:
+                    self.send(f"seq: the policy's actions cannot be sent ({type(error).__name__}: {error})")
             done()
 
         instruction = prompt if isinstance(prompt, str) else None

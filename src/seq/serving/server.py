@@ -7,8 +7,15 @@ other client's first frame decides: a vla-eval message (`type`, `payload`, `seq`
 sends nothing is an openpi one and is sent the metadata itself, as openpi's server does (see
 `connection.Connection`); anything else is an openpi observation.
 
-HTTP on the same port: `GET /health` (and openpi's `/healthz`) answers 200 once the policy is
-loaded, `GET /stats` the batch statistics, `GET /metadata` the hello's metadata, all as JSON.
+HTTP on the same port, as JSON: `GET /health` (and openpi's `/healthz`) answers exactly
+`{"status": "ok"}` once the policy is loaded, as vla-eval's servers do; `GET /metadata` the
+hello's metadata (the policy, its parameters, the server's limits); `GET /stats` the batch
+statistics with the queue's depth and the requests in flight now and at their peak; `/config`
+reads and sets `max_batch_size` and `max_wait_time` while the server runs (`control`).
+
+What a client may make the server hold is bounded per connection (`backpressure`), and the
+server logs vla-eval's backpressure warnings at vla-eval's thresholds. Repeated identical errors
+are logged once, then counted (`repeats`).
 
 Guards: a connection that has not finished its websocket handshake `handshake_timeout_s` after it
 opened is dropped, and one that sends nothing for `idle_timeout_s` while nothing of it is pending
@@ -41,9 +48,11 @@ from websockets.typing import Subprotocol
 
 from seq._version import __version__
 from seq.serving import vlaeval
+from seq.serving.backpressure import InFlight
 from seq.serving.batcher import Stats
 from seq.serving.codec import MAX_DEPTH, PROTOCOL_VERSION, SUBPROTOCOL
 from seq.serving.connection import Frames
+from seq.serving.control import answer_config
 from seq.serving.host import PolicyHost, params_key
 from seq.serving.images import MAX_FRAME_PIXELS
 from seq.serving.replica import Replica
@@ -68,10 +77,12 @@ class PolicyServer:
         token: str | None = None,
         handshake_timeout_s: float = 10.0,
         idle_timeout_s: float | None = 300.0,
+        max_reply_bytes: int | None = None,
     ) -> None:
         self.host = host
         self.max_batch_size, self.max_wait_ms = max_batch_size, max_wait_ms
         self.max_message_bytes = max_message_bytes
+        self.max_reply_bytes = max_reply_bytes or max_message_bytes
         self.token = token
         self.handshake_timeout_s, self.idle_timeout_s = handshake_timeout_s, idle_timeout_s
         self.spaces = SpaceCache()
@@ -95,6 +106,7 @@ class PolicyServer:
                 "max_wait_ms": max_wait_ms,
                 "replicas": len(host.instances),
                 "max_message_bytes": max_message_bytes,
+                "max_reply_bytes": self.max_reply_bytes,
                 "max_depth": MAX_DEPTH,
                 "max_frame_pixels": MAX_FRAME_PIXELS,
                 "idle_timeout_s": idle_timeout_s,
@@ -109,28 +121,57 @@ class PolicyServer:
         with self.lock:
             self.protocols[name] += 1
 
+    def in_flight(self) -> int:
+        """Requests received and not answered yet, on every replica (read from any thread)."""
+        return sum(replica.batcher.in_flight for replica in self.replicas)
+
     def stats(self) -> dict[str, Any]:
-        """Requests, batches and their size histogram, errors, connections (from any thread)."""
+        """Requests, batches and their size histogram, errors, the queue's depth and the requests
+        in flight (now and at their peak), connections (from any thread)."""
         with self.lock:
             protocols, total = dict(self.protocols), self.connections_total
+        batchers = [replica.batcher for replica in self.replicas]
         return {
             "policy": self.host.row.label,
             **self.counters.snapshot(),
-            "queued": sum(replica.batcher.queued for replica in self.replicas),
+            "queued": sum(batcher.queued for batcher in batchers),
+            "queued_peak": max(batcher.peak_queued for batcher in batchers),
+            "in_flight": self.in_flight(),
+            "in_flight_peak": max(batcher.peak_in_flight for batcher in batchers),
             "connections": sum(len(replica.connections) for replica in self.replicas),
             "connections_total": total,
             "protocols": protocols,
         }
 
-    def http_body(self, path: str) -> Any:
-        """The JSON body for an HTTP GET of `path`, or None to go on with the websocket handshake."""
-        path = path.split("?", 1)[0]
+    def config(self) -> dict[str, Any]:
+        """The settings `/config` reads and sets, in vla-eval's names and units."""
+        return {"max_batch_size": self.max_batch_size, "max_wait_time": self.max_wait_ms / 1000.0}
+
+    def configure(self, key: str, value: Any) -> None:
+        """Set `max_batch_size` or `max_wait_time` (seconds) on every replica, while serving."""
+        if key == "max_batch_size":
+            self.max_batch_size = value
+            for replica in self.replicas:
+                replica.batcher.max_batch_size = value
+        elif key == "max_wait_time":
+            self.max_wait_ms = value * 1000.0
+            for replica in self.replicas:
+                replica.batcher.max_wait_s = value
+        self.metadata["capabilities"]["max_batch_size"] = self.max_batch_size
+        self.metadata["capabilities"]["max_wait_ms"] = self.max_wait_ms
+
+    def http_answer(self, path: str) -> tuple[http.HTTPStatus, Any] | None:
+        """The status and JSON body for an HTTP request of `path`, or None to go on with the
+        websocket handshake."""
+        path, _, query = path.partition("?")
         if path in ("/health", "/healthz"):
-            return {"status": "ok", "policy": self.host.row.label}
+            return http.HTTPStatus.OK, {"status": "ok"}
         if path == "/stats":
-            return self.stats()
+            return http.HTTPStatus.OK, self.stats()
         if path == "/metadata":
-            return self.metadata
+            return http.HTTPStatus.OK, self.metadata
+        if path == "/config":
+            return answer_config(query, self.config, self.configure)
         return None
 
     def refusal(self, request: HttpRequest) -> str | None:
@@ -159,16 +200,18 @@ class PolicyServer:
         """Listen until `stop` is set; `started(port)` is called once the socket is bound."""
         for replica in self.replicas:
             replica.start()
+        recent = lambda: sum(replica.batcher.take_recent_peak() for replica in self.replicas)  # noqa: E731
+        watch = asyncio.get_running_loop().create_task(InFlight(recent).watch())
         try:
-            listening = await asyncio.get_running_loop().create_server(
-                lambda: FrontConnection(self), host, port
-            )
+            loop = asyncio.get_running_loop()
+            listening = await loop.create_server(lambda: FrontConnection(self), host, port)
             started(listening.sockets[0].getsockname()[1])
             await stop.wait()
             listening.close()
             for connection in list(self.front):
                 connection.transport.close()
         finally:
+            watch.cancel()
             for replica in self.replicas:
                 replica.stop()
 
@@ -247,9 +290,10 @@ class FrontConnection(asyncio.Protocol):
             response.headers["WWW-Authenticate"] = "Bearer"
             self.protocol.send_response(response)
             return
-        body = self.server.http_body(request.path)
-        if body is not None:
-            response = self.protocol.reject(http.HTTPStatus.OK, json.dumps(body) + "\n")
+        answer = self.server.http_answer(request.path)
+        if answer is not None:
+            status, body = answer
+            response = self.protocol.reject(status, json.dumps(body) + "\n")
             del response.headers["Content-Type"]
             response.headers["Content-Type"] = "application/json"
             self.protocol.send_response(response)

@@ -16,6 +16,12 @@ Frames are `seq` codec maps with a `type` and an `id`; each gets exactly one ans
 - anything malformed → `{"type": "error", "kind": "bad_request", "error": ...}`, and a policy that
   raised → `{"type": "error", "kind": "policy", "error": its last line, "traceback": ...}`. The
   connection stays usable after either.
+
+A request whose reply would be over the server's reply budget (acts × the episode's action
+values, `seq.serving.backpressure`) is answered `{"type": "error", "kind": "bad_request"}` naming
+the budget before anything is computed; one whose computed actions are over it, or whose reply
+cannot be packed (out of memory), gets `{"type": "error", "kind": "server"}`. Every error
+carries the `id` of the frame it answers, whenever that frame could be read.
 """
 
 from __future__ import annotations
@@ -26,7 +32,9 @@ from typing import TYPE_CHECKING, Any
 from seq.authoring.begin import EpisodeStart
 from seq.errors import SeqInputError
 from seq.serving import codec
+from seq.serving.backpressure import budget_problem, reply_problem
 from seq.serving.host import Outcome, Request, params_key
+from seq.serving.spaces import space_elements
 
 if TYPE_CHECKING:
     from seq.serving.connection import Connection
@@ -45,27 +53,37 @@ class SeqSession:
         self.connection, self.server, self.send = connection, connection.server, connection.send
         # each episode slot's (parameter values, their key, action space), as its episode_start set them
         self.episodes: dict[int, tuple[dict[str, Any], str, Any]] = {}
+        self.values: dict[int, int] = {}  # each slot's action values per act (its space's size)
         self.defaults = (self.server.host.defaults, self.server.default_key, None)
+        self.current: Any = None  # the id of the frame being answered
 
     def _reply(self, message: dict[str, Any]) -> None:
+        """Send `message`; one that cannot be packed (a type the codec refuses, out of memory)
+        is answered with an error frame instead."""
         try:
             frame = codec.pack(message)
-        except codec.CodecError as error:
-            frame = codec.pack(
-                {"type": "error", "id": message.get("id"), "kind": "policy", "error": str(error)}
-            )
+        except (codec.CodecError, MemoryError, ValueError, OverflowError) as error:
+            kind = "policy" if isinstance(error, codec.CodecError) else "server"
+            text = f"the reply could not be packed ({type(error).__name__}: {str(error)[:200]})"
+            frame = codec.pack({"type": "error", "id": message.get("id"), "kind": kind, "error": text})
         self.send(frame)
+
+    def fail(self, text: str) -> None:
+        """Answer the frame being handled with a server error (the connection could not)."""
+        self._error(self.current, "server", text)
 
     def _error(self, rid: Any, kind: str, error: str, trace: str | None = None) -> None:
         self._reply({"type": "error", "id": rid, "kind": kind, "error": error, "traceback": trace})
 
     def handle(self, frame: bytes | str, done: Callable[[], None]) -> None:
         """Answer one frame; `done()` once answered (later, for an act)."""
+        self.current = None
         message = self._parse(frame)
         if message is None:
             done()
             return
         rid, kind = message.get("id"), message["type"]
+        self.current = rid
         if kind == "act":
             self._act(rid, message, done)
             return
@@ -79,6 +97,7 @@ class SeqSession:
                 space = self.server.spaces.get(message.get("action_space"))
                 episode = EpisodeStart.from_message(message, "episode_start")
                 self.episodes[slot] = (params, params_key(params), space)
+                self.values[slot] = space_elements(message.get("action_space"))
             except (SeqInputError, ValueError, TypeError, KeyError, MemoryError) as error:
                 self._error(rid, "bad_request", f"{type(error).__name__}: {error}")
             else:
@@ -107,7 +126,7 @@ class SeqSession:
         return message
 
     def _act(self, rid: Any, message: dict[str, Any], done: Callable[[], None]) -> None:
-        problem = _act_problem(message)
+        problem = _act_problem(message) or self._over_budget([message])
         if problem is not None:
             self._error(rid, "bad_request", problem)
             done()
@@ -117,7 +136,10 @@ class SeqSession:
 
         def answer(outcome: Outcome) -> None:
             ok, value = outcome
-            if ok:
+            problem = reply_problem(value.nbytes, self.server.max_reply_bytes) if ok else None
+            if problem is not None:
+                self._error(rid, "server", problem)
+            elif ok:
                 self._reply({"type": "action", "id": rid, "actions": value, **_plans(asked[0])})
             else:
                 self._error(rid, "policy", last_line(value), value)
@@ -133,6 +155,7 @@ class SeqSession:
             problem = _act_problem(act) if isinstance(act, dict) else "each of an act_batch's acts is a map."
             if problem is not None:
                 break
+        problem = problem or self._over_budget(acts if isinstance(acts, list) else [])
         if problem is not None:
             self._error(rid, "bad_request", problem)
             done()
@@ -151,13 +174,24 @@ class SeqSession:
                 )
                 waiting[0] -= 1
                 if not waiting[0]:
-                    self._reply({"type": "actions", "id": rid, "results": results})
+                    nbytes = sum(r["actions"].nbytes for r in results if r is not None and "actions" in r)
+                    problem = reply_problem(nbytes, self.server.max_reply_bytes)
+                    if problem is not None:
+                        self._error(rid, "server", problem)
+                    else:
+                        self._reply({"type": "actions", "id": rid, "results": results})
                     done()
 
             return answer
 
         asked.extend(self._request(act, answer_for(index)) for index, act in enumerate(acts))
         self.connection.submit(*asked)
+
+    def _over_budget(self, acts: list[dict[str, Any]]) -> str | None:
+        """Why these acts' reply would be over the server's budget (each act's episode's action
+        space says how many values it answers with), before anything is computed."""
+        values = sum(self.values.get(_slot(act), 0) for act in acts)
+        return budget_problem(len(acts), values, self.server.max_reply_bytes)
 
     def _request(self, act: dict[str, Any], answer: Callable[[Outcome], None]) -> Request:
         slot = _slot(act)

@@ -134,8 +134,30 @@ def unpack_message(frame: bytes | str, deferred: list | None = None) -> dict[str
     budget = PixelBudget()
     raw = unpack_limited(frame, object_hook=lambda obj: _hook(obj, deferred, budget))
     if not looks_like_message(raw):
+        if _has_fields(raw) and isinstance(raw["type"], str) and raw["type"] not in TYPES:
+            raise CodecError(
+                f"unknown message type {raw['type'][:40]!r}: a vla-eval frame's type is one of "
+                f"{', '.join(sorted(TYPES))}."
+            )
         raise CodecError("a vla-eval frame is a map with type, payload, seq and timestamp.")
     return raw
+
+
+def frame_seq(frame: bytes | str) -> int:
+    """The `seq` of a frame that was refused (a bad array, an unknown type), for the error that
+    answers it; 0 when the frame cannot be read at all."""
+    if isinstance(frame, str):
+        return 0
+    try:
+        raw = unpack_limited(frame)  # no hooks: the arrays and images that were refused stay maps
+    except CodecError:
+        return 0
+    number = raw.get("seq") if isinstance(raw, dict) else None
+    return number if isinstance(number, int) and not isinstance(number, bool) else 0
+
+
+def _has_fields(raw: Any) -> bool:
+    return isinstance(raw, dict) and {"type", "payload", "seq", "timestamp"} <= raw.keys()
 
 
 def looks_like_message(raw: Any) -> bool:

@@ -6,8 +6,9 @@ seed: how `seq` numbers a task's episodes), `seed` and `task_description` (the i
 `mode: "sync"`; one `observation` per act (the observation as the payload: a dict, or
 `{"state": obs}`, with the instruction as `task_description`), answered by an `action` whose
 `actions` (or `action`) is one action or a whole chunk; and an `episode_end` with the episode's
-`metrics`, `steps` and `elapsed_sec`. No `recording` block is sent: the server's own recorder
-would open a vla-eval SQLite file that a `seq` eval does not write.
+`metrics` (`success` a bool, as vla-eval's benchmarks give it), `steps` and `elapsed_sec`. No
+`recording` block is sent: the server's own recorder would open a vla-eval SQLite file that a
+`seq` eval does not write.
 
 Replies are matched to requests by `seq`: a server that refuses an `episode_start` answers it
 with an `error` (and no other reply), and that error fails its own episode instead of being read
@@ -153,6 +154,8 @@ class VlaEvalPolicy(BaseClient):
         if not self._in_episode or self._sock is None:
             return
         metrics = {k: v for k, v in result.metrics.items() if k not in ("steps", "duration_s")}
+        if metrics.get("success") in (0, 1):  # vla-eval's benchmarks say success as a bool
+            metrics["success"] = bool(metrics["success"])
         ending: dict[str, Any] = {
             "metrics": metrics,
             "steps": result.steps,

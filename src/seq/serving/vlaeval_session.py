@@ -13,10 +13,15 @@ failing `on_episode_start`. Each `observation` payload goes to infer as `obs` (i
 A chunk is answered one action per observation, as a vla-eval `PredictModelServer` with
 `chunk_size` does, or whole to a client whose hello says `capabilities: {action_chunk: true}`
 (`seq`'s own vla-eval client does).
+
+Errors are as short as vla-eval's (`observation_failed: ValueError: …`); the traceback goes to the
+server's log. Every error carries the `seq` of the frame it answers, read from the frame even
+when the frame is refused (seq 0 only when it cannot be read at all).
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -25,13 +30,16 @@ import numpy as np
 from seq._version import __version__
 from seq.authoring.begin import EpisodeStart
 from seq.authoring.seeding import act_seed
+from seq.serving.backpressure import reply_problem
 from seq.serving.codec import CodecError
 from seq.serving.session import last_line
-from seq.serving.vlaeval import PROTOCOL_VERSION, decode_images, pack_message, unpack_message
+from seq.serving.vlaeval import PROTOCOL_VERSION, decode_images, frame_seq, pack_message, unpack_message
 
 if TYPE_CHECKING:
     from seq.serving.connection import Connection
     from seq.serving.host import Outcome
+
+log = logging.getLogger("seq.serving")
 
 
 def hello_payload(metadata: dict[str, Any], conventions: dict[str, Any]) -> dict[str, Any]:
@@ -76,9 +84,14 @@ class VlaEvalSession:
         self.chunk: np.ndarray | None = None
         self.position = self.queries = self.episode_seed = 0
         self.whole_chunks = False  # the client takes a chunk per observation
+        self.current = 0  # the seq of the frame being answered
 
     def _error(self, text: str, number: int) -> None:
         self.send(pack_message("error", {"error": text}, number))
+
+    def fail(self, text: str) -> None:
+        """Answer the frame being handled with a server error (the connection could not)."""
+        self._error(f"server_error: {text}", self.current)
 
     def handle(self, frame: bytes | str | dict[str, Any], done: Callable[[], None]) -> None:
         """Answer one frame (or an already decoded message); `done()` once answered."""
@@ -89,10 +102,11 @@ class VlaEvalSession:
             try:
                 message = unpack_message(frame, deferred)
             except CodecError as error:
-                self._error(f"bad_request: {error}", 0)
+                self._error(f"bad_request: {error}", frame_seq(frame))
                 done()
                 return
         kind, payload, number = message["type"], message["payload"], message["seq"]
+        self.current = number
         if kind == "observation":
             self._observation(payload, number, done, decode_images if deferred else None)
             return
@@ -120,7 +134,8 @@ class VlaEvalSession:
         robot = (id(self.connection), 0)
         ok, trace = self.server.host.begin(self.connection.replica.index, episode_of(self.task), robot)
         if not ok:
-            self._error(f"episode_start_failed: {last_line(trace)}\n{trace}", number)
+            log.error("episode_start failed (seq %s):\n%s", number, trace)
+            self._error(f"episode_start_failed: {last_line(trace)}", number)
 
     def _send_actions(self, number: int) -> None:
         assert self.chunk is not None
@@ -129,7 +144,13 @@ class VlaEvalSession:
         else:
             actions = self.chunk[self.position]
             self.position += 1
-        self.send(pack_message("action", {"actions": np.asarray(actions, dtype=np.float32)}, number))
+        try:
+            frame = pack_message("action", {"actions": np.asarray(actions, dtype=np.float32)}, number)
+        except (CodecError, MemoryError, ValueError, OverflowError) as error:
+            self.chunk = None
+            self._error(f"server_error: the reply could not be packed ({type(error).__name__}).", number)
+            return
+        self.send(frame)
 
     def _observation(
         self, obs: Any, number: int, done: Callable[[], None], prepare: Callable[[Any], Any] | None
@@ -147,11 +168,16 @@ class VlaEvalSession:
             ok, value = outcome
             if ok and value.dtype.kind == "c":
                 ok, value = False, f"TypeError: actions of dtype {value.dtype} cannot travel to vla-eval."
-            if ok:
+            # sent as float32: 4 bytes a value
+            problem = reply_problem(value.size * 4, self.server.max_reply_bytes) if ok else None
+            if problem is not None:
+                self._error(f"server_error: {problem}", number)
+            elif ok:
                 self.chunk, self.position = value, 0
                 self._send_actions(number)
             else:
-                self._error(f"observation_failed: {last_line(value)}\n{value}", number)
+                log.error("an observation failed (seq %s):\n%s", number, value)
+                self._error(f"observation_failed: {last_line(value)}", number)
             done()
 
         instruction = instruction if isinstance(instruction, str) else None
