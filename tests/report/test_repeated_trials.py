@@ -9,6 +9,7 @@ import pytest
 from conftest import run_cli
 
 import seq
+from seq.stats.resampling import wilson
 from seq.stats import wilson_interval
 
 FIXED = textwrap.dedent('''
@@ -117,11 +118,13 @@ def test_with_one_trial_nothing_changes(fixed_file):
     assert report.metric("success").method == "wilson" and not report.trials.repeated
 
 
-def test_a_rate_near_1_from_few_conditions_says_its_interval_may_cover_less(fixed_file):
+def test_a_rate_near_1_from_few_conditions_counts_each_condition_once_and_says_why(fixed_file):
     report = seq.eval.run("mostly-wins", benchmark="fixed", trials=5, envs=2)
     success = report.metric("success")
-    assert 0.9 < success.value < 1.0 and success.effective_n > success.conditions == 20
+    assert 0.9 < success.value < 1.0 and success.conditions == 20
+    assert success.effective_n == pytest.approx(20)  # independent-looking trials, yet each counts once
+    assert (success.low, success.high) == pytest.approx(wilson(success.value * 20, 20, 0.95))
     words = " ".join(run_cli("eval", "report", report.eval_id).stdout.split())
-    assert "Near the edge — success" in words and "More seeds, not more trials, secure it." in words
+    assert "Near the edge — success" in words and "More seeds, not more trials, narrow it." in words
     deterministic = seq.eval.run("wins-below", benchmark="fixed", trials=5, envs=2, params={"below": "19"})
     assert "Near the edge" not in " ".join(run_cli("eval", "report", deterministic.eval_id).stdout.split())

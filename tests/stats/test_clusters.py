@@ -201,3 +201,45 @@ def test_two_conditions_of_one_task_give_the_wide_interval_they_are_worth():
     interval = clustered_interval([1] * 12 + [1, 0] * 6, [0] * 12 + [1] * 12, ["t"] * 24)
     assert interval.conditions == 2 and interval.method == "wilson (clustered)"
     assert 0.0 <= interval.low < 0.05 and 0.99 < interval.high <= 1.0
+
+
+# ---- near 0 or 1 from few conditions: each condition counts once --------------------------------
+
+
+def test_a_rate_near_1_from_rare_bad_conditions_covers_though_its_sample_shows_none():
+    # ICC 0.5 at a mean rate of 0.95: most conditions always succeed, a rare one mostly fails, and
+    # half the samples of 20 conditions draw none of those; ρ̂ alone covered 0.89 here.
+    rng = np.random.default_rng(7)
+    conditions, trials, icc, truth, replications = 20, 10, 0.5, 0.95, 300
+    concentration = (1 - icc) / icc
+    rates = rng.beta(truth * concentration, (1 - truth) * concentration, (replications, conditions))
+    outcomes = (rng.random((replications, conditions, trials)) < rates[..., None]).astype(float)
+    clusters, strata = layout(conditions, trials)
+    covered = passed = 0
+    for y in outcomes.reshape(replications, -1):
+        interval = clustered_interval(y, clusters, strata, kind="rate")
+        covered += interval.low <= truth <= interval.high
+        passed += interval.low >= truth
+    assert covered / replications >= 0.93 and passed / replications <= 0.05
+
+
+def test_a_rate_near_the_edge_counts_each_condition_once_below_100_conditions_only():
+    rng = np.random.default_rng(3)
+    few, many = layout(20, 5), layout(100, 5)
+    near = (rng.random(100) < 0.97).astype(float)
+    middle = (rng.random(100) < 0.5).astype(float)
+    assert clustered_interval(near, *few, kind="rate").effective_n == pytest.approx(20)
+    assert clustered_interval(middle, *few, kind="rate").effective_n > 20
+    wide = (rng.random(500) < 0.97).astype(float)
+    assert clustered_interval(wide, *many, kind="rate").effective_n > 100
+    one_trial = layout(100, 1)
+    assert bounds(clustered_interval(near, *one_trial, kind="rate")) == bounds(metric_interval(near, kind="rate"))
+
+
+def test_two_rates_near_1_from_few_conditions_compare_as_one_pair_per_condition():
+    rng = np.random.default_rng(5)
+    clusters, strata = layout(20, 10)
+    a = (rng.random(200) < 0.96).astype(float)
+    b = (rng.random(200) < 0.96).astype(float)
+    result = compare_paired(a, b, clusters=clusters, strata=strata)
+    assert result.effective_n == pytest.approx(20) and result.verdict != "within threshold"

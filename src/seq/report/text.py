@@ -178,32 +178,31 @@ def evidence_lines(report: Report) -> list[str]:
 
 
 def _edge_lines(report: Report) -> list[str]:
-    """A clustered rate near 0 or 1 from few conditions, whose interval counts more than one outcome
-    a condition: it may cover less than it says (the trials looked independent where the rare
-    conditions that go the other way were not drawn)."""
-    from seq.stats.clusters import EDGE_CONDITIONS, NEAR_EDGE
+    """A clustered rate near 0 or 1 from few conditions counts each condition once: why, in one
+    sentence (`seq.stats.clusters.edge_guarded`)."""
+    from seq.stats.clusters import EDGE_CONDITIONS, near_edge
 
+    if report.trials is not None and report.trials.identical:
+        return []  # each condition already counts once, and the evidence line says why
     edges = [
-        (group, metric)
+        metric
         for group in report.groups
         for metric in group.metrics
         if group.kind == "overall"
         and metric.clustered
         and (kind := report.kinds.get(metric.name)) is not None
         and kind.kind == "rate"
-        and not NEAR_EDGE <= metric.value <= 1 - NEAR_EDGE
+        and near_edge(metric.value)
         and (metric.conditions or 0) < EDGE_CONDITIONS
-        and (metric.effective_n or 0) > (metric.conditions or 0) + 1e-9  # each condition once: safe
     ]
     if not edges:
         return []
-    group, metric = edges[0]
+    metric = edges[0]
     return [
-        f"Near the edge — {metric.name} {metric.value:.2f} rests on {metric.conditions} conditions: "
-        "where outcomes differ from condition to condition, a rate this near 0 or 1 from fewer "
-        f"than {EDGE_CONDITIONS} conditions can miss the rare ones that go the other way, and its "
-        "interval then covers less than 95% (0.88–0.93 with 20–50 conditions in simulation; "
-        "docs/statistics.md). More seeds, not more trials, secure it."
+        f"Near the edge — {metric.name} {metric.value:.2f} rests on {metric.conditions} conditions, "
+        "each counted once: a rate this near 0 or 1 from fewer than "
+        f"{EDGE_CONDITIONS} conditions may lack the rare ones that go the other way, which its "
+        "trials cannot show (docs/statistics.md). More seeds, not more trials, narrow it."
     ]
 
 

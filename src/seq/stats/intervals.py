@@ -28,7 +28,7 @@ from statistics import NormalDist
 
 import numpy as np
 
-from seq.stats.clusters import DesignEffect, clustering, design_effect_of
+from seq.stats.clusters import DesignEffect, clustering, design_effect_of, edge_guarded
 from seq.stats.resampling import bootstrap_mean, wilson
 
 SMALL_N = 10
@@ -154,7 +154,10 @@ def clustered_interval(
 
 
 def with_design_effect(plain: Interval, effect: DesignEffect) -> Interval:
-    """`plain`, the interval as if independent, widened by `effect`."""
+    """`plain`, the interval as if independent, widened by `effect` (for a rate near 0 or 1 from
+    few conditions, by each condition counted once: `seq.stats.clusters.edge_guarded`)."""
+    if plain.method == "wilson":
+        effect = edge_guarded(effect, plain.mean)
     fields = {"conditions": effect.conditions, "effective_n": effect.effective_n}
     if effect.deff == 1.0 or plain.n == 0:
         return replace(plain, **fields)

@@ -29,7 +29,7 @@ import numpy as np
 import numpy.typing as npt
 
 from seq.errors import SeqInputError
-from seq.stats.clusters import DesignEffect, clustering, design_effect_of
+from seq.stats.clusters import DesignEffect, clustering, design_effect_of, edge_guarded
 from seq.stats.intervals import bootstrap_interval, is_binary
 
 
@@ -114,11 +114,15 @@ def pair_design_effect(
     strata: Sequence[Hashable] | None = None,
 ) -> DesignEffect:
     """The design effect of the paired differences b − a, pair i in condition `clusters[i]` of
-    task `strata[i]` (`seq.stats.clusters`): by how much clustered pairs overstate the evidence."""
+    task `strata[i]` (`seq.stats.clusters`): by how much clustered pairs overstate the evidence.
+    Two rates both near 0 or 1 from few conditions count each condition once (`edge_guarded`)."""
     if not len(a) == len(b) == len(clusters):
         raise ValueError(f"one cluster per pair: {len(clusters)} clusters for {len(a)} and {len(b)} values")
-    differences = np.asarray(b, dtype=float) - np.asarray(a, dtype=float)
-    return design_effect_of(differences, clustering(clusters, strata))
+    first, second = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    effect = design_effect_of(second - first, clustering(clusters, strata))
+    if len(first) and np.isin(first, (0.0, 1.0)).all() and np.isin(second, (0.0, 1.0)).all():
+        return edge_guarded(effect, float(first.mean()), float(second.mean()))
+    return effect
 
 
 def effective_table(table: PairedTable, deff: float) -> PairedTable:
