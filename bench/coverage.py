@@ -26,9 +26,11 @@ Side by side, today's naive methods (every episode independent) and the clustere
 - power of "B better" at B − A = 0.10 (rates level ∓ 0.05, clipped to [0, 1]) at ICC 0: what
   clustering costs where there is nothing to cluster.
 
-A cell that misses its target is marked `*`. Every cell has its own seed (from --seed and its
-place in the table): the table is the same on every run, and one cell does not depend on others.
-Monte Carlo error of a rate r over R replications: √(r(1 − r)/R), 0.013 at r = 0.95, R = 300.
+A clustered figure that misses its target by more than twice its Monte Carlo error (√(t(1 − t)/R)
+for a target t over R replications: 0.007 at t = 0.05 and 0.008 at t = 0.93, R = 1000) is marked
+`*`; one that misses by less, which a method of exactly the nominal size does in about half its
+cells, `~`. Every cell has its own seed (from --seed and its place in the table): the table is the
+same on every run, and one cell does not depend on others.
 """
 
 from __future__ import annotations
@@ -148,20 +150,24 @@ class Table:
     rows: list[Row]
     check: Sequence[bool] = ()  # which methods are held to the target (default: all but the first)
 
-    def print(self) -> None:
+    def print(self, replications: int) -> None:
+        noise = 2 * math.sqrt(self.target * (1 - self.target) / replications)
         width = 7 * len(self.methods)
         print(self.title)
         print(" " * 16 + "".join(f"{c:>{width}}" for c in self.columns))
         print(" " * 16 + "".join(f"{m:>6} " for m in self.methods) * len(self.columns))
         held = self.check or [i > 0 for i in range(len(self.methods))]
         for label, cells in self.rows:
-            figures = (self._figure(v, h) for cell in cells for v, h in zip(cell, held, strict=True))
+            figures = (
+                self._figure(v, h, noise) for cell in cells for v, h in zip(cell, held, strict=True)
+            )
             print(f"{label:16}" + "".join(figures))
         print()
 
-    def _figure(self, value: float, held: bool) -> str:
-        missed = value < self.target if self.above else value > self.target
-        return f"{value:6.3f}" + ("*" if missed and held else " ")
+    def _figure(self, value: float, held: bool, noise: float) -> str:
+        short = self.target - value if self.above else value - self.target
+        mark = " " if short <= 0 or not held else "~" if short <= noise else "*"
+        return f"{value:6.3f}{mark}"
 
 
 def pooled_rates(reps: int, seed: int) -> tuple[Table, Table]:
@@ -418,20 +424,21 @@ def main() -> None:
     start = time.perf_counter()
     print(
         f"{args.replications} simulated evals per cell, seed {args.seed}, nominal level {LEVEL}\n"
-        "rows: tasks x seeds x trials, ICC; '*': a clustered figure that misses its target\n"
+        "rows: tasks x seeds x trials, ICC; a clustered figure that misses its target:\n"
+        "'*' by more than twice its Monte Carlo error, '~' by less\n"
     )
     if "rates" in chosen:
         for table in pooled_rates(args.replications, args.seed):
-            table.print()
+            table.print(args.replications)
     if "means" in chosen:
-        means(args.replications, args.seed).print()
+        means(args.replications, args.seed).print(args.replications)
     if "paired" in chosen:
         for table in paired_rates(args.replications, args.seed):
-            table.print()
+            table.print(args.replications)
     if "paired-means" in chosen:
-        paired_means(args.replications, args.seed).print()
+        paired_means(args.replications, args.seed).print(args.replications)
     if "sequential" in chosen:
-        sequential(args.replications, args.seed).print()
+        sequential(args.replications, args.seed).print(args.replications)
     print(f"({time.perf_counter() - start:.0f} s)")
 
 
