@@ -262,7 +262,8 @@ def test_a_containers_memory_limit_bounds_the_memory_free(tmp_path):
     assert cgroup_room(v2) == 3 * GiB + GiB // 2
     assert available_memory(v2) <= 3 * GiB + GiB // 2
     (v2 / "memory.max").write_text("max\n")
-    assert cgroup_room(v2) is None and available_memory(v2) == available_memory(tmp_path / "none")
+    assert cgroup_room(v2) is None  # then the machine's MemAvailable, a live figure read twice:
+    assert available_memory(v2) == pytest.approx(available_memory(tmp_path / "none"), rel=0.05)
     v1 = tmp_path / "v1" / "memory"
     v1.mkdir(parents=True)
     (v1 / "memory.limit_in_bytes").write_text(f"{2 * GiB}\n")
