@@ -9,8 +9,8 @@ import pytest
 from conftest import run_cli
 
 import seq
-from seq.stats.resampling import wilson
 from seq.stats import wilson_interval
+from seq.stats.resampling import wilson
 
 FIXED = textwrap.dedent('''
     """Twenty conditions whose outcome the seed decides: no trial can change it."""
