@@ -103,7 +103,8 @@ def test_sequential_comparison_stops_early_when_one_arm_is_clearly_better(toy_fi
         vs="line-controller",
         vs_params={"noise": "0.5"},
         tasks=["far"],
-        trials=30,
+        seeds=range(90),  # distinct conditions: repeated trials of a few would be counted once
+        trials=1,
         envs=2,
         sequential=True,
     )
