@@ -95,7 +95,8 @@ if TYPE_CHECKING:
     from seq.registry.benchmarks import benchmarks, remove_benchmark
     from seq.registry.policies import policies
     from seq.report.report import Report
-    from seq.scheduling import install_scheduler, run_due, run_scheduler, schedule, schedules, trend
+    from seq.scheduling import install_scheduler, run_due, run_scheduler, schedule, schedules
+    from seq.scheduling.trend import trend
 
 
 # Eval logs and the check at deploy (issue 24): `seq.eval.logs` is in `seq.eval`.

@@ -304,8 +304,8 @@ def compare(first: str, second: str, threshold: float = 0.05, store: Store | Non
 
     store = store or Store()
     rows = [store.find_eval(eval_id) for eval_id in (first, second)]
-    if rows[0] is not None and rows[1] is not None and rows[0].benchmark != rows[1].benchmark:
-        a, b = rows
+    a, b = rows
+    if a is not None and b is not None and a.benchmark != b.benchmark:
         raise SeqInputError(
             f"evals {a.id} and {b.id} ran different benchmarks ({a.benchmark}@v{a.benchmark_version} "
             f"and {b.benchmark}@v{b.benchmark_version}), so their episodes are not the same episodes; "

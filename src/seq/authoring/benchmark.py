@@ -140,7 +140,7 @@ def benchmark(
     together, N worlds in one physics step (`seq.engine.batch`: a ported MuJoCo Warp benchmark's).
     """
     if isinstance(name, type):  # used bare, as @seq.benchmark
-        return benchmark()(name)  # type: ignore[return-value]
+        return benchmark()(name)
     if "default_adapter" in unknown:
         raise SeqInputError(
             "@seq.benchmark: default_adapter= is refused; an eval names its adapter with --adapter."

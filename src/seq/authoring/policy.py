@@ -74,7 +74,7 @@ def policy(
     """
 
     if isinstance(name, type):  # used bare, as @seq.policy
-        return policy()(name)  # type: ignore[return-value]
+        return policy()(name)
 
     def decorate(cls: type) -> type:
         from seq.authoring.benchmark import _kebab

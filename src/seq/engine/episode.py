@@ -137,7 +137,7 @@ class EpisodeRunner:
             except StopIteration as stop:
                 return stop.value
             try:
-                if type(request) is BatchStep:  # one episode at a time: its batch steps now
+                if isinstance(request, BatchStep):  # one episode at a time: its batch steps now
                     request.batch.step()
                     reply = None
                     continue
@@ -158,7 +158,7 @@ class EpisodeRunner:
         start, cpu_start = time.perf_counter(), time.process_time()
         total_reward = 0.0
         metrics: dict[str, float] = {}
-        watching, observer_errors = list(self.observers), []
+        watching, observer_errors = list(self.observers), list[str]()
         began = False
         blamed = BENCHMARK  # whose code has the turn: an exception is its failure
         nan_steps = plans = 0

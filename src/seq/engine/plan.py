@@ -100,7 +100,7 @@ def plan(
         conditions = [Condition(**{**c.to_dict(), "timeout_s": timeout_s}) for c in conditions]
     arms = list(arms) or [""]
     _check_count(len(conditions), trials, len(arms))
-    items = []
+    items: list[WorkItem] = []
     for trial in range(trials):  # trial-major, so that any prefix covers every condition evenly
         for condition in conditions:
             for arm in arms:

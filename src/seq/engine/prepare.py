@@ -232,6 +232,7 @@ def dry_run(request: EvalRequest, store: Store) -> dict[str, Any]:
             )
     prepared = prepare_eval(request, store)
     default_steps = prepared.manifest.default_max_steps
+    assert default_steps is not None  # a new eval's manifest has its benchmark's limit
     # the flag that set each value (--param, --sweep, --vs-param), arm by arm in the same order
     asked = build_arms(
         request.policy, request.params, vs=request.vs, vs_params=request.vs_params,

@@ -408,8 +408,8 @@ def _suite(item: Any, where: str, source: str) -> SuiteCell:
         raise SeqInputError(f"{source}: key '{where}.params': expected NAME: VALUE pairs.")
     return SuiteCell(
         name=name_of(item["name"], f"{where}.name", source),
-        benchmark=typed(item, "benchmark", str, where, source),  # type: ignore[arg-type]
-        policy=typed(item, "policy", str, where, source),  # type: ignore[arg-type]
+        benchmark=typed(item, "benchmark", str, where, source),
+        policy=typed(item, "policy", str, where, source),
         mode=name_of(typed(item, "mode", str, where, source) or "default", f"{where}.mode", source),
         params=dict(params),
         suite=typed(item, "suite", str, where, source),

@@ -35,8 +35,8 @@ def export_benchmark(
     check_counts(seeds, steps)
     _, spec = load_benchmark(target)
     image = spec.declared.get("image")
-    arguments = {"target": target, "out": str(Path(out).resolve()), "seeds": seeds, "tasks": tasks,
-                 "suite": suite, "steps": steps}
+    arguments: dict[str, Any] = {"target": target, "out": str(Path(out).resolve()), "seeds": seeds,
+                                 "tasks": tasks, "suite": suite, "steps": steps}
     if image is None or os.environ.get(IN_IMAGE):
         return export_here(**{**arguments, "out": Path(arguments["out"])}, log=say)
     built = ensure_image(image_of(image), log=say)

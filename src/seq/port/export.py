@@ -116,7 +116,7 @@ def _new_scene(
         write_scene(mujoco, model, directory, xml_files)
     except ValueError as error:
         raise layout.ExportError(f"task {task}: {error}.") from None
-    fields = model_fields(model)
+    fields: dict[str, Any] = model_fields(model)
     np.savez_compressed(directory / layout.COMPILED, **fields)
     empty = mujoco.MjModel.from_xml_string("<mujoco/>")
     options = {"scene": option_values(model), "defaults": option_values(empty), "mujoco": mujoco.__version__}
@@ -136,7 +136,7 @@ def _write_start(
     controls = controls_for(model, condition.seed, steps)
     qpos, xpos = layout.run_classic(mujoco, model, probe, controls)
     name = f"{condition.task}__{condition.seed}"
-    arrays = {f"state.{k}": v for k, v in state.items()}
+    arrays: dict[str, Any] = {f"state.{k}": v for k, v in state.items()}
     for field, (rows, values) in changed.items():
         arrays[f"rows.{field}"], arrays[f"model.{field}"] = rows, values
     (out / layout.STARTS).mkdir(parents=True, exist_ok=True)

@@ -62,7 +62,8 @@ def select_conditions(spec: Any, suite: str | None, tasks: list[str] | None, see
         if task not in known:
             raise SeqInputError(f"--task {task!r}: suite {name} of {spec.name} has tasks {known}.")
     check_counts(seeds, None)
-    chosen, per_task = [], {}
+    chosen: list[Any] = []
+    per_task: dict[str, int] = {}
     for condition in spec.suites[name]:
         if tasks and condition.task not in tasks:
             continue

@@ -127,7 +127,7 @@ def streams(
     store: Store, eval_id: str, side: str | None = None, instance: int | None = None
 ) -> list[LogStream]:
     """The eval's streams, oldest first, narrowed to one side and instance."""
-    query, args = select("logs") + " WHERE eval_id=?", [eval_id]
+    query, args = select("logs") + " WHERE eval_id=?", list[Any]([eval_id])
     if side is not None:
         query += " AND side=?"
         args.append(side)
@@ -190,7 +190,7 @@ def read_logs(
     offsets: dict[str, int] = {}
 
     def fresh() -> list[LogLine]:
-        found = []
+        found: list[LogLine] = []
         for stream in streams(store, eval_id, side, instance):
             lines, offsets[stream.stream] = _read_from(stream, offsets.get(stream.stream, 0))
             found.extend(line for line in lines if arm is None or line.arm == arm)

@@ -136,7 +136,7 @@ def deploy(target: str | Path, store: Store | None = None) -> list[Deployed]:
             "origin_dir": str(path.parent.resolve()),
             "file": str(path),
         }
-        if kind == "adapter":  # an adapter is its one file, pulled back as it was registered
+        if isinstance(spec, AdapterSpec):  # an adapter is its one file, pulled back as it was registered
             declared, content = adapter_declared(cls, spec, path, data), sha
         else:
             declared, content = spec.describe(), content_sha256(source, cls.__name__, registered)

@@ -33,7 +33,7 @@ import gzip
 import json
 import re
 import shutil
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -197,7 +197,7 @@ def _benchmark_result(
         "benchmark": name,
         "mode": "sync",
         "harness_version": VLA_EVAL_VERSION,
-        "created_at": datetime.now(timezone.utc).isoformat(),
+        "created_at": datetime.now(UTC).isoformat(),
         "tasks": tasks,
         "config": {
             "benchmark": f"{row.benchmark}@v{row.benchmark_version}",

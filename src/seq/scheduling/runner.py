@@ -99,7 +99,8 @@ def _run(row: ScheduleRow, fire: _Fire, book: Schedules, store: Store, say: Say)
         None, None,
     )  # fmt: skip
     if limit_s is not None and spent_s >= limit_s:
-        note = f"its budget of {row.max_core_hours:g} core-hours is spent ({spent_s / 3600:.3g} used)"
+        spent = f"{spent_s / 3600:.3g} used"
+        note: str | None = f"its budget of {row.max_core_hours:g} core-hours is spent ({spent})"
         run = replace(run, status=RUN_SKIPPED, finished_at=time.time(), note=note)
         book.finish_run(run)
         say(f"{row.label}: skipped, {note}")
@@ -109,7 +110,8 @@ def _run(row: ScheduleRow, fire: _Fire, book: Schedules, store: Store, say: Say)
     budget = _Budget(store, spent_s, limit_s)
     missed = f" ({fire.missed} fires missed, run once)" if fire.missed > 1 else ""
     say(f"{row.label}: running {policy}{missed}")
-    status, note, eval_id, stop = FAILED, None, None, None
+    status: str = FAILED
+    note, eval_id, stop = None, None, None
     try:
         report = seq.eval.run(
             policy,

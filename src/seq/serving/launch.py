@@ -171,9 +171,9 @@ def serve(
             f"serve: binding to {host} (not loopback) needs a token: pass --token TOKEN "
             f"(token= in Python) or set {TOKEN_VARIABLE}."
         )
-    for name, value in (("handshake_timeout_s", handshake_timeout_s), ("idle_timeout_s", idle_timeout_s)):
-        if value is not None and not (isinstance(value, int | float) and value > 0):
-            raise SeqInputError(f"serve: {name} must be a number of seconds above 0, got {value!r}.")
+    for name, seconds in (("handshake_timeout_s", handshake_timeout_s), ("idle_timeout_s", idle_timeout_s)):
+        if seconds is not None and not (isinstance(seconds, int | float) and seconds > 0):
+            raise SeqInputError(f"serve: {name} must be a number of seconds above 0, got {seconds!r}.")
     policy_host = PolicyHost.load(policy, replicas, params, store)
     policy_host.adapter = adapter
     server = PolicyServer(

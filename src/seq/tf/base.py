@@ -130,7 +130,7 @@ class Custom(Transform):
             raise SeqInputError("seq.tf.custom: label= must be seq.tf.lossless or seq.tf.lossy('reason').")
         self._apply, self._inverse, self._examples = apply, inverse, examples
         self.label = label
-        self._name = name or getattr(apply, "__name__", "custom")
+        self._name: str = name or str(getattr(apply, "__name__", "custom"))
 
     @property
     def name(self) -> str:
