@@ -10,6 +10,7 @@ from typing import Any
 
 from seq.authoring.conditions import Condition
 from seq.evolve.gates import Thresholds, rate
+from seq.record.states import EvalStatus
 from seq.record.store import Store, VersionRow
 
 
@@ -79,7 +80,7 @@ def evaluate(
         envs=settings.envs,
         store=store,
     )
-    if report.status != "completed" or not report.episodes:
+    if report.status != EvalStatus.COMPLETED or not report.episodes:
         why = report.unfinished[0].reason if report.unfinished else report.status
         raise RuntimeError(f"eval {report.eval_id} of {policy} on {row.label} did not complete: {why}")
     return report.eval_id

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 from seq.errors import SeqInputError
 from seq.record.paths import LOGS, eval_folder, is_eval_id, remove_eval_folder, unlink_inside
 from seq.record.schema import insert, select
+from seq.record.states import EvalStatus
 
 if TYPE_CHECKING:
     from seq.record.store import Store
@@ -201,7 +202,7 @@ def read_logs(
         return
     while True:
         row = store.get_eval(eval_id)
-        running = row is not None and row.status == "running"
+        running = row is not None and row.status == EvalStatus.RUNNING
         if not running:
             time.sleep(poll_s)  # the last lines its relays were still writing
             yield from fresh()

@@ -31,6 +31,7 @@ from seq.record.manifest import Manifest
 from seq.record.migrations import check_readable, migrate, user_version
 from seq.record.paths import check_eval_id
 from seq.record.schema import SCHEMA_VERSION, columns, insert, select
+from seq.record.states import EvalStatus
 from seq.record.typed import from_plain, to_plain
 from seq.record.work import WorkItem
 
@@ -51,9 +52,13 @@ NEXT_ATTEMPT = (
     "WHERE e.eval_id = i.eval_id AND e.item_id = i.item_id) AS next_attempt"
 )
 GroupKey = tuple[str, str, str]  # (arm, group kind, group name)
-RUNNING, COMPLETED, CANCELED, FAILED = "running", "completed", "canceled", "failed"
-INCOMPLETE = "incomplete"  # ended with work items an infrastructure failure left unfinished
-INTERRUPTED = "interrupted"  # recorded as running, but no live runner holds its lease (killed)
+RUNNING, COMPLETED, CANCELED, FAILED = (
+    EvalStatus.RUNNING,
+    EvalStatus.COMPLETED,
+    EvalStatus.CANCELED,
+    EvalStatus.FAILED,
+)
+INCOMPLETE, INTERRUPTED = EvalStatus.INCOMPLETE, EvalStatus.INTERRUPTED
 
 
 def seq_home() -> Path:

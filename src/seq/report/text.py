@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from seq.record.manifest import Manifest
+from seq.record.states import EvalStatus
 from seq.record.store import CANCELED, FAILED, error_line
 from seq.report.report import Report
 from seq.report.table_views import method_name
@@ -28,7 +29,7 @@ def partial_line(report: Report) -> str | None:
         return None
     if report.compared_evals:
         return _compared_partial_line(report)
-    if report.status == "failed" and report.all_errored and report.done == report.total:
+    if report.status == FAILED and report.all_errored and report.done == report.total:
         return (
             f"FAILED: all {report.done} episodes errored, so nothing was measured (their errors are "
             f"below; seq eval run --rerun-failed {report.eval_id} runs them again)."
@@ -42,7 +43,8 @@ def partial_line(report: Report) -> str | None:
             f"work items were cut short by the infrastructure, not by the policy or the benchmark "
             f"(below){rest}; seq eval run --resume {report.eval_id} runs them again."
         )
-    resume = f"; seq eval run --resume {report.eval_id} runs the rest" if report.status != "running" else ""
+    running = report.status == EvalStatus.RUNNING
+    resume = "" if running else f"; seq eval run --resume {report.eval_id} runs the rest"
     failure = error_line(report.error)
     state = f"failed: {failure}" if report.status == FAILED and failure else f"is {report.status}"
     if report.status == CANCELED and failure:  # stopped by a caller that said why (a budget)
@@ -82,7 +84,7 @@ def _compared_partial_line(report: Report) -> str:
     unfinished = [
         f"{eval_id} is {status}; seq eval run --resume {eval_id} runs its rest"
         for eval_id, status in zip(report.compared_evals, statuses, strict=False)
-        if status != "completed"
+        if status != EvalStatus.COMPLETED
     ]
     return (
         f"PARTIAL: these results cover the {report.done} of {report.total} episodes that pair up "

@@ -42,6 +42,7 @@ from seq.errors import SeqInputError
 from seq.record.episode import ERROR, EpisodeResult
 from seq.record.manifest import ArmManifest
 from seq.record.paths import artifact_file
+from seq.record.states import Failure
 from seq.record.store import COMPLETED, Store
 from seq.record.typed import to_plain
 
@@ -76,9 +77,9 @@ def _status(episode: EpisodeResult) -> str:
 
 def _failure_reason(episode: EpisodeResult) -> str:
     """Why an episode errored, in vla-eval's words where they apply."""
-    if episode.failure == "policy":
+    if episode.failure == Failure.POLICY:
         return "model_act"
-    if episode.failure == "benchmark":
+    if episode.failure == Failure.BENCHMARK:
         return "env_start" if episode.steps == 0 else "env_step"
     return episode.ended_by or "error"
 

@@ -20,10 +20,15 @@ from urllib.parse import urlsplit
 
 from seq.authoring.params import Parameter
 from seq.errors import SeqInputError
+from seq.record.states import PolicyProtocol
 from seq.record.store import Store, VersionRow
 from seq.registry.builtins import BUILTINS
 
-DEFAULT_NAMES = {"openpi": "openpi-server", "vla-eval": "vla-eval-server", "seq": "remote"}
+DEFAULT_NAMES: dict[str, str] = {
+    PolicyProtocol.OPENPI: "openpi-server",
+    PolicyProtocol.VLA_EVAL: "vla-eval-server",
+    PolicyProtocol.SEQ: "remote",
+}
 
 
 @dataclass(frozen=True)
@@ -61,7 +66,7 @@ def _kebab(name: str) -> str:
 
 def derived_name(url: str, protocol: str, metadata: dict[str, Any]) -> str:
     """A name for an openpi or vla-eval server: what its greeting calls it, then where it runs."""
-    called = metadata.get("model_server") if protocol == "vla-eval" else metadata.get("name")
+    called = metadata.get("model_server") if protocol == PolicyProtocol.VLA_EVAL else metadata.get("name")
     base = _kebab(_slug(called)) if isinstance(called, str) and _slug(called) else DEFAULT_NAMES[protocol]
     where = urlsplit(url)
     parts = [base, where.hostname or "", str(where.port or ""), where.path]
@@ -92,7 +97,7 @@ def register_remote(url: str, protocol: str, store: Store, name: str | None = No
     finally:
         handle.close()  # type: ignore[attr-defined]
     served = metadata.get("policy") if isinstance(metadata.get("policy"), dict) else {}
-    parameters = parameters_of(metadata) if protocol == "seq" else {}
+    parameters = parameters_of(metadata) if protocol == PolicyProtocol.SEQ else {}
     if name is not None:
         check_policy_name(name, store)
     elif served.get("name"):  # a seq server, over whichever protocol: the policy it names
