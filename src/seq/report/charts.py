@@ -19,7 +19,6 @@ from seq.errors import SeqInputError
 from seq.report.labels import LABEL_CHARS, distinct_labels
 from seq.report.report import Report
 
-INTERVAL_TOOLTIP = ["group:N", "arm:N", "value:Q", "low:Q", "high:Q"]
 ROW_STEP = 14  # pixels per group (task, suite) on a plot's y axis
 LABEL_LIMIT = 7 * LABEL_CHARS  # pixels an axis label may take: every `distinct_labels` label whole
 OVERALL = "overall"

@@ -193,9 +193,3 @@ def _quantile(level: float, df: float) -> float:
     from scipy.special import stdtrit
 
     return float(stdtrit(df, upper))
-
-
-def wilson_fractional(successes: float, n: float, level: float = 0.95) -> tuple[float, float]:
-    """The Wilson interval at a non-integer (effective) count, clipped to [0, 1]."""
-    low, high = wilson(successes, n, level)
-    return max(0.0, low), min(1.0, high)

@@ -79,10 +79,6 @@ def put(x: Any, key: str | None, value: Any) -> Any:
     return out
 
 
-def where_key(key: str | None) -> str:
-    return "" if key is None else repr(key)
-
-
 class KeyTransform(Transform):
     """A transform of one key's value (or of the whole value when `key` is None): subclasses define
     `forward(value)` and, when invertible, `backward(value)`."""
