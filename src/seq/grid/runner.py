@@ -162,7 +162,7 @@ def _run_dir(grid: GridConfig, output_dir: Path, resume: bool, where: str, say: 
 def _check_groups(groups: list[EvalGroup], source: str) -> dict[str, dict[str, Any]]:
     """Every eval is checked (names, tasks, parameters) before any runs: a typo is exit 2, not an
     error cell an hour in. Returns each group's dry run (the versions its names resolve to)."""
-    import seq
+    import seq.eval
 
     plans = {}
     for found in groups:
@@ -193,7 +193,7 @@ def _run_group(
     results: dict[str, CellResult],
     say: Say,
 ) -> None:
-    import seq
+    import seq.eval
 
     names = [arm.name for arm in todo]
     state = rundir.group_state(run_dir, found.id) if resume else None
@@ -237,7 +237,7 @@ def _run_group(
 
 
 def _exists(eval_id: str) -> bool:
-    import seq
+    import seq.eval
 
     try:
         seq.eval.status(eval_id)
