@@ -108,7 +108,9 @@ def edges(root: Path) -> list[tuple[str, str, str]]:
 def against_the_planes(root: Path) -> list[str]:
     """Every import under `root` that its plane may not make (`seq/__init__.py`, the flat API over
     every plane, imports each on first use)."""
-    return [where for source, target, where in edges(root) if source != "seq" and target not in ALLOWED[source]]
+    return [
+        where for source, target, where in edges(root) if source != "seq" and target not in ALLOWED[source]
+    ]
 
 
 def plane_cycles(root: Path) -> list[str]:
@@ -157,7 +159,8 @@ def _tree(root: Path, files: dict[str, str]) -> Path:
     [
         ("from ..engine import runner\n", "seq/record/planted.py:1 imports seq.engine"),
         (
-            "from typing import TYPE_CHECKING\n\nif TYPE_CHECKING:\n    from seq.engine.runner import Runner\n",
+            "from typing import TYPE_CHECKING\n\nif TYPE_CHECKING:\n"
+            "    from seq.engine.runner import Runner\n",
             "seq/record/planted.py:4 imports seq.engine.runner",
         ),
         ("def later():\n    from seq.engine import runner\n", "seq/record/planted.py:2 imports seq.engine"),
