@@ -58,7 +58,7 @@ _EXPORTS = {
     "deploy": "seq.deployment",  # registers (seq.registry.deploy), then checks each benchmark
     "policies": "seq.registry.policies",
     "Report": "seq.report.report",
-    # composite policies and policy resources (issue 27)
+    # composite policies and policy resources
     "plan": "seq.authoring.hooks",
     "Chat": "seq.isolation.models",
     # scheduled evals and trends (seq.scheduling)
@@ -99,7 +99,7 @@ if TYPE_CHECKING:
     from seq.scheduling.trend import trend
 
 
-# Eval logs and the check at deploy (issue 24): `seq.eval.logs` is in `seq.eval`.
+# Eval logs and the check at deploy: `seq.eval.logs` is in `seq.eval`.
 _EXPORTS.update({"benchmark_logs": "seq.deployment", "CheckFailed": "seq.deployment"})
 if TYPE_CHECKING:
     from seq.deployment import CheckFailed, benchmark_logs
@@ -183,7 +183,7 @@ __all__ = [
     "volume",
 ]
 
-# -- seq grid (seed 001): ablation grids and gates on top of seq.eval ------------------------------
+# -- seq grid: ablation grids and gates on top of seq.eval ----------------------------------------
 _SUBMODULES += ["grid"]
 if TYPE_CHECKING:
     from seq import grid

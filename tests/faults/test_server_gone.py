@@ -19,7 +19,7 @@ pytestmark = pytest.mark.slow  # servers killed and restarted, and the client's 
 def test_a_vla_eval_server_killed_after_6_of_20_episodes_leaves_the_eval_incomplete_and_resumable(
     toy_file,
 ):
-    """The situation of issue 20: before, every remaining episode waited out the retries, the eval
+    """A server gone mid-eval: unhandled, every remaining episode waited out the retries, the eval
     ended `completed` with exit 0 and "success 1.00, n=4", and `--resume` ran nothing."""
     pytest.importorskip("vla_eval")
     assert run_cli("deploy", str(toy_file)).returncode == 0

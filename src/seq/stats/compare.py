@@ -45,8 +45,8 @@ class Comparison:
     """A paired comparison of one metric: n pairs, each side's interval, B − A, and the verdict.
 
     `kind`: `rate` or `mean` (`seq.stats.kinds`). For a rate, `table`, `p_value` and `test`
-    (McNemar's exact test, `mcnemar-exact`) and `agresti_min` (seed 000's interval, shown beside
-    the verdict's, never used by it); None for a mean. `difference` is the interval the verdict
+    (McNemar's exact test, `mcnemar-exact`) and `agresti_min` (the Agresti–Min interval, shown
+    beside the verdict's, never used by it); None for a mean. `difference` is the interval the verdict
     used, `verdict_interval` its method. `threshold` None: no margin, so no equivalence verdict.
     """
 
