@@ -109,8 +109,15 @@ __getattr__, __dir__ = lazy_exports(globals(), _EXPORTS, _SUBMODULES)  # both gr
 
 
 def serve(policy: Any, **options: Any) -> Any:
-    """Serve a policy behind a batching websocket server and return its handle (`.url`, `.close()`,
-    a context manager); see `seq.serving.serve`. The serving plane is imported on first use.
+    """Serve a policy behind a batching websocket server; the serving plane is imported on first use.
+
+    Args:
+        policy: a name, `NAME@vN`, a built-in, a `@seq.policy` class or an instance.
+        **options: those of `seq.serving.serve` (`host`, `port`, `max_batch_size`, `max_wait_ms`,
+            `replicas`, `params`, `token`, ...).
+
+    Returns:
+        The server's handle (`.url`, `.close()`, a context manager).
 
     >>> with seq.serve("my-policy", port=8000, max_batch_size=8) as server:
     ...     seq.eval.run(benchmark="metaworld", policy_url=server.url, envs=8)

@@ -105,8 +105,21 @@ class EvalRow:
 
 
 class Store:
-    """Typed access to the record database; opening a record of an older seq migrates it
-    (`seq.record.migrations`), one of a newer seq is refused."""
+    """Typed access to the record database (SQLite, WAL): registered versions (`versions`,
+    `version`, `register_version`), evals (`create_eval`, `evals`, `find_eval`,
+    `set_eval_status`), their work items (`items`, `unfinished`, `claim_item`), episodes
+    (`write_episode`, `episodes`, `attempts`) and scores (`write_scores`, `scores`).
+
+    Opening a record of an older seq migrates it (`seq.record.migrations`); one of a newer seq is
+    refused.
+
+    Args:
+        path: the record's file (default: `$SEQ_HOME/seq.db`, `~/.seq/seq.db`); its folder is made.
+
+    Raises:
+        SeqInputError: a folder that cannot hold the record, or a record of a newer seq.
+        RecordDamaged: a file that is not a sound SQLite record, naming it.
+    """
 
     schema_version = SCHEMA_VERSION
 
