@@ -4,6 +4,7 @@ fast enough for every run of the suite (the MetaWorld acceptance test is slow)."
 from __future__ import annotations
 
 import json
+import re
 import textwrap
 
 from conftest import run_cli
@@ -68,6 +69,8 @@ def test_a_cycle_promotes_a_shorter_horizon_into_the_next_version(tmp_path):
                    "--trials", "12", "--reference-trials", "1", "--envs", "1", "--cycles", "2")  # fmt: skip
     assert done.returncode == 0, done.stderr[-2000:]
     assert "evolved: walk@v1 → walk@v2" in done.stdout
+    progress = [line for line in done.stderr.splitlines() if re.match(r"ev-[0-9a-f]+: \d+/\d+ \(", line)]
+    assert len(progress) >= 2, done.stderr[-2000:]  # piped: its evals' progress, as seq eval run's
     import seq.record.store as store
 
     state = json.loads((store.seq_home() / "evolve" / "walk.json").read_text())

@@ -12,7 +12,9 @@ import typer
 from rich.console import Console
 
 from seq.cli.options import split_list
+from seq.cli.progress import EvalProgress
 from seq.errors import EvalCanceled
+from seq.record.store import Store
 
 CANCELED = 130  # the shell's code for Ctrl-C: a canceled run is neither a gate FAIL (1) nor bad input (2)
 
@@ -53,6 +55,7 @@ def run_command(
     if verbose:
         logging.getLogger("seq").setLevel(logging.DEBUG)
     console = Console(stderr=True)
+    progress = EvalProgress(console, Store(), announce=False, bar=False)
     try:
         summary = seq.grid.run(
             config,
@@ -65,6 +68,8 @@ def run_command(
             policies=split_list(policies),
             output_dir=output_dir,
             say=lambda line: print(line, file=sys.stderr, flush=True),
+            on_start=progress.on_start,
+            on_result=progress.on_result,
         )
     except (EvalCanceled, KeyboardInterrupt):
         console.print("seq grid: canceled; run it again with --resume to finish.", highlight=False)
