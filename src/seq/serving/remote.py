@@ -28,8 +28,9 @@ DEFAULT_NAMES = {"openpi": "openpi-server", "vla-eval": "vla-eval-server", "seq"
 
 @dataclass(frozen=True)
 class ServedPolicy:
-    """The version a served policy is recorded as, its declared parameters and what its server
-    said (`server`: url, protocol, metadata: plain JSON)."""
+    """The version a served policy is recorded as, its declared parameters (each one's default the
+    value the server runs with) and what its server said (`server`: url, protocol, metadata:
+    plain JSON)."""
 
     row: VersionRow
     parameters: dict[str, Parameter] = field(default_factory=dict)
@@ -92,7 +93,7 @@ def register_remote(url: str, protocol: str, store: Store, name: str | None = No
     finally:
         handle.close()  # type: ignore[attr-defined]
     served = metadata.get("policy") if isinstance(metadata.get("policy"), dict) else {}
-    parameters = parameters_of(metadata) if protocol == "seq" else {}
+    parameters = parameters_of(metadata) if protocol == "seq" else {}  # as the policy declares them
     if name is not None:
         check_policy_name(name, store)
     elif served.get("name"):  # a seq server, over whichever protocol: the policy it names
@@ -111,4 +112,4 @@ def register_remote(url: str, protocol: str, store: Store, name: str | None = No
         "metadata": metadata,
     }
     row, _ = store.register_version("policy", name, sha, ref, declared)
-    return ServedPolicy(row, parameters, server)
+    return ServedPolicy(row, parameters_of(metadata, served=True) if protocol == "seq" else {}, server)
