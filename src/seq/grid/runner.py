@@ -87,7 +87,7 @@ def run(
     floors = {cell.key: floor_of(grid, cell.key) for cell in cells}
     with servers(entries, grid.source):  # every server answers, every eval checks, before any runs
         plans = _check_groups(groups, grid.source)
-        where = "--output-dir" if output_dir is not None else f"{grid.source}: key 'output_dir'"
+        where = "--output" if output_dir is not None else f"{grid.source}: key 'output_dir'"
         run_dir, resumed = _run_dir(grid, Path(output_dir or grid.output_dir).resolve(), resume, where, say)
         results: dict[str, CellResult] = {}
         now = versions.resolved(groups, plans)
