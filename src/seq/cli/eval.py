@@ -316,7 +316,7 @@ def compare_command(
 
 @app.command("export")
 def export_command(
-    eval_id: str = typer.Argument(..., help="The eval's id."),
+    eval_id: str = typer.Argument(..., help="The eval's id, or a unique prefix of it."),
     output: Path = typer.Option(Path("."), "-o", "--output", help="The folder to write into."),
     report_to: list[str] = typer.Option(None, "--report-to", help="Also mirror metrics to wandb or trackio."),
     export_format: str = typer.Option(
