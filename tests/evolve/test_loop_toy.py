@@ -82,5 +82,9 @@ def test_a_cycle_promotes_a_shorter_horizon_into_the_next_version(tmp_path):
     assert promoted and {c["operator"] for c in promoted} == {"horizon"}
     assert all(c["condition"]["max_steps"] < 40 and c["reference_success"] == 1.0 for c in promoted)
     assert state["cycles"][1]["base"] == "walk@v2"
+    listed = [row["name"] for row in json.loads(run_cli("benchmark", "ls", "--json").stdout)]
+    every = [row["name"] for row in json.loads(run_cli("benchmark", "ls", "--all", "--json").stdout)]
+    assert "walk" in listed and "walk-evolve-candidates" not in listed  # evolve's own, kept out
+    assert "walk-evolve-candidates" in every
     bad = run_cli("evolve", "run", "walk", "--policy", "walk-wobbly", "--reference", "nope")
     assert bad.returncode == 2 and "nope" in bad.stderr and "Traceback" not in bad.stderr
