@@ -160,8 +160,10 @@ def from_report(cell: Cell, report: Any, arm: str) -> CellResult:
     mine = [e for e in last_attempts(report.episodes) if e.arm == arm or (single and e.arm == "")]
     result = blank(cell)
     result.arm, result.eval_id = arm, report.eval_id
-    ran = report.arguments.suites
-    result.suite = ",".join(ran) or result.suite  # what ran: the default suite where none was named
+    # the suites the episodes ran in: the benchmark's own (`suite_of`), else the one the eval named
+    # or its default
+    ran = list(dict.fromkeys(e.suite for e in mine if e.suite)) or report.arguments.suites
+    result.suite = ",".join(ran) or result.suite
     result.eval_wall_s = report.cost.get("wall_s")
     result.benchmark_version, result.policy_version = _versions(report, arm)
     result.wall_clock_s = round(sum(e.duration_s for e in mine), 3)

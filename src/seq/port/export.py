@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -42,8 +42,8 @@ def export_here(
     target: str,
     out: Path,
     *,
-    seeds: int | None = None,
-    tasks: list[str] | None = None,
+    seeds: Sequence[int] | None = None,
+    tasks: Sequence[str] | None = None,
     suite: str | None = None,
     steps: int = DEFAULT_STEPS,
     log: Callable[[str], None] = print,
@@ -97,7 +97,7 @@ def _clear(out: Path) -> None:
     """An empty folder to export into: a previous export there is replaced, anything else refused."""
     if out.exists() and any(out.iterdir()):
         if not (out / layout.MANIFEST).is_file():
-            raise SeqInputError(f"--out {out}: exists and holds other files; name an empty or new folder.")
+            raise SeqInputError(f"--output {out}: exists and holds other files; name an empty or new folder.")
         for part in (layout.SCENES, layout.STARTS, layout.MANIFEST):
             target = out / part
             if target.is_dir():

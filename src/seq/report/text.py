@@ -8,7 +8,7 @@ from typing import Any
 from seq.record.manifest import Manifest
 from seq.record.states import EvalStatus
 from seq.record.store import CANCELED, FAILED, error_line
-from seq.report.report import Report
+from seq.report.report import Report, Unfinished
 from seq.report.table_views import method_name
 from seq.stats import SMALL_N
 
@@ -55,15 +55,26 @@ def partial_line(report: Report) -> str | None:
 
 
 def unfinished_lines(report: Report) -> list[str]:
-    """One line per work item an infrastructure failure left without a result: which, and why
-    (the first `LISTED`, then how many more)."""
-    tried = [entry for entry in report.unfinished if entry.attempts]
+    """One line per reason an infrastructure failure left work items without a result: the item,
+    or how many share the reason and the first of them (the first `LISTED` reasons, then how
+    many more items)."""
+    by_reason: dict[str, list[Unfinished]] = {}
+    for entry in report.unfinished:
+        if entry.attempts:
+            by_reason.setdefault(entry.reason, []).append(entry)
     lines = []
-    for entry in tried[:LISTED]:
-        arm = f" (arm {entry.arm})" if entry.arm and not entry.item_id.startswith(entry.arm + "/") else ""
-        lines.append(f"{entry.item_id}{arm}: {entry.reason}")
-    if len(tried) > LISTED:
-        lines.append(f"… and {len(tried) - LISTED} more (seq eval report {report.eval_id} --json lists them)")
+    for reason, entries in list(by_reason.items())[:LISTED]:
+        first = entries[0]
+        arm = f" (arm {first.arm})" if first.arm and not first.item_id.startswith(first.arm + "/") else ""
+        named = (
+            f"{first.item_id}{arm}"
+            if len(entries) == 1
+            else f"{len(entries)} work items (first {first.item_id}{arm})"
+        )
+        lines.append(f"{named}: {reason}")
+    rest = sum(len(entries) for entries in list(by_reason.values())[LISTED:])
+    if rest:
+        lines.append(f"… and {rest} more (seq eval report {report.eval_id} --json lists them)")
     return lines
 
 

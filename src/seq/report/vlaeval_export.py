@@ -225,9 +225,10 @@ def _benchmark_result(
 def export_vla_eval(eval_id: str, directory: str | Path, store: Store | None = None) -> dict[str, Path]:
     """Write an eval's results in vla-eval's layout into `directory`; returns each aggregate file."""
     store = store or Store()
-    row = store.get_eval(eval_id)
+    row = store.find_eval(eval_id)  # the id, or a unique prefix of it
     if row is None:
         raise SeqInputError(f"no eval has id {eval_id!r} (seq eval ls lists them).")
+    eval_id = row.id
     out = Path(directory)
     out.mkdir(parents=True, exist_ok=True)
     episodes = store.episodes(eval_id)

@@ -209,10 +209,17 @@ class RemotePolicy(BaseClient):
         ]
 
 
-def parameters_of(metadata: dict[str, Any]) -> dict[str, Parameter]:
-    """A server's declared parameters (from its hello) as `Parameter`s, defaults included."""
+def parameters_of(metadata: dict[str, Any], served: bool = False) -> dict[str, Parameter]:
+    """A server's declared parameters (from its hello) as `Parameter`s, defaults included.
+    `served`: each one's default is the value the server runs with (its `--param`), which an
+    eval that does not set the parameter uses."""
     declared = metadata.get("parameters") or {}
-    return {name: Parameter(name, info["type"], info.get("default")) for name, info in declared.items()}
+    return {
+        name: Parameter(
+            name, info["type"], info.get("value", info.get("default")) if served else info.get("default")
+        )
+        for name, info in declared.items()
+    }
 
 
 def connect(

@@ -33,8 +33,9 @@ DEFAULT_NAMES: dict[str, str] = {
 
 @dataclass(frozen=True)
 class ServedPolicy:
-    """The version a served policy is recorded as, its declared parameters and what its server
-    said (`server`: url, protocol, metadata: plain JSON)."""
+    """The version a served policy is recorded as, its declared parameters (each one's default the
+    value the server runs with) and what its server said (`server`: url, protocol, metadata:
+    plain JSON)."""
 
     row: VersionRow
     parameters: dict[str, Parameter] = field(default_factory=dict)
@@ -97,6 +98,7 @@ def register_remote(url: str, protocol: str, store: Store, name: str | None = No
     finally:
         handle.close()  # type: ignore[attr-defined]
     served = metadata.get("policy") if isinstance(metadata.get("policy"), dict) else {}
+    # parameters as the policy declares them
     parameters = parameters_of(metadata) if protocol == PolicyProtocol.SEQ else {}
     if name is not None:
         check_policy_name(name, store)
@@ -116,4 +118,4 @@ def register_remote(url: str, protocol: str, store: Store, name: str | None = No
         "metadata": metadata,
     }
     row, _ = store.register_version("policy", name, sha, ref, declared)
-    return ServedPolicy(row, parameters, server)
+    return ServedPolicy(row, parameters_of(metadata, served=True) if protocol == PolicyProtocol.SEQ else {}, server)
