@@ -118,4 +118,5 @@ def register_remote(url: str, protocol: str, store: Store, name: str | None = No
         "metadata": metadata,
     }
     row, _ = store.register_version("policy", name, sha, ref, declared)
-    return ServedPolicy(row, parameters_of(metadata, served=True) if protocol == PolicyProtocol.SEQ else {}, server)
+    used = parameters_of(metadata, served=True) if protocol == PolicyProtocol.SEQ else {}
+    return ServedPolicy(row, used, server)
