@@ -88,3 +88,7 @@ def test_a_cycle_promotes_a_shorter_horizon_into_the_next_version(tmp_path):
     assert "walk-evolve-candidates" in every
     bad = run_cli("evolve", "run", "walk", "--policy", "walk-wobbly", "--reference", "nope")
     assert bad.returncode == 2 and "nope" in bad.stderr and "Traceback" not in bad.stderr
+    # the suite, tasks and seeds as seq eval run takes them
+    suite = run_cli("evolve", "run", "walk", "--policy", "walk-wobbly", "--reference", "walk-steady",
+                    "--suite", "nope", "--tasks", "short", "--seeds", "0-1")  # fmt: skip
+    assert suite.returncode == 2 and "--suite nope" in suite.stderr and "Traceback" not in suite.stderr

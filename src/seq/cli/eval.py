@@ -34,7 +34,11 @@ app = typer.Typer(help="Run evals and read their reports.", no_args_is_help=True
 def check_output_files(**paths: Path | None) -> None:
     """Each file an option names can be written (an existing folder, or a path under a file, is
     refused in one sentence) — checked before anything runs, so that no eval's report is lost to a
-    typo in `--markdown`."""
+    typo in `--markdown`. An HTML file is refused where its extra is not installed."""
+    if paths.get("html") is not None:
+        from seq.report.html import require_html
+
+        require_html()
     for flag, path in paths.items():
         if path is None:
             continue

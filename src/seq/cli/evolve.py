@@ -39,8 +39,13 @@ def run_command(
     reference: str = typer.Option(..., "--reference", help="The reference policy that must still succeed."),
     cycles: int = typer.Option(1, "--cycles", help="Cycles to run."),
     param: list[str] = typer.Option(None, "--param", help="NAME=VALUE for the target (noise=0.3)."),
-    tasks: str = typer.Option(None, "--tasks", help="Only these tasks (comma-separated)."),
-    seeds: str = typer.Option(None, "--seeds", help="Seeds, such as 0,1,2 or 0-4."),
+    suites: list[str] = typer.Option(
+        None, "--suite", metavar="NAME", help="Suites of the benchmark (comma-separated or repeated)."
+    ),
+    tasks: list[str] = typer.Option(
+        None, "--tasks", metavar="NAME", help="Only these tasks (comma-separated or repeated)."
+    ),
+    seeds: list[str] = typer.Option(None, "--seeds", metavar="SEEDS", help="Seeds, such as 0,1,2 or 0-9."),
     trials: int = typer.Option(
         10, "--trials", help="Target episodes per condition to choose; as many fresh to gate, to re-estimate."
     ),
@@ -67,8 +72,9 @@ def run_command(
         raise SeqInputError("--max-candidates and --envs must be 1 or more.")
     progress = EvalProgress(Console(stderr=True), Store(), announce=False, bar=False)
     settings = seq.evolve.Settings(
-        tasks=split_list([tasks] if tasks else None),
-        seeds=parse_seeds([seeds] if seeds else None),  # 0,1,2 or 0-4, as seq eval run takes
+        suites=split_list(suites),
+        tasks=split_list(tasks),
+        seeds=parse_seeds(seeds),  # 0,1,2 or 0-4, as seq eval run takes
         trials=trials,
         reference_trials=reference_trials,
         max_candidates=max_candidates,

@@ -115,6 +115,27 @@ def html_context(report: Report, links: Links | None = None, draw: bool = True) 
     }
 
 
+HTML_MODULES = {"jinja2": "jinja2", "altair": "altair", "vl_convert": "vl-convert-python"}
+
+
+def require_html(flag: str = "--html") -> None:
+    """Refuse `flag` in one sentence, before anything runs, where this Python cannot write the HTML
+    report: it needs jinja2, altair and vl-convert-python (the `console` extra)."""
+    import importlib
+
+    missing = []
+    for module, package in HTML_MODULES.items():
+        try:
+            importlib.import_module(module)
+        except ImportError:
+            missing.append(package)
+    if missing:
+        raise SeqInputError(
+            f"{flag}: the HTML report needs {', '.join(missing)}, not installed here: "
+            "pip install 'seq[console]'."
+        )
+
+
 def template_environment(*packages: str) -> Any:
     """A jinja2 environment over the templates of `packages` (first found wins) and the report's
     own (autoescaped); without jinja2, a sentence naming the extra to install."""
