@@ -13,9 +13,9 @@ from collections import deque
 from typing import Any
 
 from seq.engine.environment import describe_environment
-from seq.engine.items import WorkItem
 from seq.engine.scheduler import DONE, READY, Message
 from seq.engine.worker import WorkerConfig, _EnvCloser, build_runners, run_item
+from seq.record.work import WorkItem
 
 
 class _ThisProcess:

@@ -18,12 +18,12 @@ from dataclasses import dataclass
 from multiprocessing.connection import Connection, wait
 from typing import TYPE_CHECKING, Any
 
-from seq.engine.items import WorkItem
 from seq.engine.logs import TAG_VARIABLE
 from seq.engine.scheduler import DIED, Message
 from seq.engine.wire import Channel
 from seq.engine.worker import WorkerConfig
 from seq.engine.worker_process import WorkerProcess
+from seq.record.work import WorkItem
 
 if TYPE_CHECKING:
     from seq.engine.logs import EvalLogs

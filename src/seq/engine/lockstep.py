@@ -26,8 +26,8 @@ from typing import Any
 from seq.engine.batch import BatchStep
 from seq.engine.episode import EpisodeRunner
 from seq.engine.failures import SetupFailed
-from seq.engine.items import WorkItem
 from seq.record.episode import EpisodeResult
+from seq.record.work import WorkItem
 from seq.serving.inline import ActRequest, act_all
 
 Runner = EpisodeRunner | SetupFailed  # an arm's episode runner, or why its setup failed

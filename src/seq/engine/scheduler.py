@@ -27,8 +27,8 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from seq.engine.failures import CIRCUIT_OPEN, WORKER_DIED
-from seq.engine.items import WorkItem
 from seq.record.episode import ERROR, INFRASTRUCTURE, TIMED_OUT, EpisodeResult
+from seq.record.work import WorkItem
 
 MAX_STARTUP_DEATHS = 3
 CIRCUIT_AFTER = 3  # episodes in a row whose policy server could not be reached: stop asking it

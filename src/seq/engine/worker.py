@@ -29,13 +29,13 @@ from seq.authoring.policy import policy_spec_of
 from seq.engine.environment import describe_environment
 from seq.engine.episode import EpisodeRunner
 from seq.engine.failures import SetupFailed
-from seq.engine.items import WorkItem
 from seq.engine.lockstep import Lockstep, Runner
 from seq.engine.logs import TAG_VARIABLE, tag_line
 from seq.engine.observer import Finishing, build_observers
 from seq.engine.worker_start import RUNNER_VARIABLE
 from seq.record.episode import BENCHMARK, ERROR, POLICY, EpisodeResult
 from seq.record.states import PolicyProtocol
+from seq.record.work import WorkItem
 from seq.registry.instances import equip, load_policy
 from seq.registry.loader import IN_MEMORY, load_class
 from seq.serving.adapted import AdaptedPolicy
