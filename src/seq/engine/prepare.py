@@ -364,7 +364,7 @@ def prepare_eval(request: EvalRequest, store: Store) -> PreparedEval:
     )
     arms = _check_compatibility(arms, policies, benchmark_row, adapter_row, items)
     check_envs_per_worker(request, asked, policies)
-    # no more workers than episodes: the scheduler starts no idle ones, and the plan says so
+    # no more workers than episodes: the dispatcher starts no idle ones, and the plan says so
     workers = min(request.envs or spec.declared.get("cpu") or default_envs(), max(len(items), 1))
     workers = capped_workers(workers, request.engine, request.envs)  # no more than the machine holds
     side_by_side = _side_by_side(request, arms, spec, items, workers)

@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from seq.engine.scheduler import DIED, DONE, READY, Message
+from seq.engine.dispatch import DIED, DONE, READY, Message
 from seq.engine.worker import WorkerConfig, build_runners, run_item
 from seq.errors import SeqInputError
 from seq.record.episode import EpisodeResult
