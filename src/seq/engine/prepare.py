@@ -18,9 +18,9 @@ from seq.authoring.params import Parameter, settable
 from seq.authoring.policy import Policy, policy_spec_of
 from seq.engine.arms import Arm, build_arms
 from seq.engine.capacity import capped_workers
-from seq.engine.compatibility import check_compatibility
+from seq.engine.observation_fit import check_compatibility
 from seq.engine.plan import plan
-from seq.engine.policy_checks import check_policy_declarations
+from seq.engine.policy_requirements import check_policy_declarations
 from seq.engine.request import EvalRequest
 from seq.engine.sample import sample_in_isolation
 from seq.engine.sequential import check_sequential

@@ -63,7 +63,7 @@ def main() -> None:
     from seq.engine.worker_start import enter_worker_limits
 
     enter_worker_limits()
-    from seq.engine.compatibility import sample_observations
+    from seq.engine.observation_fit import sample_observations
     from seq.registry.loader import load_class
 
     request = unpack(sys.stdin.buffer.read())

@@ -1,4 +1,4 @@
-"""`python -m seq.engine.scorer FD`: the process that runs a benchmark's `@seq.score` where its
+"""`python -m seq.engine.score_process FD`: the process that runs a benchmark's `@seq.score` where its
 workers ran (its image's Python, its volume, its secrets, its memory limit); see `seq.engine.scoring`."""
 
 import sys
