@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from seq.engine.deploy_check_episode import check_episode
-from seq.engine.worker_process import WorkerProcess, isolate
+from seq.engine.worker_isolation import WorkerProcess, isolate
 from seq.errors import SeqInputError
 from seq.isolation.images import ImageBuildError
 from seq.record.checks import FAILED_CHECK, READY, UNCHECKED, CheckRow

@@ -161,7 +161,7 @@ def check_episode(
 def main(arguments: list[str]) -> None:
     """`python -m seq.engine.deploy_check_episode RESULT_FILE REF_JSON`, in the benchmark's environment; the
     stage it reached is kept in RESULT_FILE.stage, for a process that dies before it can say."""
-    from seq.engine.worker_start import enter_worker_limits
+    from seq.engine.worker_lifecycle import enter_worker_limits
 
     enter_worker_limits()  # its memory limit and its volume, as a worker has them
     stage = Path(arguments[0] + ".stage")

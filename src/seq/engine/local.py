@@ -22,7 +22,7 @@ from seq.engine.dispatch import DIED, Message
 from seq.engine.logs import TAG_VARIABLE
 from seq.engine.wire import Channel
 from seq.engine.worker import WorkerConfig
-from seq.engine.worker_process import WorkerProcess
+from seq.engine.worker_isolation import WorkerProcess
 from seq.record.work import WorkItem
 
 if TYPE_CHECKING:

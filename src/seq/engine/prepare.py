@@ -25,7 +25,7 @@ from seq.engine.request import EvalRequest
 from seq.engine.sample import sample_in_isolation
 from seq.engine.sequential import check_sequential
 from seq.engine.side_by_side import SideBySide, auto_side_by_side, episodes
-from seq.engine.worker_process import check_gpu, check_isolation
+from seq.engine.worker_isolation import check_gpu, check_isolation
 from seq.errors import SeqInputError
 from seq.record.arguments import ArmArguments, EvalArguments, SequentialOptions, ServeOptions
 from seq.record.manifest import AdapterPin, ArmManifest, Manifest, Pinned, SeqBuild

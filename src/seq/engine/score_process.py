@@ -4,7 +4,7 @@ workers ran (its image's Python, its volume, its secrets, its memory limit); see
 import sys
 from multiprocessing.connection import Connection
 
-from seq.engine.worker_start import enter_worker_limits
+from seq.engine.worker_lifecycle import enter_worker_limits
 
 enter_worker_limits()  # before a simulator or a thread starts, as in a worker
 

@@ -27,7 +27,7 @@ from seq.record.store import GroupKey, Store
 
 if TYPE_CHECKING:
     from seq.engine.wire import Channel
-    from seq.engine.worker_process import WorkerProcess
+    from seq.engine.worker_isolation import WorkerProcess
 
 Scores = dict[GroupKey, tuple[dict[str, float] | None, str | None]]
 SETUP_FAILED = "@seq.setup raised, so @seq.score could not run:\n"

@@ -32,7 +32,7 @@ from seq.engine.failures import SetupFailed
 from seq.engine.lockstep import Lockstep, Runner
 from seq.engine.logs import TAG_VARIABLE, tag_line
 from seq.engine.observer import Finishing, build_observers
-from seq.engine.worker_start import RUNNER_VARIABLE
+from seq.engine.worker_lifecycle import RUNNER_VARIABLE
 from seq.record.episode import BENCHMARK, ERROR, POLICY, EpisodeResult
 from seq.record.states import PolicyProtocol
 from seq.record.work import WorkItem
@@ -197,7 +197,7 @@ def run_item(runners: dict[str, Runner], item: WorkItem) -> EpisodeResult:
 def _over_memory(result: Any) -> bool:
     """Whether an episode ran out of memory under `memory=`; if so, its error names the limit."""
     from seq.authoring.resources import memory_text
-    from seq.engine.worker_start import worker_memory_limit
+    from seq.engine.worker_lifecycle import worker_memory_limit
 
     limit = worker_memory_limit()
     if limit is None or result.status != ERROR or "MemoryError" not in (result.error or ""):
