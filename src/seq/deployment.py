@@ -2,7 +2,7 @@
 
 `seq.deploy(FILE)` registers a file's classes as versions (`seq.registry.deploy`), then checks each
 benchmark version it registered: one short episode where the benchmark runs (its image, built
-now, else here; `seq.engine.checking`). A check that fails keeps the version, marked "failed
+now, else here; `seq.engine.deploy_check`). A check that fails keeps the version, marked "failed
 check", and raises `CheckFailed` naming why (a module missing from the image, by name); a version
 that passed its check before is not checked again.
 
@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from seq.engine.checking import check_version
+from seq.engine.deploy_check import check_version
 from seq.errors import SeqInputError
 from seq.record.checks import FAILED_CHECK, READY, CheckRow, read_check, write_check
 from seq.record.states import VersionKind

@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from seq.authoring.callable_policy import is_plain_callable, policy_of_callable
+from seq.engine.execution import execute_eval, resume_eval
 from seq.engine.prepare import start_eval
 from seq.engine.request import EvalRequest, default_of, request_fields
-from seq.engine.runner import execute_eval, resume_eval
 from seq.engine.shards import Shard
 from seq.errors import SeqInputError
 from seq.record.episode import EpisodeResult

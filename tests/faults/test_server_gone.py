@@ -11,7 +11,7 @@ from conftest import run_cli
 from fault_helpers import cli, free_port, kill, only_eval, rows, start_server, wait_until
 
 import seq
-from seq.engine.scheduler import CIRCUIT_AFTER
+from seq.engine.dispatch import CIRCUIT_AFTER
 
 pytestmark = pytest.mark.slow  # servers killed and restarted, and the client's retries waited out
 

@@ -230,7 +230,7 @@ def test_unknown_names_and_a_pinned_deploy_schedule_are_refused(toy_file):
 
 
 def test_the_flat_names_stay_the_functions_once_the_package_is_imported():
-    import seq.scheduling.runner  # what the CLI and the scheduler import
+    import seq.scheduling.due  # what the CLI and the scheduler import
 
     assert seq.schedule is seq.scheduling.schedule and seq.schedules is seq.scheduling.schedules
     assert seq.trend is seq.scheduling.trend and seq.run_due is seq.scheduling.run_due

@@ -20,8 +20,8 @@ from seq.cli.help import SectionedHelp
 from seq.cli.options import command_from, extra_option, split_list
 from seq.cli.progress import EvalProgress
 from seq.cli.tables import print_eval_table
+from seq.engine.dispatch import WorkersFailed
 from seq.engine.request import EvalRequest
-from seq.engine.scheduler import WorkersFailed
 from seq.engine.shards import ShardUnhealthy
 from seq.errors import EvalCanceled, SeqInputError
 from seq.record.store import RUNNING, Store

@@ -38,9 +38,9 @@ from seq.authoring.seeding import act_seeds
 from seq.engine.batch import BatchStep, batch_of, release
 from seq.engine.contract import action_size, checked_chunk, policy_name, step_output
 from seq.engine.failures import Phase, classify, describe
-from seq.engine.items import WorkItem
 from seq.engine.observer import EpisodeObserver, Finishing
 from seq.record.episode import BENCHMARK, ERROR, POLICY, TIMED_OUT, EpisodeResult
+from seq.record.work import WorkItem
 from seq.serving.inline import ActRequest, PolicyHandle
 
 NAN_ACTIONS = "nan_actions"

@@ -19,8 +19,8 @@ from pathlib import Path
 from types import TracebackType
 
 from seq.engine.contract import ContractError
-from seq.engine.items import WorkItem
 from seq.record.episode import BENCHMARK, ERROR, INFRASTRUCTURE, POLICY, EpisodeResult
+from seq.record.work import WorkItem
 
 _PACKAGE = Path(__file__).parent.parent
 SEQ_PACKAGES = tuple(dict.fromkeys((str(_PACKAGE), str(_PACKAGE.resolve()))))

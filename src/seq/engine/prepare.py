@@ -18,14 +18,14 @@ from seq.authoring.params import Parameter, settable
 from seq.authoring.policy import Policy, policy_spec_of
 from seq.engine.arms import Arm, build_arms
 from seq.engine.capacity import capped_workers
-from seq.engine.compatibility import check_compatibility
+from seq.engine.observation_fit import check_compatibility
 from seq.engine.plan import plan
-from seq.engine.policy_checks import check_policy_declarations
+from seq.engine.policy_requirements import check_policy_declarations
 from seq.engine.request import EvalRequest
 from seq.engine.sample import sample_in_isolation
 from seq.engine.sequential import check_sequential
 from seq.engine.side_by_side import SideBySide, auto_side_by_side, episodes
-from seq.engine.worker_process import check_gpu, check_isolation
+from seq.engine.worker_isolation import check_gpu, check_isolation
 from seq.errors import SeqInputError
 from seq.record.arguments import ArmArguments, EvalArguments, SequentialOptions, ServeOptions
 from seq.record.manifest import AdapterPin, ArmManifest, Manifest, Pinned, SeqBuild
@@ -364,7 +364,7 @@ def prepare_eval(request: EvalRequest, store: Store) -> PreparedEval:
     )
     arms = _check_compatibility(arms, policies, benchmark_row, adapter_row, items)
     check_envs_per_worker(request, asked, policies)
-    # no more workers than episodes: the scheduler starts no idle ones, and the plan says so
+    # no more workers than episodes: the dispatcher starts no idle ones, and the plan says so
     workers = min(request.envs or spec.declared.get("cpu") or default_envs(), max(len(items), 1))
     workers = capped_workers(workers, request.engine, request.envs)  # no more than the machine holds
     side_by_side = _side_by_side(request, arms, spec, items, workers)

@@ -15,11 +15,11 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from seq.engine.items import WorkItem
-from seq.engine.scheduler import DIED, DONE, READY, Message
+from seq.engine.dispatch import DIED, DONE, READY, Message
 from seq.engine.worker import WorkerConfig, build_runners, run_item
 from seq.errors import SeqInputError
 from seq.record.episode import EpisodeResult
+from seq.record.work import WorkItem
 
 
 class _EnvWorker:

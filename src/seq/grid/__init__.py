@@ -20,8 +20,8 @@ from seq.grid.config import (
     Variation,
 )
 from seq.grid.history import ls, show
+from seq.grid.orchestration import load, run
 from seq.grid.results import CellResult
-from seq.grid.runner import load, run
 from seq.grid.summary import Summary
 
 __all__ = [
