@@ -268,6 +268,12 @@ def request_fields() -> tuple[Field, ...]:
     return fields(EvalRequest)
 
 
+def request_of(arguments: Mapping[str, Any]) -> EvalRequest:
+    """The request of a call whose keyword parameters are the request's fields (`seq.eval.run`,
+    `seq.eval.dry_run`), from its `locals()`: the other arguments are left out."""
+    return EvalRequest(**{item.name: arguments[item.name] for item in request_fields()})
+
+
 # The sections of `seq eval run --help`, in order; each field of `EvalRequest` in one of them.
 HELP_GROUPS = {
     "What to run": (
