@@ -27,10 +27,10 @@ from seq.record.store import EvalRow, Store
 from seq.registry.loader import importing_user_file
 from seq.report.report import Report, build_report
 
-Function = TypeVar("Function", bound=Callable[..., Any])
+_Function = TypeVar("_Function", bound=Callable[..., Any])
 
 
-def suggests_keywords(function: Function) -> Function:
+def _suggests_keywords(function: _Function) -> _Function:
     """`function`, whose `TypeError` for a keyword it does not take names the closest one it does:
     `trails=3` → did you mean 'trials'?"""
     signature = inspect.signature(function)
@@ -47,10 +47,10 @@ def suggests_keywords(function: Function) -> Function:
                 )
         return function(*args, **kwargs)
 
-    return cast(Function, checked)
+    return cast(_Function, checked)
 
 
-@suggests_keywords
+@_suggests_keywords
 def run(
     policy: Any = None,
     *,
@@ -224,7 +224,7 @@ def _execute(
     return build_report(row.id, store)
 
 
-@suggests_keywords
+@_suggests_keywords
 def dry_run(
     policy: Any = None,
     *,
