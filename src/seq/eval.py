@@ -7,16 +7,18 @@
 from __future__ import annotations
 
 import difflib
+import functools
 import inspect
 import tempfile
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar, cast
 
 from seq.authoring.callable_policy import is_plain_callable, policy_of_callable
 from seq.engine.execution import execute_eval, resume_eval
 from seq.engine.prepare import start_eval
-from seq.engine.request import EvalRequest, default_of, request_fields
+from seq.engine.request import request_of
 from seq.engine.shards import Shard
 from seq.errors import SeqInputError
 from seq.record.episode import EpisodeResult
@@ -25,14 +27,78 @@ from seq.record.store import EvalRow, Store
 from seq.registry.loader import importing_user_file
 from seq.report.report import Report, build_report
 
+_Function = TypeVar("_Function", bound=Callable[..., Any])
 
+
+def _suggests_keywords(function: _Function) -> _Function:
+    """`function`, whose `TypeError` for a keyword it does not take names the closest one it does:
+    `trails=3` → did you mean 'trials'?"""
+    signature = inspect.signature(function)
+    known = list(signature.parameters)
+
+    @functools.wraps(function)
+    def checked(*args: Any, **kwargs: Any) -> Any:
+        for name in kwargs:
+            if name not in signature.parameters:
+                close = difflib.get_close_matches(name, known, n=1)
+                hint = f"; did you mean {close[0]!r}?" if close else ""
+                raise TypeError(
+                    f"seq.eval.{function.__name__}() got an unexpected keyword argument {name!r}{hint}"
+                )
+        return function(*args, **kwargs)
+
+    return cast(_Function, checked)
+
+
+@_suggests_keywords
 def run(
     policy: Any = None,
     *,
+    benchmark: Any = None,
+    adapter: Any = None,
+    suites: Sequence[str] | None = None,
+    tasks: Sequence[str] | None = None,
+    seeds: Sequence[int] | None = None,
+    max_steps: int | None = None,
+    timeout_s: float | None = None,
+    trials: int | None = None,
+    params: Mapping[str, Any] | None = None,
+    record: str | None = None,
+    trajectories: bool = False,
+    traces: bool = False,
+    save: bool = True,
+    report_to: Sequence[str] | None = None,
+    vs: Any = None,
+    vs_params: Mapping[str, Any] | None = None,
+    sweep: Mapping[str, Sequence[Any]] | None = None,
+    arms: Sequence[Any] | None = None,
+    threshold: float = 0.05,
+    sequential: bool = False,
+    alpha: float = 0.05,
+    looks: int = 5,
+    metric: str = "success",
+    envs: int | None = None,
+    envs_per_worker: int | None = None,
+    engine: str = "local",
+    address: str | None = None,
+    allow_cpu: bool = False,
+    verbose: bool = False,
+    serve: bool = False,
+    max_batch_size: int | None = None,
+    max_wait_ms: float = 10.0,
+    policy_url: str | None = None,
+    policy_protocol: str = "seq",
+    policy_name: str | None = None,
+    image_encoding: str = "raw",
+    eval_id: str | None = None,
+    shard_id: int | None = None,
+    num_shards: int | None = None,
+    requeue_unhealthy: bool = False,
+    resume: str | None = None,
+    rerun_failed: str | None = None,
     on_start: Callable[[EvalRow], None] | None = None,
     on_result: Callable[[EpisodeResult], None] | None = None,
     store: Store | None = None,
-    **options: Any,
 ) -> Report:
     """Evaluate `policy` on `benchmark` and return the report.
 
@@ -43,8 +109,9 @@ def run(
         on_start: called with the eval's row once the eval is stored.
         on_result: called with each episode's result as it finishes.
         store: the record (default: `Store()`, `$SEQ_HOME/seq.db`).
-        **options: the options of `seq eval run`, with its defaults and help
-            (`seq.engine.request.EvalRequest`), among them:
+
+    Every other keyword argument is an option of `seq eval run`, with its default and help
+    (`seq.engine.request.EvalRequest`, the one definition of both), among them:
 
     - `benchmark`: named as `policy` is.
     - `params`: declared parameters (`noise=0.3`, `policy.noise`, `benchmark.x`, `eval.steps_per_query`).
@@ -98,11 +165,11 @@ def run(
         SeqInputError: an option, a name or a parameter that cannot be run, before anything runs.
         EvalCanceled: Ctrl-C (or SIGTERM), after recording what ran.
     """
-    if is_plain_callable(policy):  # a function, as people try first while training
-        policy = policy_of_callable(policy)
-    if is_plain_callable(options.get("vs")):
-        options = {**options, "vs": policy_of_callable(options["vs"])}
-    request = _request("seq.eval.run", policy, options)
+    request = request_of(locals())
+    if is_plain_callable(request.policy):  # a function, as people try first while training
+        request = replace(request, policy=policy_of_callable(request.policy))
+    if is_plain_callable(request.vs):
+        request = replace(request, vs=policy_of_callable(request.vs))
     importing = importing_user_file()
     if importing is not None:
         raise SeqInputError(
@@ -157,41 +224,61 @@ def _execute(
     return build_report(row.id, store)
 
 
-def _request(caller: str, policy: Any, options: Mapping[str, Any]) -> EvalRequest:
-    """The `EvalRequest` of a call's keyword arguments; an unknown one is a `TypeError`, as for
-    any Python function."""
-    known = {item.name for item in request_fields()}
-    for name in options:
-        if name not in known:
-            close = difflib.get_close_matches(name, known, n=1)
-            hint = f"; did you mean {close[0]!r}?" if close else ""
-            raise TypeError(f"{caller}() got an unexpected keyword argument {name!r}{hint}")
-    return EvalRequest(policy=policy, **options)
-
-
-def dry_run(policy: Any = None, *, store: Store | None = None, **options: Any) -> dict[str, Any]:
+@_suggests_keywords
+def dry_run(
+    policy: Any = None,
+    *,
+    benchmark: Any = None,
+    adapter: Any = None,
+    suites: Sequence[str] | None = None,
+    tasks: Sequence[str] | None = None,
+    seeds: Sequence[int] | None = None,
+    max_steps: int | None = None,
+    timeout_s: float | None = None,
+    trials: int | None = None,
+    params: Mapping[str, Any] | None = None,
+    record: str | None = None,
+    trajectories: bool = False,
+    traces: bool = False,
+    save: bool = True,
+    report_to: Sequence[str] | None = None,
+    vs: Any = None,
+    vs_params: Mapping[str, Any] | None = None,
+    sweep: Mapping[str, Sequence[Any]] | None = None,
+    arms: Sequence[Any] | None = None,
+    threshold: float = 0.05,
+    sequential: bool = False,
+    alpha: float = 0.05,
+    looks: int = 5,
+    metric: str = "success",
+    envs: int | None = None,
+    envs_per_worker: int | None = None,
+    engine: str = "local",
+    address: str | None = None,
+    allow_cpu: bool = False,
+    verbose: bool = False,
+    serve: bool = False,
+    max_batch_size: int | None = None,
+    max_wait_ms: float = 10.0,
+    policy_url: str | None = None,
+    policy_protocol: str = "seq",
+    policy_name: str | None = None,
+    image_encoding: str = "raw",
+    eval_id: str | None = None,
+    shard_id: int | None = None,
+    num_shards: int | None = None,
+    requeue_unhealthy: bool = False,
+    resume: str | None = None,
+    rerun_failed: str | None = None,
+    store: Store | None = None,
+) -> dict[str, Any]:
     """What `run` with the same arguments would do, without running or storing anything: each
     arm's parameter values and where each came from, the episodes, and at most how many policy
     queries."""
     from seq.engine.prepare import dry_run as plan_only
 
-    return plan_only(_request("seq.eval.dry_run", policy, options), store or Store())
-
-
-def _signature(function: Callable[..., Any], *runtime: str) -> inspect.Signature:
-    """`function`'s signature with every request field as a keyword argument: what `help()`,
-    editors and `inspect` show."""
-    own = inspect.signature(function).parameters
-    fields_ = [
-        inspect.Parameter(item.name, inspect.Parameter.KEYWORD_ONLY, default=default_of(item))
-        for item in request_fields()
-        if item.name != "policy"
-    ]
-    return inspect.Signature([own["policy"], *fields_, *(own[name] for name in runtime)])
-
-
-run.__signature__ = _signature(run, "on_start", "on_result", "store")  # type: ignore[attr-defined]
-dry_run.__signature__ = _signature(dry_run, "store")  # type: ignore[attr-defined]
+    request = request_of(locals())
+    return plan_only(request, store or Store())
 
 
 def report(eval_id: str, store: Store | None = None) -> Report:

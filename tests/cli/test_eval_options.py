@@ -15,7 +15,7 @@ import seq
 from seq.cli.eval import OUTPUT_OPTIONS
 from seq.cli.eval import app as eval_app
 from seq.cli.options import parse_option
-from seq.engine.request import SEQUENTIAL_TRIALS, EvalRequest, cli_of, help_of, request_fields
+from seq.engine.request import SEQUENTIAL_TRIALS, EvalRequest, cli_of, default_of, help_of, request_fields
 
 RUNTIME = ("on_start", "on_result", "store")  # Python objects: callbacks and an open record
 
@@ -38,6 +38,18 @@ def test_the_python_signature_and_the_command_line_have_the_same_options_and_def
         assert python[name].default == item.default, name
         if name in cli:
             assert parse_option(item, cli[name].default) == python[name].default, name  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("function", [seq.eval.run, seq.eval.dry_run])
+def test_every_request_field_is_a_typed_keyword_of_the_python_api_with_its_default(function):
+    parameters = inspect.signature(function).parameters
+    assert "__signature__" not in vars(function)  # the signature is the function's own
+    for item in request_fields():
+        parameter = parameters[item.name]
+        assert parameter.default == default_of(item), item.name
+        assert parameter.annotation == item.type, item.name
+        if item.name != "policy":
+            assert parameter.kind is inspect.Parameter.KEYWORD_ONLY, item.name
 
 
 def test_a_keyword_seq_eval_run_does_not_take_is_a_type_error():

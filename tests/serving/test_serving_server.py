@@ -71,6 +71,23 @@ def test_health_stats_and_the_hello_describe_the_policy(tmp_path):
         assert server.stats()["batch_size_histogram"] == {1: 1}
 
 
+def test_a_remote_policy_describes_the_served_policy_from_the_hello_it_fetched_once(tmp_path):
+    deploy_all(tmp_path)
+    with serve("line-controller", port=0) as server:
+        remote = RemotePolicy(server.url, retries=0)
+        with pytest.raises(RuntimeError, match=r"call fetch_metadata\(\)"):
+            _ = remote.label  # nothing fetched yet, and reading does not connect to fetch it
+        assert server.stats()["connections_total"] == 0
+        hello = remote.fetch_metadata()
+        described = (remote.label, remote.plans, remote.parameters["noise"].default)
+        assert server.stats()["connections_total"] == 1
+        remote.close()
+    assert hello["policy"]["label"] == "line-controller@v1"
+    assert described == ("line-controller@v1", False, 0.0)
+    # the server is gone: reading them again is reading the hello kept, not a connection
+    assert (remote.label, remote.plans, remote.parameters["noise"].default) == described
+
+
 def test_server_parameters_are_defaults_a_client_may_override(tmp_path):
     deploy_all(tmp_path)
     obs = np.array([0.0, 1.0])
@@ -181,7 +198,7 @@ def test_inference_runs_off_the_event_loop_so_health_checks_answer_meanwhile(tmp
         assert module.ENTERED.wait(10)
         assert _get(server.url + "/health")[0] == 200  # answered while the policy is computing
         with RemotePolicy(server.url) as other:  # and a new connection is accepted
-            assert other.label == "gated@v1"
+            assert other.fetch_metadata()["policy"]["label"] == "gated@v1"
         assert acting.is_alive()
         module.GATE.set()
         acting.join(10)

@@ -1,6 +1,7 @@
-"""What an eval is asked to do: one dataclass that `seq.eval.run`'s signature and the options of
-`seq eval run` are both generated from, so that an option is declared once, with one default and
-one help line.
+"""What an eval is asked to do: one dataclass that the options of `seq eval run` are generated
+from, so that an option is declared once, with one default and one help line. `seq.eval.run` and
+`seq.eval.dry_run` spell its fields out as typed keyword parameters, for editors and type
+checkers; a test keeps their names, types and defaults the same as the fields'.
 
 Each field carries its help text and how the command line spells it (`Cli`, in the field's
 metadata; `cli=None`: Python only, such as `arms=[seq.Arm(...)]`). The command line turns its text
@@ -266,6 +267,12 @@ class EvalRequest:
 
 def request_fields() -> tuple[Field, ...]:
     return fields(EvalRequest)
+
+
+def request_of(arguments: Mapping[str, Any]) -> EvalRequest:
+    """The request of a call whose keyword parameters are the request's fields (`seq.eval.run`,
+    `seq.eval.dry_run`), from its `locals()`: the other arguments are left out."""
+    return EvalRequest(**{item.name: arguments[item.name] for item in request_fields()})
 
 
 # The sections of `seq eval run --help`, in order; each field of `EvalRequest` in one of them.

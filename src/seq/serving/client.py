@@ -34,7 +34,9 @@ class RemotePolicy(BaseClient):
 
     `parameters` are the eval's values for the policy's declared parameters (sent at each episode
     start; None keeps the server's). Images travel raw unless `image_encoding="jpeg"`. `token`
-    (default: `$SEQ_SERVER_TOKEN`) is presented to a server that requires one.
+    (default: `$SEQ_SERVER_TOKEN`) is presented to a server that requires one. Nothing connects
+    until `fetch_metadata()` or `begin_episode()`; the properties `parameters` (those the policy
+    declares), `plans` and `label` read the server's hello that they fetched.
     """
 
     subprotocols = (SUBPROTOCOL,)
@@ -97,22 +99,35 @@ class RemotePolicy(BaseClient):
         self.act_batch = bool(capabilities.get("act_batch"))  # an older seq server answers one act at a time
         return payload
 
+    def fetch_metadata(self) -> dict[str, Any]:
+        """Connect (with the retries; `ServerUnreachable` after them) and return the server's
+        hello, which `parameters`, `plans` and `label` then read. `begin_episode` reads it too."""
+        self.connect()
+        return self.metadata
+
+    def _hello(self, what: str) -> dict[str, Any]:
+        if not self.metadata:
+            raise RuntimeError(
+                f"RemotePolicy.{what}: no hello from {self.url} yet; call fetch_metadata() (or "
+                "begin_episode()) first, which connects."
+            )
+        return self.metadata
+
     @property
     def parameters(self) -> dict[str, Parameter]:
-        """The served policy's declared parameters (connects to read them)."""
-        self.connect()
-        return parameters_of(self.metadata)
+        """The served policy's declared parameters, from its hello (`fetch_metadata`)."""
+        return parameters_of(self._hello("parameters"))
 
     @property
     def plans(self) -> bool:
-        """The served policy is a composite one (its hello says how often it plans)."""
-        self.connect()
-        return self.metadata.get("plan_every_s") is not None
+        """The served policy is a composite one: its hello (`fetch_metadata`) says how often it
+        plans."""
+        return self._hello("plans").get("plan_every_s") is not None
 
     @property
     def label(self) -> str:
-        self.connect()
-        return str(self.metadata.get("policy", {}).get("label", self.url))
+        """The served policy's `NAME@vN`, from its hello (`fetch_metadata`)."""
+        return str(self._hello("label").get("policy", {}).get("label", self.url))
 
     def _request(self, message: dict[str, Any], what: str) -> dict[str, Any]:
         self._id += 1
