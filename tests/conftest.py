@@ -196,6 +196,7 @@ SLOW = (
     "tests/port/test_port_batched.py",
     "tests/port/test_lift_warp.py",  # robosuite's Lift and its Warp port, 2 seeds each (~2 min)
     "tests/port/test_port_sapien.py",  # ManiSkill's image, PickCube on SAPIEN's CPU PhysX (~2 min)
+    "tests/port/test_gpu_script.py",  # builds the port's image to run bench/gpu.sh up to its GPU call
     "tests/cli/test_deploy_check.py::test_a_benchmark_whose_image_lacks_a_module",
     # processes killed and waited for, schedules waited for, a real browser, MetaWorld traces
     "tests/faults/test_record_honesty.py",
