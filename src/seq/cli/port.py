@@ -173,13 +173,14 @@ def print_sapien_check(result: dict[str, Any], console: Console) -> None:
         console.print(f"build {scene['id']} ({', '.join(scene['tasks'])}): {scene['bodies']} bodies, "
                       f"{scene['articulations']} articulation(s)")
         for body in scene["dynamic_triangle_meshes"]:
-            console.print(f"  body {body}: a triangle mesh on a moving body; the GPU PhysX refuses it "
-                          "(make it convex, or split it into convex parts)")
+            console.print(f"  body {body}: a triangle mesh on a moving body, which the GPU PhysX refuses")
+            console.print("    (make it convex, or split it into convex parts)")
     for task, systems in result["gpu_systems"].items():
         console.print(f"{task}: {systems} GPU system(s) (one per build its starts use)")
     for call in result["no_gpu_calls"]:
-        console.print(f"{call['call']}: called {call['reset']} time(s) in reset, {call['run']} in "
-                      f"stepping, in {call['starts']} start(s) of {', '.join(call['tasks'])}; {call['why']}")
+        console.print(f"{call['call']}: {call['reset']} call(s) in reset, {call['run']} in stepping, "
+                      f"{call['starts']} start(s) of {', '.join(call['tasks'])}")
+        console.print(f"  {call['why']}")
     if not result["no_gpu_calls"]:
         console.print("no call without a GPU form was made")
     console.print("needs changes for the GPU PhysX" if result["physics_changes"] else "clean")
