@@ -131,3 +131,11 @@ def test_scaffold_writes_a_sapien_skeleton_that_imports(scene: Path, tmp_path: P
     assert "Builds per task (one GPU system each): Bowl 2, Cube 1." in text
     assert "PhysxArticulation.compute_passive_force (Bowl)" in text
     assert (out / "scene" / "export.json").is_file() and "TODO" in (out / "README.md").read_text()
+
+
+def test_scaffold_takes_the_sapien_check_convert_hands_it(scene: Path, tmp_path: Path) -> None:
+    from seq.port import check_model
+    from seq.port.scaffold import scaffold
+
+    written = scaffold(scene, 4, tmp_path / "skeleton", check=check_model(scene))
+    assert written["name"] == "bowls-gpu" and (tmp_path / "skeleton" / "benchmark.py").is_file()

@@ -65,8 +65,6 @@ def _values(
     conditions: dict[str, list[int]] = {}
     for start in manifest["starts"]:
         conditions.setdefault(start["task"], []).append(int(start["seed"]))
-    scenes = (check or {}).get("scenes", [])
-    pinned = sorted({option["option"] for scene in scenes for option in scene["options"] + scene["defaults"]})
     class_name = "".join(part.capitalize() for part in re.split(r"[-_]", name) if part)
     scene_line = (
         'seq.assets_path() / "scene"  # the volume, read-only (README: seq volume put)'
@@ -92,6 +90,8 @@ def _values(
     }
     if sapien:
         return {**common, **_sapien_values(manifest, directory)}
+    scenes = (check or {}).get("scenes", [])
+    pinned = sorted({option["option"] for scene in scenes for option in scene["options"] + scene["defaults"]})
     first_scene = directory / layout.SCENES / manifest["scenes"][0]["id"]
     options = json.loads((first_scene / layout.OPTIONS).read_text())
     return {
