@@ -14,7 +14,8 @@
 #    $LIFT_WORLDS worlds (default 100), robosuite-scripted in-process: success, control steps/s.
 # 6. SAPIEN's GPU PhysX replay of ManiSkill's PickCube ($PICK_SCENE, default .gpu/pick, exported
 #    beforehand), where this Python has ManiSkill.
-# 7. LIBERO on MuJoCo Warp: not ported yet, so reported pending.
+# 7. LIBERO on MuJoCo Warp: its scenes replayed on the GPU ($LIBERO_SCENE, exported beforehand);
+#    the port itself (controller, observation, success) does not exist yet: reported pending.
 #
 # Each step's lines go to the figures file as they come; a step that fails is recorded as failed
 # there and the next one runs.
@@ -92,5 +93,12 @@ else
 fi
 
 # 7. LIBERO.
-say "== LIBERO on MuJoCo Warp: pending (not ported yet)"
+LIBERO_SCENE="${LIBERO_SCENE:-.gpu/libero}"
+if [ -f "$LIBERO_SCENE/export.json" ]; then
+    step "LIBERO's exported starts: classic MuJoCo vs MuJoCo Warp on the GPU" \
+        "$PYTHON" -c "from seq.cli import main; main()" benchmark compare --replay "$LIBERO_SCENE"
+else
+    say "== LIBERO replay on the GPU: pending ($LIBERO_SCENE not exported)"
+fi
+say "== LIBERO on MuJoCo Warp, episodes: pending (the port's controller, observation, success not written)"
 say "figures written to $FIGURES"
