@@ -81,7 +81,7 @@ def export(scene: Path, seeds: int) -> None:
     with tempfile.TemporaryDirectory() as scratch:
         declared = Path(scratch) / "lift_seeds.py"
         declared.write_text(LIFT_SEEDS.format(seeds=seeds))
-        cli("benchmark", "export", str(declared), "--out", str(scene))
+        cli("benchmark", "export", str(declared), "-o", str(scene))
 
 
 def deploy(home: Path, seeds: int) -> None:

@@ -31,8 +31,8 @@ from seq.seqbench.algorithm import Algorithm, load_algorithm  # noqa: E402
 from seq.seqbench.budgets import Budget  # noqa: E402
 from seq.seqbench.families import base_rows, oracle_rows  # noqa: E402
 from seq.seqbench.materialize import noise_rows, supervision_rows  # noqa: E402
+from seq.seqbench.pipeline import run  # noqa: E402
 from seq.seqbench.protocol import Request, infer, learn  # noqa: E402
-from seq.seqbench.runner import run  # noqa: E402
 from seq.seqbench.tasks import TaskRow, write_task_file  # noqa: E402
 
 SPEC = REPO / "specs" / "runs" / "full_v1.yaml"

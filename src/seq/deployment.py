@@ -2,7 +2,7 @@
 
 `seq.deploy(FILE)` registers a file's classes as versions (`seq.registry.deploy`), then checks each
 benchmark version it registered: one short episode where the benchmark runs (its image, built
-now, else here; `seq.engine.checking`). A check that fails keeps the version, marked "failed
+now, else here; `seq.engine.deploy_check`). A check that fails keeps the version, marked "failed
 check", and raises `CheckFailed` naming why (a module missing from the image, by name); a version
 that passed its check before is not checked again.
 
@@ -15,9 +15,10 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from seq.engine.checking import check_version
+from seq.engine.deploy_check import check_version
 from seq.errors import SeqInputError
 from seq.record.checks import FAILED_CHECK, READY, CheckRow, read_check, write_check
+from seq.record.states import VersionKind
 from seq.record.store import Store
 from seq.registry.deploy import Deployed
 from seq.registry.deploy import deploy as register
@@ -39,7 +40,7 @@ def deploy(target: str | Path, store: Store | None = None, check: bool = True) -
     deployed = register(target, store)
     failures = []
     for index, item in enumerate(deployed):
-        if item.kind != "benchmark" or not check:
+        if item.kind != VersionKind.BENCHMARK or not check:
             continue
         done = read_check(store, item.version.name, item.version.version)
         if done is None or done.status != READY:

@@ -101,7 +101,7 @@ def test_a_declared_render_records_each_tasks_first_seed_from_the_observation(do
 
 
 def test_a_worker_runs_the_next_episode_while_a_video_is_written(dots, monkeypatch):
-    import seq.engine.scheduler as local
+    import seq.engine.dispatch as local
 
     announced = []
     ended = local._Worker.ended

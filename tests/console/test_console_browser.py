@@ -17,6 +17,7 @@ import pytest
 from console_records import build_record
 
 import seq
+from seq.report.labels import distinct_labels
 
 sync_api = pytest.importorskip("playwright.sync_api")
 pytest.importorskip("starlette")
@@ -247,3 +248,69 @@ def test_the_html_report_shows_its_plots_offline(toy_file, browser, artifacts, t
     assert drawn == 5  # per suite, per task, forest, task × arm, across tasks
     assert page.problems == []
     assert page.requests == [path.as_uri()]  # the file itself, and nothing from the network
+
+
+BOWLS = [
+    "pick_up_the_black_bowl_next_to_the_ramekin_and_place_it_on_the_plate",
+    "pick_up_the_black_bowl_next_to_the_cookie_box_and_place_it_on_the_plate",
+    "pick_up_the_black_bowl_next_to_the_plate_and_place_it_on_the_plate",
+]
+BOWLS_BENCH = f"""
+import numpy as np
+
+import seq
+
+
+class Still:
+    def reset(self, seed=None):
+        return np.zeros(1), {{}}
+
+    def step(self, action):
+        return np.zeros(1), 0.0, False, False, {{}}
+
+
+@seq.benchmark(name="bowls", conditions=seq.conditions(tasks={BOWLS!r}, seeds=[0, 1]), max_steps=2)
+class Bowls(seq.Benchmark):
+    @seq.reset
+    def reset(self, seed, variant):
+        return Still()
+
+    @seq.check
+    def check(self, env):
+        return seq.Step(done=False, metrics={{"success": 0.0}})
+
+
+@seq.policy(name="bowl-idle")
+class Idle(seq.Policy):
+    @seq.infer
+    def infer(self, obs, *, seed=None, instruction=None):
+        return np.zeros(1)
+"""
+
+
+def test_long_task_names_read_apart_in_the_html_reports_plots(browser, artifacts, tmp_path, seq_home):
+    """Three LIBERO-like tasks alike for their first 35 characters: each axis label, as Chromium
+    draws it, is the report's whole abbreviation and unlike the others, with the whole name on
+    hover and in the plot's legend."""
+    source = tmp_path / "bowls.py"
+    source.write_text(BOWLS_BENCH)
+    seq.deploy(source)
+    path = tmp_path / "bowls.html"
+    seq.eval.run("bowl-idle", benchmark="bowls", envs=1).to_html(path)
+    page = watched_page(browser)
+    page.goto(path.as_uri())
+    figure = page.locator("figure.chart", has_text="per task").first
+    figure.screenshot(path=artifacts / "report-long-task-names.png")
+    drawn = figure.evaluate(
+        """f => [...f.querySelectorAll('svg text')].map(t => [
+            [...t.childNodes].filter(n => n.nodeType === 3).map(n => n.nodeValue).join(''),
+            t.querySelector('title') ? t.querySelector('title').textContent : null,
+        ])"""
+    )
+    axis = {whole: shown for shown, whole in drawn if whole in BOWLS}
+    assert set(axis) == set(BOWLS), drawn
+    assert len(set(axis.values())) == len(BOWLS)
+    assert axis == distinct_labels(BOWLS)  # drawn whole: Vega cut none of them further
+    legend = figure.evaluate("f => [...f.querySelectorAll('li')].map(li => li.innerText)")
+    assert all(any(name in item for item in legend) for name in BOWLS), legend
+    assert page.problems == []

@@ -1,4 +1,4 @@
-"""`--engine ray`: the same plan, scheduler and episode loop on Ray actors give the same rows."""
+"""`--engine ray`: the same plan, dispatcher and episode loop on Ray actors give the same rows."""
 
 from __future__ import annotations
 

@@ -298,7 +298,7 @@ def test_where_the_kernel_cannot_do_it_a_thread_watches_the_runner(tmp_path):
     """The fallback of platforms without PR_SET_PDEATHSIG: a thread that watches the parent."""
     child = textwrap.dedent("""
         import os, sys, time
-        from seq.engine.worker_start import watch_runner
+        from seq.engine.worker_lifecycle import watch_runner
         watch_runner(os.getppid(), poll_s=0.05)
         print(os.getpid(), flush=True)
         time.sleep(600)

@@ -95,13 +95,13 @@ def scene(tmp_path_factory: pytest.TempPathFactory, workspace: dict[str, str]) -
         "benchmark",
         "export",
         "maniskill",
-        "--task",
+        "--tasks",
         "PickCube-v1",
         "--seeds",
-        "2",
+        "0-1",
         "--steps",
         "40",
-        "--out",
+        "-o",
         str(out),
         env=workspace,
         timeout=1200,
@@ -161,7 +161,7 @@ def test_each_start_written_back_replays_the_reference(
 
 def test_scaffold_writes_a_gpu_skeleton_that_imports(scene: Path, tmp_path: Path) -> None:
     out = tmp_path / "skeleton"
-    result = run_cli("benchmark", "scaffold", str(scene), "--envs", "16", "--out", str(out))
+    result = run_cli("benchmark", "scaffold", str(scene), "--envs", "16", "-o", str(out))
     assert result.returncode == 0, result.stderr
     _, spec = load_benchmark(str(out / "benchmark.py"))
     assert spec.name == "maniskill-gpu" and spec.batched
@@ -179,7 +179,7 @@ def test_a_passive_force_and_a_moving_triangle_mesh_are_named(
         str(tmp_path / "raw_arm.py"),
         "--steps",
         "10",
-        "--out",
+        "-o",
         str(out),
         env=workspace,
         timeout=900,

@@ -120,7 +120,7 @@ def test_a_clean_sapien_scene_passes(scene: Path) -> None:
 
 def test_scaffold_writes_a_sapien_skeleton_that_imports(scene: Path, tmp_path: Path) -> None:
     out = tmp_path / "skeleton"
-    result = run_cli("benchmark", "scaffold", str(scene), "--envs", "8", "--out", str(out))
+    result = run_cli("benchmark", "scaffold", str(scene), "--envs", "8", "-o", str(out))
     assert result.returncode == 0, result.stderr
     _, spec = load_benchmark(str(out / "benchmark.py"))
     assert spec.name == "bowls-gpu" and spec.batched and spec.declared["gpu"] == "any"

@@ -8,7 +8,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
-from conftest import run_cli
+from conftest import refused_in_one_line, run_cli
 
 import seq
 
@@ -128,3 +128,22 @@ def test_a_comparison_of_two_evals_writes_html_too(toy_file, tmp_path):
     assert result.returncode == 0, result.stderr
     text = html.read_text()
     assert "forest plot" in text and f"A {first.eval_id}" in text
+
+
+def test_html_without_its_extra_is_refused_before_anything_is_printed(toy_file, tmp_path):
+    """A Python without jinja2 (as `sys.modules` marks a module that cannot be imported): the
+    command says which extra to install, and prints no report first."""
+    import os
+    import subprocess
+    import sys
+
+    seq.deploy(toy_file)
+    report = seq.eval.run("line-controller", benchmark="line", envs=1, seeds=[0])
+    page = tmp_path / "report.html"
+    refused = subprocess.run(
+        [sys.executable, "-c", "import sys; sys.modules['jinja2'] = None; from seq.cli import main; main()",
+         "eval", "report", report.eval_id, "--html", str(page)],
+        capture_output=True, text=True, timeout=120, env={**os.environ, "COLUMNS": "200"},
+    )  # fmt: skip
+    refused_in_one_line(refused, "--html", "jinja2", "pip install 'seq[console]'")
+    assert refused.stdout == "" and not page.exists()

@@ -1,8 +1,8 @@
 """Plots keep long task names distinguishable: a distinct abbreviation on the axis, the whole
 name on hover (an SVG `<title>`, a Vega tooltip) and in a legend under the plot.
 
-(The console's browser test needs Debian's chromium, which this machine lacks: the HTML and SVG
-text the browser would draw are checked here instead.)"""
+(The HTML and SVG text are checked here; tests/console/test_console_browser.py checks the labels
+as Chromium draws them.)"""
 
 from __future__ import annotations
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -94,6 +95,7 @@ def test_every_deploy_runs_after_seq_deploy_of_a_new_version(toy_file):
     assert _schedules()[0]["due_now"]
     ran = run_cli("scheduler", "run", "--once")
     assert "#1 line-controller on line: running line-controller@v2" in ran.stdout, ran.stdout + ran.stderr
+    assert re.search(r"^ev-[0-9a-f]+: (\d+)/\1 \(100%\) · success ", ran.stderr, re.M), ran.stderr  # progress
     (evaluated,) = _scheduled_evals()
     assert (evaluated["policy"], evaluated["status"]) == ("line-controller@v2", "completed")
     again = run_cli("scheduler", "run", "--once")
@@ -228,7 +230,7 @@ def test_unknown_names_and_a_pinned_deploy_schedule_are_refused(toy_file):
 
 
 def test_the_flat_names_stay_the_functions_once_the_package_is_imported():
-    import seq.scheduling.runner  # what the CLI and the scheduler import
+    import seq.scheduling.due  # what the CLI and the scheduler import
 
     assert seq.schedule is seq.scheduling.schedule and seq.schedules is seq.scheduling.schedules
     assert seq.trend is seq.scheduling.trend and seq.run_due is seq.scheduling.run_due

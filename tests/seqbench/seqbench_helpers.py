@@ -14,7 +14,7 @@ from pathlib import Path
 
 from seq.seqbench.families import base_rows, oracle_rows
 from seq.seqbench.materialize import counterfactual_rows, noise_rows, nonce_rows, supervision_rows
-from seq.seqbench.runner import run
+from seq.seqbench.pipeline import run
 from seq.seqbench.tasks import write_task_file
 
 REPO = Path(__file__).resolve().parents[2]

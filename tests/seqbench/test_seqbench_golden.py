@@ -11,8 +11,8 @@ import pyarrow.parquet as pq
 import yaml
 from seqbench_helpers import TINY_SPEC, cohort_files, fixture_yaml, seqbench_cli
 
+from seq.seqbench.pipeline import run
 from seq.seqbench.run_files import RUN_FILES
-from seq.seqbench.runner import run
 
 
 def _expected(full_csv):

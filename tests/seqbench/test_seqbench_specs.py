@@ -19,7 +19,7 @@ from seqbench_helpers import (
 )
 
 from seq.seqbench.errors import SeqInputError
-from seq.seqbench.runner import run
+from seq.seqbench.pipeline import run
 from seq.seqbench.selectors import select
 from seq.seqbench.specs import Sample, Selector, load_run_spec
 from seq.seqbench.tasks import TaskRow

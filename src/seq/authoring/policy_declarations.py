@@ -3,7 +3,7 @@
 (`models=`), and its planner (`@seq.plan(every_s=…)`).
 
 They are validated here and stored with the policy's version as plain data (`PolicySpec.declared`);
-the engine checks the card before an eval (`seq.engine.policy_checks`), and the process that loads
+the engine checks the card before an eval (`seq.engine.policy_requirements`), and the process that loads
 the policy mounts the weights and builds the chat client (`seq.registry.instances`).
 """
 

@@ -15,12 +15,13 @@ from rich.live import Live
 from rich.table import Table
 
 import seq.eval as api
+from seq.cli import CANCELED
 from seq.cli.help import SectionedHelp
 from seq.cli.options import command_from, extra_option, split_list
 from seq.cli.progress import EvalProgress
 from seq.cli.tables import print_eval_table
+from seq.engine.dispatch import WorkersFailed
 from seq.engine.request import EvalRequest
-from seq.engine.scheduler import WorkersFailed
 from seq.engine.shards import ShardUnhealthy
 from seq.errors import EvalCanceled, SeqInputError
 from seq.record.store import RUNNING, Store
@@ -33,7 +34,11 @@ app = typer.Typer(help="Run evals and read their reports.", no_args_is_help=True
 def check_output_files(**paths: Path | None) -> None:
     """Each file an option names can be written (an existing folder, or a path under a file, is
     refused in one sentence) — checked before anything runs, so that no eval's report is lost to a
-    typo in `--markdown`."""
+    typo in `--markdown`. An HTML file is refused where its extra is not installed."""
+    if paths.get("html") is not None:
+        from seq.report.html import require_html
+
+        require_html()
     for flag, path in paths.items():
         if path is None:
             continue
@@ -96,13 +101,14 @@ def _run(
     if dry_run:
         print_dry_run(api.dry_run(policy, store=store, **request), as_json)
         return
+    canceled = False
     with EvalProgress(console, store, rerun_failed=request["rerun_failed"] is not None) as progress:
         try:
             report = api.run(
                 policy, **request, on_start=progress.on_start, on_result=progress.on_result, store=store
             )
-        except EvalCanceled as canceled:
-            report = api.report(str(canceled), store)
+        except EvalCanceled as stopped:
+            report, canceled = api.report(str(stopped), store), True
         except ShardUnhealthy as unhealthy:
             console.print(f"seq: shard stopped: {unhealthy}.", style="red", highlight=False)
             raise typer.Exit(3) from None
@@ -110,9 +116,11 @@ def _run(
             Console(stderr=True).print(f"seq: the eval stopped: {failed}", style="red", highlight=False)
             raise typer.Exit(1) from None
     _emit(report, console, as_json, markdown, csv_path)
+    if canceled:  # Ctrl-C: the report of what ran, then the code every command exits with
+        raise typer.Exit(CANCELED)
     if report.partial and report.status == "running" and request["shard_id"] is not None:
         console.print("this shard has no work item left; the others are finishing the eval.", highlight=False)
-    elif report.partial or report.all_errored:  # incomplete, failed, canceled: exit code 1
+    elif report.partial or report.all_errored:  # incomplete or failed: exit code 1
         raise typer.Exit(1)
 
 
@@ -312,7 +320,7 @@ def compare_command(
 
 @app.command("export")
 def export_command(
-    eval_id: str = typer.Argument(..., help="The eval's id."),
+    eval_id: str = typer.Argument(..., help="The eval's id, or a unique prefix of it."),
     output: Path = typer.Option(Path("."), "-o", "--output", help="The folder to write into."),
     report_to: list[str] = typer.Option(None, "--report-to", help="Also mirror metrics to wandb or trackio."),
     export_format: str = typer.Option(

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import typer
+from rich.console import Console
 
 from seq.cli.options import parse_seeds, split_list
 from seq.errors import SeqInputError
@@ -38,8 +39,13 @@ def run_command(
     reference: str = typer.Option(..., "--reference", help="The reference policy that must still succeed."),
     cycles: int = typer.Option(1, "--cycles", help="Cycles to run."),
     param: list[str] = typer.Option(None, "--param", help="NAME=VALUE for the target (noise=0.3)."),
-    tasks: str = typer.Option(None, "--tasks", help="Only these tasks (comma-separated)."),
-    seeds: str = typer.Option(None, "--seeds", help="Seeds, such as 0,1,2 or 0-4."),
+    suites: list[str] = typer.Option(
+        None, "--suite", metavar="NAME", help="Suites of the benchmark (comma-separated or repeated)."
+    ),
+    tasks: list[str] = typer.Option(
+        None, "--tasks", metavar="NAME", help="Only these tasks (comma-separated or repeated)."
+    ),
+    seeds: list[str] = typer.Option(None, "--seeds", metavar="SEEDS", help="Seeds, such as 0,1,2 or 0-9."),
     trials: int = typer.Option(
         10, "--trials", help="Target episodes per condition to choose; as many fresh to gate, to re-estimate."
     ),
@@ -56,20 +62,26 @@ def run_command(
 ) -> None:
     """Evaluate → Diagnose → Generate → Validate → Promote, for each cycle."""
     import seq.evolve
+    from seq.cli.progress import EvalProgress
     from seq.evolve.llm import Endpoint
+    from seq.record.store import Store
 
     if cycles < 1 or trials < 1 or reference_trials < 1:
         raise SeqInputError("--cycles, --trials and --reference-trials must be 1 or more.")
     if max_candidates < 1 or (envs is not None and envs < 1):
         raise SeqInputError("--max-candidates and --envs must be 1 or more.")
+    progress = EvalProgress(Console(stderr=True), Store(), announce=False, bar=False)
     settings = seq.evolve.Settings(
-        tasks=split_list([tasks] if tasks else None),
-        seeds=parse_seeds([seeds] if seeds else None),  # 0,1,2 or 0-4, as seq eval run takes
+        suites=split_list(suites),
+        tasks=split_list(tasks),
+        seeds=parse_seeds(seeds),  # 0,1,2 or 0-4, as seq eval run takes
         trials=trials,
         reference_trials=reference_trials,
         max_candidates=max_candidates,
         policy_params=_params(param, "--param"),
         envs=envs,
+        on_start=progress.on_start,
+        on_result=progress.on_result,
     )
     found = seq.evolve.run(
         benchmark,

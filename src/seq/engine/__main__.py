@@ -3,7 +3,7 @@
 import sys
 from multiprocessing.connection import Connection
 
-from seq.engine.worker_start import die_with_runner, enter_worker_limits, leave
+from seq.engine.worker_lifecycle import die_with_runner, enter_worker_limits, leave
 
 die_with_runner()  # first: a worker never outlives its runner
 assets = enter_worker_limits()  # before a simulator or a thread starts

@@ -1,7 +1,7 @@
 """The in-process backend: episodes one after another in the calling process.
 
 For a policy object that lives in the caller's memory (a model being trained, evaluated every N
-steps with `seq.evaluate`): no worker process, no server, no copy of the weights. The scheduler
+steps with `seq.evaluate`): no worker process, no server, no copy of the weights. The dispatcher
 drives it like any backend, so it runs the same episode loop, records the same rows and honours
 the same rounds; it has one worker, this process, which the watchdog cannot stop.
 """
@@ -12,10 +12,10 @@ import time
 from collections import deque
 from typing import Any
 
+from seq.engine.dispatch import DONE, READY, Message
 from seq.engine.environment import describe_environment
-from seq.engine.items import WorkItem
-from seq.engine.scheduler import DONE, READY, Message
 from seq.engine.worker import WorkerConfig, _EnvCloser, build_runners, run_item
+from seq.record.work import WorkItem
 
 
 class _ThisProcess:
@@ -32,7 +32,7 @@ class _ThisProcess:
 
 
 class InProcessBackend:
-    """Runs each work item in this process when the scheduler asks for a message."""
+    """Runs each work item in this process when the dispatcher asks for a message."""
 
     slots = 1
 

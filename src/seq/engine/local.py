@@ -3,7 +3,7 @@
 Each worker is joined to the runner by a socket pair: nothing the runner imported (a simulator, a
 rendering context, a thread, the `__main__` of a notebook or a piped script) leaks into it. It runs
 one env at a time, or `envs_per_worker` side by side (`seq.engine.lockstep`). Which worker runs
-what, and what happens when one dies, is the scheduler's (`seq.engine.scheduler`).
+what, and what happens when one dies, is the dispatcher's (`seq.engine.dispatch`).
 """
 
 from __future__ import annotations
@@ -18,12 +18,12 @@ from dataclasses import dataclass
 from multiprocessing.connection import Connection, wait
 from typing import TYPE_CHECKING, Any
 
-from seq.engine.items import WorkItem
+from seq.engine.dispatch import DIED, Message
 from seq.engine.logs import TAG_VARIABLE
-from seq.engine.scheduler import DIED, Message
 from seq.engine.wire import Channel
 from seq.engine.worker import WorkerConfig
-from seq.engine.worker_process import WorkerProcess
+from seq.engine.worker_isolation import WorkerProcess
+from seq.record.work import WorkItem
 
 if TYPE_CHECKING:
     from seq.engine.logs import EvalLogs
@@ -125,7 +125,8 @@ class LocalBackend:
     def receive(self, workers: list[_Process], timeout: float | None) -> list[tuple[_Process, Message]]:
         owner = {id(w.connection): w for w in workers}
         messages = []
-        for connection in wait([w.connection for w in workers], timeout=timeout):
+        connections: list[Any] = [w.connection for w in workers]  # channels: anything with fileno()
+        for connection in wait(connections, timeout=timeout):
             worker = owner[id(connection)]
             try:
                 messages.append((worker, worker.connection.recv()))

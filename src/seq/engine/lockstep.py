@@ -9,7 +9,7 @@ one). Each episode's seeds, chunks and `steps_per_query` are its own, so its row
 when it runs alone. A batched benchmark's episodes (`seq.engine.batch`) share one benchmark
 instance, and their worlds advance together: one physics step once every episode has its action.
 
-Opened as they pay (`open_as_they_pay`, when seq chose the count): a worker runs one episode until
+Opened as they pay (`open_slots_as_they_pay`, when seq chose the count): a worker runs one episode until
 that episode has waited on the policy longer than the worker's first episode to reach an act took
 to get there (its env built, its simulator imported; an episode whose reset failed measures
 nothing), then opens every slot. Against a policy that answers at once a worker so builds no envs
@@ -26,8 +26,8 @@ from typing import Any
 from seq.engine.batch import BatchStep
 from seq.engine.episode import EpisodeRunner
 from seq.engine.failures import SetupFailed
-from seq.engine.items import WorkItem
 from seq.record.episode import EpisodeResult
+from seq.record.work import WorkItem
 from seq.serving.inline import ActRequest, act_all
 
 Runner = EpisodeRunner | SetupFailed  # an arm's episode runner, or why its setup failed
@@ -47,9 +47,9 @@ class Lockstep:
     """Up to `len(slots)` episodes at once; `slots[i]` maps each arm to slot i's runner (or to
     that arm's failed setup). All slots of an arm share one policy handle."""
 
-    def __init__(self, slots: list[dict[str, Runner]], open_as_they_pay: bool = False) -> None:
+    def __init__(self, slots: list[dict[str, Runner]], open_slots_as_they_pay: bool = False) -> None:
         self.slots = slots
-        self.open = 1 if open_as_they_pay else len(slots)  # the slots episodes may start in
+        self.open = 1 if open_slots_as_they_pay else len(slots)  # the slots episodes may start in
         self.running: dict[int, _Running] = {}
         self.tasks: dict[int, set[str]] = {}  # the tasks each slot has run (and may keep an env of)
         self.first_start_s: float | None = None  # the worker's first episode to act, start to first act

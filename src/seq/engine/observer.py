@@ -18,8 +18,8 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from seq.engine.items import WorkItem
 from seq.record.episode import EpisodeResult
+from seq.record.work import WorkItem
 
 # How long an episode's result waits for its observers' files before it is sent without them.
 FINISH_TIMEOUT_S = 120.0

@@ -15,11 +15,11 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from seq.engine.items import WorkItem
-from seq.engine.scheduler import DIED, DONE, READY, Message
+from seq.engine.dispatch import DIED, DONE, READY, Message
 from seq.engine.worker import WorkerConfig, build_runners, run_item
 from seq.errors import SeqInputError
 from seq.record.episode import EpisodeResult
+from seq.record.work import WorkItem
 
 
 class _EnvWorker:
@@ -64,7 +64,7 @@ class RayBackend:
                 address=address,
                 include_dashboard=False,
                 log_to_driver=False,
-                **({} if address else {"num_cpus": envs}),
+                num_cpus=None if address else envs,
             )
         self.actor_class = ray.remote(num_cpus=1, max_restarts=0)(_EnvWorker)
         self._actors: list[_Actor] = []
@@ -146,7 +146,7 @@ def serve_on_ray(policy_ref: dict[str, Any], settings: dict[str, Any], address: 
     if not ray.is_initialized():
         ray.init(address=address, include_dashboard=False, log_to_driver=False)
     host = "127.0.0.1" if address is None else ray.util.get_node_ip_address()
-    actor = ray.remote(num_cpus=0, max_restarts=0)(_PolicyServer).remote(policy_ref, settings, host)
+    actor: Any = ray.remote(num_cpus=0, max_restarts=0)(_PolicyServer).remote(policy_ref, settings, host)
     try:
         yield ray.get(actor.url.remote())
     finally:

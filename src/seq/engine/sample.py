@@ -31,7 +31,7 @@ def sample_in_isolation(
     """The benchmark's observations (see `compatibility.sample_observations`), from a process
     isolated as its workers are."""
     from seq.engine.local import SINGLE_THREADED
-    from seq.engine.worker_process import isolate
+    from seq.engine.worker_isolation import isolate
 
     process = isolate(benchmark, declared, 1).process
     request = {
@@ -60,10 +60,10 @@ def sample_in_isolation(
 
 
 def main() -> None:
-    from seq.engine.worker_start import enter_worker_limits
+    from seq.engine.worker_lifecycle import enter_worker_limits
 
     enter_worker_limits()
-    from seq.engine.compatibility import sample_observations
+    from seq.engine.observation_fit import sample_observations
     from seq.registry.loader import load_class
 
     request = unpack(sys.stdin.buffer.read())
@@ -71,7 +71,7 @@ def main() -> None:
     try:
         cls = load_class(request["benchmark_ref"])
         observations = sample_observations(cls, request["setup_parameters"], conditions, request["label"])
-        reply = {"observations": observations, "error": None}
+        reply: dict[str, Any] = {"observations": observations, "error": None}
     except SeqInputError as error:
         reply = {"observations": [], "error": str(error)}
     sys.stdout.buffer.write(pack(reply))

@@ -3,7 +3,7 @@ instance whose `@seq.setup` ran, so that score reads what setup built (`self.set
 
 Each arm's groups are scored by an instance set up with that arm's setup parameters. A benchmark
 that declares where it runs (an image, a volume, secrets, a memory limit) is scored where its
-episodes ran: in a process started like its workers (`python -m seq.engine.scorer FD`, the image's
+episodes ran: in a process started like its workers (`python -m seq.engine.score_process FD`, the image's
 Python, the volume at /assets, its secrets); any other is scored in the runner's process.
 """
 
@@ -27,7 +27,7 @@ from seq.record.store import GroupKey, Store
 
 if TYPE_CHECKING:
     from seq.engine.wire import Channel
-    from seq.engine.worker_process import WorkerProcess
+    from seq.engine.worker_isolation import WorkerProcess
 
 Scores = dict[GroupKey, tuple[dict[str, float] | None, str | None]]
 SETUP_FAILED = "@seq.setup raised, so @seq.score could not run:\n"
@@ -107,7 +107,7 @@ def _score_apart(
     }
     ours, theirs = socket.socketpair()
     child = subprocess.Popen(
-        [process.python, "-m", "seq.engine.scorer", str(theirs.fileno())],
+        [process.python, "-m", "seq.engine.score_process", str(theirs.fileno())],
         pass_fds=[theirs.fileno()],
         env=process.environment_for(dict(os.environ)),
         stdout=subprocess.PIPE,

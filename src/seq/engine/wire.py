@@ -14,8 +14,8 @@ from multiprocessing.connection import Connection
 from typing import Any
 
 from seq.authoring.conditions import Condition
-from seq.engine.items import WorkItem
 from seq.record.episode import EpisodeResult
+from seq.record.work import WorkItem
 from seq.serving.codec import pack, unpack
 
 TAG = "__seq__"

@@ -29,12 +29,13 @@ from seq.authoring.policy import policy_spec_of
 from seq.engine.environment import describe_environment
 from seq.engine.episode import EpisodeRunner
 from seq.engine.failures import SetupFailed
-from seq.engine.items import WorkItem
 from seq.engine.lockstep import Lockstep, Runner
 from seq.engine.logs import TAG_VARIABLE, tag_line
 from seq.engine.observer import Finishing, build_observers
-from seq.engine.worker_start import RUNNER_VARIABLE
+from seq.engine.worker_lifecycle import RUNNER_VARIABLE
 from seq.record.episode import BENCHMARK, ERROR, POLICY, EpisodeResult
+from seq.record.states import PolicyProtocol
+from seq.record.work import WorkItem
 from seq.registry.instances import equip, load_policy
 from seq.registry.loader import IN_MEMORY, load_class
 from seq.serving.adapted import AdaptedPolicy
@@ -106,7 +107,7 @@ def _policy_handle(arm: ArmConfig, closer: _EnvCloser | None) -> PolicyHandle:
     if arm.policy_url is not None:  # served: the same episode loop talks to it over a socket
         from seq.serving.client import connect
 
-        parameters = arm.policy_parameters if arm.protocol == "seq" else None
+        parameters = arm.policy_parameters if arm.protocol == PolicyProtocol.SEQ else None
         handle = connect(
             arm.policy_url, protocol=arm.protocol, parameters=parameters, image_encoding=arm.image_encoding
         )
@@ -196,7 +197,7 @@ def run_item(runners: dict[str, Runner], item: WorkItem) -> EpisodeResult:
 def _over_memory(result: Any) -> bool:
     """Whether an episode ran out of memory under `memory=`; if so, its error names the limit."""
     from seq.authoring.resources import memory_text
-    from seq.engine.worker_start import worker_memory_limit
+    from seq.engine.worker_lifecycle import worker_memory_limit
 
     limit = worker_memory_limit()
     if limit is None or result.status != ERROR or "MemoryError" not in (result.error or ""):

@@ -55,7 +55,7 @@ def _rerun_benchmark(name: str, version: int, store: Store) -> str:
         raise SeqInputError(f"benchmark {name}@v{version} of the evolve log is not in the record.")
     root = name.removesuffix(STAGING_SUFFIX).removesuffix(RERUN_SUFFIX)
     label = f"hard cases of {base.label}, run again with a video"
-    return register(root + RERUN_SUFFIX, base, {}, {"label": label}, store).label
+    return register(root + RERUN_SUFFIX, base, {}, {"label": label}, store, internal=True).label
 
 
 def record_again(
@@ -63,9 +63,9 @@ def record_again(
 ) -> dict[tuple[str, str], Recorded]:
     """Run each `(eval id, item id, original trace path)` again with a video of one frame per
     step and a trace; returns them by `(eval id, item id)`. One rerun eval per original eval."""
+    from seq.engine.execution import execute_eval
     from seq.engine.prepare import prepare_eval
     from seq.engine.request import EvalRequest
-    from seq.engine.runner import execute_eval
 
     by_eval: dict[str, dict[str, str]] = {}
     for eval_id, item_id, trace in cases:

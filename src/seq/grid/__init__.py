@@ -1,4 +1,4 @@
-"""`seq grid`: ablation grids and acceptance gates on top of `seq`'s own evals (seed 001).
+"""`seq grid`: ablation grids and acceptance gates on top of `seq`'s own evals.
 
 A grid sweeps modes × families/variations × policies (or lists hand-curated cells); every cell is an
 ordinary eval in the record, cells sharing their episodes run as arms of one eval, and the summary
@@ -20,8 +20,8 @@ from seq.grid.config import (
     Variation,
 )
 from seq.grid.history import ls, show
+from seq.grid.orchestration import load, run
 from seq.grid.results import CellResult
-from seq.grid.runner import load, run
 from seq.grid.summary import Summary
 
 __all__ = [

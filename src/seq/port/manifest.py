@@ -5,9 +5,9 @@ input is one sentence naming the file and the key, never a KeyError from deep in
 from __future__ import annotations
 
 import json
-from enum import Enum
+from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 from seq.errors import SeqInputError
 
@@ -19,7 +19,7 @@ OPTIONS = "options.json"
 BUILD = "build.json"
 
 
-class Engine(str, Enum):
+class Engine(StrEnum):
     """The simulator a scene was exported from: classic MuJoCo, or SAPIEN's CPU PhysX."""
 
     MUJOCO = "mujoco"
@@ -87,7 +87,8 @@ def _check_start(directory: Path, path: Path, key: str, start: dict[str, Any], i
         raise SeqInputError(f"{path}: {key}.scene: expected one of the scenes {ids}, got {_shown(scene)}.")
     file = start.get("file")
     parts = Path(file).parts if isinstance(file, str) else ()
-    if len(parts) != 2 or parts[0] != STARTS or not _is_name(parts[1]) or not parts[1].endswith(".npz"):
+    if (not isinstance(file, str) or len(parts) != 2 or parts[0] != STARTS or not _is_name(parts[1])
+            or not parts[1].endswith(".npz")):
         raise SeqInputError(f"{path}: {key}.file: expected {STARTS}/NAME.npz, got {file!r}.")
     if not (directory / file).is_file():
         raise SeqInputError(f"{path}: {key}.file: no {file} in the folder.")
@@ -119,7 +120,7 @@ def _is_name(value: Any) -> bool:
             and not any(c in value for c in "/\\\0"))
 
 
-def _whole(value: Any) -> bool:
+def _whole(value: Any) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)
 
 

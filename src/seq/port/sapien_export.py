@@ -149,12 +149,12 @@ def export_sapien(
             actions, reference = _reference_run(env, system, condition.seed, steps)
         name = f"{condition.task}__{condition.seed}"
         (out / layout.STARTS).mkdir(parents=True, exist_ok=True)
-        np.savez_compressed(
-            out / layout.STARTS / f"{name}.npz",
-            actions=actions,
+        arrays: dict[str, Any] = {
+            "actions": actions,
             **state,
-            **{f"ref.{key}": value for key, value in reference.items()},
-        )
+            **{f"ref.{k}": v for k, v in reference.items()},
+        }
+        np.savez_compressed(out / layout.STARTS / f"{name}.npz", **arrays)
         starts.append(
             {
                 "task": condition.task,

@@ -11,7 +11,7 @@ the export's reference run (the CPU PhysX of the benchmark's own reset): the fir
 
 from __future__ import annotations
 
-from enum import Enum
+from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +23,7 @@ from seq.port import manifest as layout
 POSE_WIDTH = 13  # ManiSkill's state of a body: position, quaternion, linear and angular velocity
 
 
-class Backend(str, Enum):
+class Backend(StrEnum):
     """Which PhysX runs the worlds: the GPU's where CUDA is (AUTO), or the one named."""
 
     AUTO = "auto"
@@ -60,7 +60,7 @@ class SapienWorlds:
             kwargs["render_backend"] = "gpu"
         self.env = gymnasium.make(make["id"], **kwargs)
         self.env.reset(seed=0)  # the system starts here; starts are written back after
-        self.unwrapped = self.env.unwrapped
+        self.unwrapped: Any = self.env.unwrapped  # ManiSkill's env: device, agent, scene, state
         self.starts = [s for s in self.manifest["starts"] if s["task"] == task]
         self.free = list(range(nworld))
 

@@ -5,7 +5,7 @@ An adapter file is one file of at most 256 KB that imports only numpy, `seq.tf` 
 only `adapter`, `Adapter` and `tf`) and the standard library. Every transform it labels lossless
 must pass the round trip of `seq.tf.check` on the samples its `observation_spec` / `action_spec`
 declare and on the transforms' own examples — when it is registered, and again when an eval starts
-(then also on the benchmark's real observation, see `seq.engine.compatibility`).
+(then also on the benchmark's real observation, see `seq.engine.observation_fit`).
 """
 
 from __future__ import annotations

@@ -15,6 +15,7 @@ from typing import Any
 
 from seq.errors import SeqInputError
 from seq.record.episode import EpisodeResult
+from seq.record.states import EpisodeStatus
 from seq.report.charts import report_plots
 from seq.report.report import Report
 from seq.report.table_views import KIND_TITLES, across_tasks_table, comparison_table, group_tables
@@ -49,7 +50,7 @@ class Links:
 
 def outcome(episode: EpisodeResult) -> str:
     """`success`, `fail`, `error`, `timed_out` or `done` (no success metric): a link's class."""
-    if episode.status != "ok":
+    if episode.status != EpisodeStatus.OK:
         return episode.status
     success = episode.metrics.get("success")
     return "done" if success is None else ("success" if success >= 0.5 else "fail")
@@ -112,6 +113,27 @@ def html_context(report: Report, links: Links | None = None, draw: bool = True) 
         "manifest": manifest_lines(report),
         "recordings": recordings(report, links),
     }
+
+
+HTML_MODULES = {"jinja2": "jinja2", "altair": "altair", "vl_convert": "vl-convert-python"}
+
+
+def require_html(flag: str = "--html") -> None:
+    """Refuse `flag` in one sentence, before anything runs, where this Python cannot write the HTML
+    report: it needs jinja2, altair and vl-convert-python (the `console` extra)."""
+    import importlib
+
+    missing = []
+    for module, package in HTML_MODULES.items():
+        try:
+            importlib.import_module(module)
+        except ImportError:
+            missing.append(package)
+    if missing:
+        raise SeqInputError(
+            f"{flag}: the HTML report needs {', '.join(missing)}, not installed here: "
+            "pip install 'seq[console]'."
+        )
 
 
 def template_environment(*packages: str) -> Any:

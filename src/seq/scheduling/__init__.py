@@ -8,8 +8,8 @@
 """
 
 from seq.scheduling.book import schedule, schedules
+from seq.scheduling.due import run_due, run_scheduler
 from seq.scheduling.install import install_scheduler
-from seq.scheduling.runner import run_due, run_scheduler
 from seq.scheduling.trend import Trend, trend
 
 __all__ = ["Trend", "install_scheduler", "run_due", "run_scheduler", "schedule", "schedules", "trend"]

@@ -43,7 +43,7 @@ def run_command(
     quiet: bool = typer.Option(False, "--quiet", help="Print only the summary."),
 ) -> None:
     """Run ALGORITHM through SPEC on the task files and write the run directory."""
-    from seq.seqbench.runner import COMPLETED, run
+    from seq.seqbench.pipeline import COMPLETED, run
 
     result = run(
         spec,

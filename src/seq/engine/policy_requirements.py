@@ -6,7 +6,7 @@ version (`seq policy ls`, the eval's manifest pins that version)."""
 from __future__ import annotations
 
 from seq.authoring.policy import PolicySpec
-from seq.engine.worker_process import visible_gpus
+from seq.engine.worker_isolation import visible_gpus
 from seq.errors import SeqInputError
 
 

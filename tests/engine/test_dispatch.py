@@ -1,5 +1,5 @@
-"""One scheduler for every backend: local processes and this process give the same rows, errors
-included, and the scheduler's rules (replacement, the watchdog, rounds) hold on each."""
+"""One dispatcher for every backend: local processes and this process give the same rows, errors
+included, and the dispatcher's rules (replacement, the watchdog, rounds) hold on each."""
 
 from __future__ import annotations
 
@@ -10,10 +10,10 @@ import textwrap
 import pytest
 
 import seq
+from seq.engine.dispatch import Backend, Dispatcher, WorkersFailed
 from seq.engine.inprocess import InProcessBackend
 from seq.engine.local import LocalBackend
 from seq.engine.ray_backend import RayBackend
-from seq.engine.scheduler import Backend, Scheduler, WorkersFailed
 
 
 def _where(error: str | None) -> str | None:
@@ -37,7 +37,7 @@ def _rows(report: seq.Report) -> list:
 
 
 def _toy_policy(toy_file):
-    spec = importlib.util.spec_from_file_location("toy_for_scheduler", toy_file)
+    spec = importlib.util.spec_from_file_location("toy_for_dispatch", toy_file)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module.LineController()
@@ -61,7 +61,7 @@ def test_every_backend_is_driven_by_the_scheduler_alone():
         assert not hasattr(backend, "run")
         for method in ("start", "send", "receive", "stop", "release", "close"):
             assert callable(getattr(backend, method)), (backend, method)
-    assert Backend.__module__ == Scheduler.__module__ == "seq.engine.scheduler"
+    assert Backend.__module__ == Dispatcher.__module__ == "seq.engine.dispatch"
 
 
 def test_workers_that_die_before_they_are_ready_stop_the_eval(tmp_path):

@@ -1,7 +1,7 @@
 """What a fresh worker process does first, before it imports anything heavy (die with the runner
 that started it, take its memory limit, see its volume read-only), and last (`leave`).
 
-Apart from `seq.engine.worker_process` (how the runner makes a worker of a benchmark's
+Apart from `seq.engine.worker_isolation` (how the runner makes a worker of a benchmark's
 declarations: images, secrets, GPUs), so that a worker's start imports none of that.
 """
 

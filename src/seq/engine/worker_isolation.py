@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from seq.authoring.declarations import Image
 from seq.authoring.resources import memory_text
-from seq.engine.worker_start import ASSETS_VARIABLE, MEMORY_VARIABLE, RUNNER_VARIABLE
+from seq.engine.worker_lifecycle import ASSETS_VARIABLE, MEMORY_VARIABLE, RUNNER_VARIABLE
 from seq.errors import SeqInputError
 
 if TYPE_CHECKING:  # the secrets store is the runner's business: a worker starts without it

@@ -4,10 +4,10 @@
 takes a few steps with uniformly random actions (where the env's `action_space` has bounds),
 runs `@seq.check` after each, and renders one frame if the benchmark records. It returns what it
 measured and the error that stopped it, if one did; what the benchmark printed is its caller's to
-capture (`seq.engine.checking`).
+capture (`seq.engine.deploy_check`).
 
-`python -m seq.engine.check RESULT_FILE REF_JSON` runs it in another Python (an image's) and writes
-the result as JSON to RESULT_FILE.
+`python -m seq.engine.deploy_check_episode RESULT_FILE REF_JSON` runs it in another Python (an
+image's) and writes the result as JSON to RESULT_FILE.
 """
 
 from __future__ import annotations
@@ -89,7 +89,7 @@ def _failure(error: BaseException, stage: str) -> dict[str, Any]:
 
 
 def check_episode(
-    ref: dict[str, Any], steps: int = CHECK_STEPS, on_stage: Callable[[str], None] | None = None
+    ref: dict[str, Any], steps: int = CHECK_STEPS, on_stage: Callable[[str], object] | None = None
 ) -> dict[str, Any]:
     """Run the check here; returns `{"figures": {...}, "failure": None | {...}}`. `on_stage` is
     told each stage as it starts (import, setup, reset, step, render), for a caller that must say
@@ -159,9 +159,9 @@ def check_episode(
 
 
 def main(arguments: list[str]) -> None:
-    """`python -m seq.engine.check RESULT_FILE REF_JSON`, in the benchmark's environment; the
+    """`python -m seq.engine.deploy_check_episode RESULT_FILE REF_JSON`, in the benchmark's environment; the
     stage it reached is kept in RESULT_FILE.stage, for a process that dies before it can say."""
-    from seq.engine.worker_start import enter_worker_limits
+    from seq.engine.worker_lifecycle import enter_worker_limits
 
     enter_worker_limits()  # its memory limit and its volume, as a worker has them
     stage = Path(arguments[0] + ".stage")

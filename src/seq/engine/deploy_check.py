@@ -22,8 +22,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from seq.engine.check import check_episode
-from seq.engine.worker_process import WorkerProcess, isolate
+from seq.engine.deploy_check_episode import check_episode
+from seq.engine.worker_isolation import WorkerProcess, isolate
 from seq.errors import SeqInputError
 from seq.isolation.images import ImageBuildError
 from seq.record.checks import FAILED_CHECK, READY, UNCHECKED, CheckRow
@@ -109,7 +109,7 @@ def _apart(process: WorkerProcess, ref: dict[str, Any]) -> tuple[dict[str, Any],
     """The check in a process of the benchmark's own Python, with its workers' environment."""
     with tempfile.TemporaryDirectory(prefix="seq-check-") as folder:
         result_file = Path(folder) / "check.json"
-        command = [process.python, "-m", "seq.engine.check", str(result_file), json.dumps(ref)]
+        command = [process.python, "-m", "seq.engine.deploy_check_episode", str(result_file), json.dumps(ref)]
         try:
             done = subprocess.run(
                 command,
@@ -128,7 +128,7 @@ def _apart(process: WorkerProcess, ref: dict[str, Any]) -> tuple[dict[str, Any],
 
 
 def _stage(result_file: Path) -> str:
-    """The stage a check in another process reached (`seq.engine.check.main` keeps it)."""
+    """The stage a check in another process reached (`seq.engine.deploy_check_episode.main` keeps it)."""
     stage = Path(f"{result_file}.stage")
     return stage.read_text() if stage.is_file() else "start"
 

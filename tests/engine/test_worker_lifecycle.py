@@ -1,4 +1,4 @@
-"""A worker process's start and end (`seq.engine.worker_start`): it imports only what running
+"""A worker process's start and end (`seq.engine.worker_lifecycle`): it imports only what running
 episodes needs, and it ends as Python's exit would (its threads joined, its `atexit` handlers run,
 what they print kept in the eval's log) without tearing its modules down."""
 
@@ -16,7 +16,7 @@ from pathlib import Path
 
 import seq
 
-WORKER_IMPORTS = "import seq.engine.worker_start, seq.engine.wire, seq.engine.worker"
+WORKER_IMPORTS = "import seq.engine.worker_lifecycle, seq.engine.wire, seq.engine.worker"
 
 # What the benchmarks below share: an env that does nothing, a check that ends the episode at once,
 # and a policy that answers zeros.

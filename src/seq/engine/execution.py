@@ -12,15 +12,15 @@ from dataclasses import asdict, replace
 from typing import Any
 
 from seq.engine.capacity import capped_workers
+from seq.engine.dispatch import Backend, Dispatcher, WorkersFailed
 from seq.engine.logs import EvalLogs
 from seq.engine.prepare import check_envs, default_envs
-from seq.engine.scheduler import Backend, Scheduler, WorkersFailed
 from seq.engine.scoring import Scores, score_eval
 from seq.engine.sequential import decide, plan_rounds
 from seq.engine.shards import HealthCheck, Shard, ShardUnhealthy, SharedQueue
 from seq.engine.side_by_side import auto_side_by_side
 from seq.engine.worker import ArmConfig, WorkerConfig
-from seq.engine.worker_process import Isolation, isolate
+from seq.engine.worker_isolation import Isolation, isolate
 from seq.errors import EvalCanceled, SeqInputError
 from seq.record.arguments import ServeOptions
 from seq.record.episode import ERROR, EpisodeResult
@@ -224,7 +224,7 @@ def _execute_leased(
     items = store.items(eval_row.id, unfinished_only=True, errored=rerun_failed)
     declared = benchmark_row.declared.get("declared", {})
     envs = envs if envs is not None else eval_row.arguments.envs
-    # no more workers than items, as the plan says (`prepare_eval`): the scheduler starts no more,
+    # no more workers than items, as the plan says (`prepare_eval`): the dispatcher starts no more,
     # and a benchmark's memory= is shared by those that run
     workers = min(check_envs(envs if envs is not None else declared.get("cpu")), max(len(items), 1))
     workers = capped_workers(workers, engine, envs)  # no more than the machine holds
@@ -281,7 +281,7 @@ def _execute_leased(
             _served(config, serve_settings, engine, address, isolation.policy_apart and not in_memory, logs)
         )
         backend = _backend(config, workers, engine, address, shard, in_memory, isolation, logs)
-        scheduler = Scheduler(backend, 1 if in_memory else workers)  # in-process: this one process
+        dispatcher = Dispatcher(backend, 1 if in_memory else workers)  # in-process: this one process
     except BaseException:
         servers.close()
         logs.close()
@@ -292,20 +292,21 @@ def _execute_leased(
         # core while the workers run (where no core is spare, doing it now would only slow the
         # workers down). One arm's report needs no scipy (`seq.stats.resampling`).
         threading.Thread(target=importlib.import_module, args=("scipy.stats",), daemon=True).start()
-    status, failure = COMPLETED, None
+    status: str = COMPLETED
+    failure: str | None = None
     sequential = eval_row.arguments.sequential
     try:
         if sequential is not None and eval_row.manifest.sequential is None:
             rounds = plan_rounds(items, store.items(eval_row.id), sequential)
-            scheduler.run(
+            dispatcher.run(
                 rounds[0], record, worker_ready, rounds[1:], lambda: decide(eval_row, store) is not None
             )
             if store.get_eval(eval_row.id).manifest.sequential is None:  # type: ignore[union-attr]
                 decide(eval_row, store)  # the last look: decided, or the horizon reached
         elif shard is not None:
-            scheduler.run(SharedQueue(store, eval_row.id, shard), record, worker_ready)
+            dispatcher.run(SharedQueue(store, eval_row.id, shard), record, worker_ready)
         elif items and eval_row.manifest.sequential is None:
-            scheduler.run(items, record, worker_ready)
+            dispatcher.run(items, record, worker_ready)
         if shard is None:
             status = final_status(eval_row.id, store)
     except KeyboardInterrupt:

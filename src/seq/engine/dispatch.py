@@ -1,7 +1,7 @@
-"""The one scheduler: which worker runs which work item, and what happens when one dies or hangs.
+"""The one dispatcher: which worker runs which work item, and what happens when one dies or hangs.
 
-Every backend (local processes, Ray actors, this process) runs an eval through `Scheduler.run`.
-A backend only starts workers and moves messages (`Backend`); the scheduler decides everything
+Every backend (local processes, Ray actors, this process) runs an eval through `Dispatcher.run`.
+A backend only starts workers and moves messages (`Backend`); the dispatcher decides everything
 else, the same way for all of them:
 
 - work items are handed out one at a time to a ready worker with a free slot, preferring a task the
@@ -27,8 +27,8 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from seq.engine.failures import CIRCUIT_OPEN, WORKER_DIED
-from seq.engine.items import WorkItem
 from seq.record.episode import ERROR, INFRASTRUCTURE, TIMED_OUT, EpisodeResult
+from seq.record.work import WorkItem
 
 MAX_STARTUP_DEATHS = 3
 CIRCUIT_AFTER = 3  # episodes in a row whose policy server could not be reached: stop asking it
@@ -51,7 +51,7 @@ class WorkersFailed(RuntimeError):
 
 
 class Backend(Protocol):
-    """Starts workers and moves messages to and from them; the scheduler does the rest.
+    """Starts workers and moves messages to and from them; the dispatcher does the rest.
 
     A worker is any hashable handle the backend chooses (a process, an actor)."""
 
@@ -78,7 +78,7 @@ class Backend(Protocol):
 
 
 class WorkSource(Protocol):
-    """Where the scheduler takes its next work item: a queue held in memory, or one shared through
+    """Where the dispatcher takes its next work item: a queue held in memory, or one shared through
     the record by several shards (`seq.engine.shards.SharedQueue`)."""
 
     def __bool__(self) -> bool: ...
@@ -119,7 +119,7 @@ class TaskQueue:
 
 @dataclass(eq=False)
 class _Worker:
-    """The scheduler's view of one worker: what it runs, what it knows, when it is overdue."""
+    """The dispatcher's view of one worker: what it runs, what it knows, when it is overdue."""
 
     handle: Any
     items: dict[str, WorkItem] = field(default_factory=dict)  # the episodes it runs, by item id
@@ -205,7 +205,7 @@ def wedged(item: WorkItem) -> EpisodeResult:
     )
 
 
-class Scheduler:
+class Dispatcher:
     """Runs work items on up to `envs` workers of one backend."""
 
     def __init__(self, backend: Backend, envs: int) -> None:

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import seq
-from seq.engine.compatibility import check_compatibility, policy_inputs
+from seq.engine.observation_fit import check_compatibility, policy_inputs
 
 EVENTS: list[str] = []
 
