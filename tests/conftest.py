@@ -195,6 +195,8 @@ SLOW = (
     "tests/port/test_port_own_model.py",
     "tests/port/test_port_batched.py",
     "tests/port/test_lift_warp.py",  # robosuite's Lift and its Warp port, 2 seeds each (~2 min)
+    "tests/port/test_port_sapien.py",  # ManiSkill's image, PickCube on SAPIEN's CPU PhysX (~2 min)
+    "tests/port/test_gpu_script.py",  # builds the port's image to run bench/gpu.sh up to its GPU call
     "tests/cli/test_deploy_check.py::test_a_benchmark_whose_image_lacks_a_module",
     # processes killed and waited for, schedules waited for, a real browser, MetaWorld traces
     "tests/faults/test_record_honesty.py",
@@ -246,6 +248,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 ALLOWED_SKIPS = {
     "tests/console/test_console_browser.py": "a real browser needs Debian's chromium (.ci/run installs it)",
     "tests/shelf/test_maniskill.py": "SAPIEN needs Mesa 25's Vulkan driver (tools/install_vulkan.sh)",
+    "tests/port/test_port_sapien.py": "SAPIEN needs Mesa 25's Vulkan driver (tools/install_vulkan.sh)",
     "tests/isolation/test_assets_mount.py": "a read-only mount at /assets needs root and mount namespaces",
     "tests/isolation/test_images.py::test_a_missing_apt_package": "naming an apt package needs dpkg",
     "tests/capture/test_lod.py::test_a_lighter_metaworld_frame": "comparing frames needs offscreen OpenGL",

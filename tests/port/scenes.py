@@ -138,3 +138,57 @@ class Centring(seq.Policy):
     def infer(self, obs, *, seed=None, instruction=None):
         return [np.clip(-20.0 * o["qpos"][:2] - 2.0 * o["qvel"][:2], -1.0, 1.0) for o in obs]
 '''
+
+
+# sixteen boxes that the model's own pose piles up at the origin (hundreds of contacts, as
+# LIBERO's objects are before its reset places them) and each start spreads apart in the air
+PILE = '''
+import mujoco
+import numpy as np
+
+import seq
+
+BOXES = "".join(
+    f'<body name="box{i}"><freejoint/><geom type="box" size="0.02 0.02 0.02" mass="0.05"/></body>'
+    for i in range(16)
+)
+XML = f"""
+<mujoco>
+  <option ccd_iterations="50"/>
+  <worldbody>
+    <geom name="floor" type="plane" size="1 1 0.1"/>
+    {BOXES}
+  </worldbody>
+</mujoco>
+"""
+
+
+class PileEnv:
+    def __init__(self):
+        self.model = mujoco.MjModel.from_xml_string(XML)
+        self.data = mujoco.MjData(self.model)
+
+    def reset(self, seed=None):
+        mujoco.mj_resetData(self.model, self.data)
+        jitter = np.random.default_rng(seed).uniform(-0.01, 0.01, (16, 2))
+        for i in range(16):
+            x, y = 0.1 * (i % 4) + jitter[i, 0], 0.1 * (i // 4) + jitter[i, 1]
+            self.data.qpos[7 * i: 7 * i + 3] = [x, y, 0.2]
+        mujoco.mj_forward(self.model, self.data)
+        return self.data.qpos.copy(), {}
+
+    def step(self, action):
+        mujoco.mj_step(self.model, self.data)
+        return self.data.qpos.copy(), 0.0, False, False, {}
+
+
+@seq.benchmark(name="pile", conditions=seq.conditions(tasks=["spread"], seeds=range(2)), max_steps=10)
+class Pile(seq.Benchmark):
+    @seq.reset
+    def reset(self, seed, variant):
+        return PileEnv()
+
+    @seq.check
+    def check(self, env):
+        return seq.Step(done=False, metrics={})
+'''

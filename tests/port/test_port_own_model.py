@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from conftest import run_cli
-from scenes import BALL
+from scenes import BALL, PILE
 
 
 @pytest.fixture
@@ -31,3 +31,19 @@ def test_a_raw_mujoco_benchmark_ports_clean(tmp_path: Path, workspace: dict[str,
     replay = run_cli("benchmark", "compare", "--replay", str(out), "--json", env=workspace, timeout=900)
     assert replay.returncode == 0, replay.stderr[-3000:]
     assert [start["port"] for start in json.loads(replay.stdout)["starts"]] == [None, None, None]
+
+
+def test_a_model_whose_own_pose_piles_its_objects_up_replays(
+    tmp_path: Path, workspace: dict[str, str]
+) -> None:
+    """Warp's contact buffer is sized from the starts, which hold none here, while the model's own
+    pose (all sixteen boxes at the origin) holds hundreds: the worlds are made at a start."""
+    source = tmp_path / "pile_bench.py"
+    source.write_text(PILE)
+    out = tmp_path / "scene"
+    exported = run_cli("benchmark", "export", str(source), "--out", str(out), "--steps", "20", env=workspace)
+    assert exported.returncode == 0, exported.stderr
+    assert "contacts at a start: at most 0" in exported.stdout
+    replay = run_cli("benchmark", "compare", "--replay", str(out), "--json", env=workspace, timeout=900)
+    assert replay.returncode == 0, replay.stderr[-3000:]
+    assert [start["port"] for start in json.loads(replay.stdout)["starts"]] == [None, None]

@@ -67,6 +67,9 @@ def export_command(
         print(json.dumps(manifest, indent=2))
         return
     console = Console(highlight=False, soft_wrap=True)
+    if manifest.get("engine") == "sapien":
+        print_sapien_export(manifest, out, console)
+        return
     console.print(
         f"exported {len(manifest['starts'])} start(s) of {manifest['benchmark']} on MuJoCo "
         f"{manifest['mujoco']} into {out}: {len(manifest['scenes'])} scene(s)"
@@ -76,6 +79,19 @@ def export_command(
     for task, varies in manifest["varies"].items():
         changed = varies["joints"] + varies["mocap"] + varies["objects"]
         console.print(f"  {task}: seeds change {', '.join(changed) or 'nothing'}")
+    busiest = max((start["contacts"] for start in manifest["starts"]), default=0)
+    console.print(f"  contacts at a start: at most {busiest}")
+
+
+def print_sapien_export(manifest: dict[str, Any], out: Path, console: Console) -> None:
+    console.print(
+        f"exported {len(manifest['starts'])} start(s) of {manifest['benchmark']} on SAPIEN "
+        f"{manifest['sapien']} into {out}: {len(manifest['scenes'])} build(s) (bodies, shapes, "
+        "materials, masses, joints)"
+    )
+    for scene in manifest["scenes"]:
+        starts = [s for s in manifest["starts"] if s["scene"] == scene["id"]]
+        console.print(f"  {scene['id']}: {', '.join(scene['tasks'])} ({len(starts)} start(s))")
     busiest = max((start["contacts"] for start in manifest["starts"]), default=0)
     console.print(f"  contacts at a start: at most {busiest}")
 
@@ -166,6 +182,9 @@ def port_step(run: Callable[[], dict[str, Any]]) -> dict[str, Any]:
 
 
 def print_check(result: dict[str, Any], console: Console) -> None:
+    if result.get("engine") == "sapien":
+        print_sapien_check(result, console)
+        return
     console.print(f"{result['scene']}: exported on MuJoCo {result['exported_with']}, "
                   f"checked on MuJoCo {result['mujoco']} (MuJoCo Warp's)")
     for scene in result["scenes"]:
@@ -191,7 +210,30 @@ def print_check(result: dict[str, Any], console: Console) -> None:
         console.print(f"  {verdict}")
 
 
+def print_sapien_check(result: dict[str, Any], console: Console) -> None:
+    console.print(f"{result['scene']}: {result['starts']} start(s) exported on SAPIEN "
+                  f"{result['exported_with']}, checked for SAPIEN's GPU PhysX")
+    for scene in result["scenes"]:
+        console.print(f"build {scene['id']} ({', '.join(scene['tasks'])}): {scene['bodies']} bodies, "
+                      f"{scene['articulations']} articulation(s)")
+        for body in scene["dynamic_triangle_meshes"]:
+            console.print(f"  body {body}: a triangle mesh on a moving body, which the GPU PhysX refuses")
+            console.print("    (make it convex, or split it into convex parts)")
+    for task, systems in result["gpu_systems"].items():
+        console.print(f"{task}: {systems} GPU system(s) (one per build its starts use)")
+    for call in result["no_gpu_calls"]:
+        console.print(f"{call['call']}: {call['reset']} call(s) in reset, {call['run']} in stepping, "
+                      f"{call['starts']} start(s) of {', '.join(call['tasks'])}")
+        console.print(f"  {call['why']}")
+    if not result["no_gpu_calls"]:
+        console.print("no call without a GPU form was made")
+    console.print("needs changes for the GPU PhysX" if result["physics_changes"] else "clean")
+
+
 def print_replay(result: dict[str, Any], console: Console) -> None:
+    if result.get("engine") == "sapien":
+        print_sapien_replay(result, console)
+        return
     atol, steps = result["atol"], result["steps"]
     console.print(f"replay of {result['scene']} over {steps} steps, atol {atol}: classic MuJoCo "
                   f"{result['mujoco']} against MuJoCo Warp"
@@ -215,6 +257,20 @@ def print_replay(result: dict[str, Any], console: Console) -> None:
             console.print(f"  the port's scene {scene_id} differs: {change}")
     verdict = "the port changes the motion" if result["port_differs"] else "the port agrees"
     console.print(verdict)
+
+
+def print_sapien_replay(result: dict[str, Any], console: Console) -> None:
+    console.print(f"replay of {result['scene']} over {result['steps']} steps, atol {result['atol']}: "
+                  f"SAPIEN's {result['backend'].upper()} PhysX against the export's CPU PhysX run")
+    for start in result["starts"]:
+        head = f"{start['task']} seed {start['seed']}:"
+        apart = start["apart"]
+        if apart is None:
+            console.print(f"{head} agrees (largest gap {start['largest']:.2g}, {start['furthest']})")
+        else:
+            console.print(f"{head} apart from step {apart['step']}: {apart['object']} by {apart['gap']:.2g}; "
+                          f"largest {start['largest']:.2g} ({start['furthest']})")
+    console.print("the port changes the motion" if result["port_differs"] else "the port agrees")
 
 
 def _gap(gap: dict[str, Any]) -> str:

@@ -8,8 +8,10 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from seq.errors import SeqInputError
 from seq.port.controls import DEFAULT_STEPS
 from seq.port.environment import run_in_port, run_worker
+from seq.port.manifest import Engine
 from seq.port.scene import check_counts, read_manifest
 
 IN_IMAGE = "SEQ_PORT_IN_IMAGE"  # set in a benchmark image's export worker: export there
@@ -47,8 +49,13 @@ def export_benchmark(
 
 
 def check_model(scene: str | Path, log: Callable[[str], None] | None = None) -> dict[str, Any]:
-    """What MuJoCo Warp's MuJoCo compiles differently in an exported scene (`seq.port.check_model`)."""
-    read_manifest(Path(scene))  # a folder that is not a scene is refused before the port starts
+    """What MuJoCo Warp's MuJoCo compiles differently in an exported scene (`seq.port.check_model`);
+    for a SAPIEN scene, what stands between it and SAPIEN's GPU PhysX (`seq.port.sapien_check`)."""
+    manifest = read_manifest(Path(scene))  # a folder that is not a scene is refused before the port starts
+    if manifest.get("engine") == Engine.SAPIEN.value:
+        from seq.port.sapien_check import check_sapien_here
+
+        return check_sapien_here(scene)
     return run_in_port("check-model", {"scene": str(Path(scene).resolve())}, log)
 
 
@@ -68,7 +75,32 @@ def compare_replay(
     if port is not None:
         read_manifest(Path(port))
     replay_steps(manifest, conditions=conditions, atol=atol, steps=steps)
+    if manifest.get("engine") == Engine.SAPIEN.value:
+        if port is not None:
+            raise SeqInputError(f"{port}: a SAPIEN scene is replayed on its own GPU PhysX; name one scene.")
+        return _replay_sapien(manifest, scene, conditions=conditions, atol=atol, steps=steps, log=log)
     port_path = None if port is None else str(Path(port).resolve())
     arguments = {"scene": str(Path(scene).resolve()), "port": port_path,
                  "conditions": conditions, "atol": atol, "steps": steps}
     return run_in_port("replay", arguments, log)
+
+
+def _replay_sapien(
+    manifest: dict[str, Any], scene: str | Path, *, conditions: int | None, atol: float, steps: int | None,
+    log: Callable[[str], None] | None,
+) -> dict[str, Any]:
+    """A SAPIEN scene's starts on SAPIEN's GPU PhysX (its CPU PhysX where no CUDA is), in the
+    benchmark's image, against the export's reference (`seq.port.sapien_worlds`)."""
+    from seq.isolation.images import ensure_image, image_of
+    from seq.port.target import load_benchmark
+
+    say = log or (lambda line: print(line, file=sys.stderr))
+    arguments: dict[str, Any] = {"scene": str(Path(scene).resolve()), "conditions": conditions, "atol": atol,
+                                 "steps": steps}
+    image = load_benchmark(manifest["target"])[1].declared.get("image")
+    if image is None or os.environ.get(IN_IMAGE):
+        from seq.port.sapien_worlds import replay_sapien_here
+
+        return replay_sapien_here(**arguments)
+    built = ensure_image(image_of(image), log=say)
+    return run_worker(built.python, "sapien-replay", arguments, {**built.environment, IN_IMAGE: "1"})

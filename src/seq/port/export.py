@@ -48,9 +48,8 @@ def export_here(
     steps: int = DEFAULT_STEPS,
     log: Callable[[str], None] = print,
 ) -> dict[str, Any]:
-    """Export in this process (the benchmark's own environment); returns the manifest."""
-    import mujoco
-
+    """Export in this process (the benchmark's own environment); returns the manifest. A benchmark
+    on SAPIEN (its env holds a PhysX system) is exported by `seq.port.sapien_export`."""
     layout.check_counts(seeds, steps)
     cls, spec = load_benchmark(target)
     conditions = layout.select_conditions(spec, suite, tasks, seeds)
@@ -59,6 +58,12 @@ def export_here(
         getattr(benchmark, spec.hooks["setup"])()
     reset = getattr(benchmark, spec.hooks["reset"])
     _clear(out)
+    if conditions and _on_sapien(reset(conditions[0].seed, conditions[0])):
+        from seq.port.sapien_export import export_sapien
+
+        return export_sapien(spec, target, conditions, reset, out, steps, log)
+    import mujoco
+
     scenes: list[dict[str, Any]] = []
     starts: list[dict[str, Any]] = []
     for condition in conditions:
@@ -91,6 +96,12 @@ def export_here(
     }
     (out / layout.MANIFEST).write_text(json.dumps(manifest, indent=2))
     return manifest
+
+
+def _on_sapien(env: Any) -> bool:
+    from seq.port.sapien_export import physx_system
+
+    return physx_system(env) is not None
 
 
 def _clear(out: Path) -> None:

@@ -5,6 +5,7 @@ input is one sentence naming the file and the key, never a KeyError from deep in
 from __future__ import annotations
 
 import json
+from enum import StrEnum
 from pathlib import Path
 from typing import Any, TypeGuard
 
@@ -15,6 +16,17 @@ MANIFEST = "export.json"
 SCENES = "scenes"
 STARTS = "starts"
 OPTIONS = "options.json"
+BUILD = "build.json"
+
+
+class Engine(StrEnum):
+    """The simulator a scene was exported from: classic MuJoCo, or SAPIEN's CPU PhysX."""
+
+    MUJOCO = "mujoco"
+    SAPIEN = "sapien"
+
+
+SCENE_FILES = {Engine.MUJOCO: ("scene.xml", OPTIONS), Engine.SAPIEN: (BUILD,)}
 
 
 def read_manifest(directory: Path) -> dict[str, Any]:
@@ -33,7 +45,8 @@ def read_manifest(directory: Path) -> dict[str, Any]:
         raise SeqInputError(f"{path}: expected a JSON object, got {type(manifest).__name__}.")
     if manifest.get("format") != FORMAT:
         raise SeqInputError(f"{path}: format {manifest.get('format')!r}; this seq reads format {FORMAT}.")
-    for key in ("benchmark", "mujoco"):
+    engine = manifest_engine(path, manifest)
+    for key in ("benchmark", engine.value):  # the version of the engine it was exported on
         _text(path, key, manifest.get(key))
     steps = manifest.get("steps")
     if not _whole(steps) or steps < 1:
@@ -45,13 +58,23 @@ def read_manifest(directory: Path) -> dict[str, Any]:
         tasks = scene.get("tasks")
         if not isinstance(tasks, list) or not all(isinstance(task, str) for task in tasks):
             raise SeqInputError(f"{path}: {key}.tasks: expected a list of task names, got {tasks!r}.")
-        for part in ("scene.xml", OPTIONS):
+        for part in SCENE_FILES[engine]:
             if not (Path(directory) / SCENES / scene_id / part).is_file():
                 raise SeqInputError(f"{path}: {key}: no {SCENES}/{scene_id}/{part} in the folder.")
     ids = [scene["id"] for scene in scenes]
     for index, start in enumerate(_objects(path, STARTS, manifest.get(STARTS), at_least=0)):
         _check_start(Path(directory), path, f"{STARTS}[{index}]", start, ids)
     return manifest
+
+
+def manifest_engine(path: Path, manifest: dict[str, Any]) -> Engine:
+    """The manifest's `engine` (a scene exported before SAPIEN's port names none: MuJoCo)."""
+    value = manifest.get("engine", Engine.MUJOCO.value)
+    if value not in {engine.value for engine in Engine}:
+        raise SeqInputError(
+            f"{path}: engine: expected one of {[e.value for e in Engine]}, got {_shown(value)}."
+        )
+    return Engine(value)
 
 
 def _check_start(directory: Path, path: Path, key: str, start: dict[str, Any], ids: list[str]) -> None:

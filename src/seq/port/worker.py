@@ -1,7 +1,8 @@
 """`python -m seq.port.worker COMMAND ARGS_JSON RESULT_PATH`: what runs in another environment.
 
 Commands: `export` (in a benchmark's image), `check-model` (`seq.port.check_model`) and
-`replay` (`seq.port.replay`), in the port environment. The result is written as JSON to
+`replay` (`seq.port.replay`), in the port environment; `sapien-replay`
+(`seq.port.sapien_worlds`), in a SAPIEN benchmark's image. The result is written as JSON to
 RESULT_PATH; bad input exits 2 with `{"refused": sentence}` there.
 """
 
@@ -30,6 +31,10 @@ def main(argv: list[str]) -> int:
             from seq.port.replay import replay_here
 
             result = replay_here(**arguments)
+        elif command == "sapien-replay":
+            from seq.port.sapien_worlds import replay_sapien_here
+
+            result = replay_sapien_here(**arguments)
         else:
             raise SeqInputError(f"seq.port.worker: unknown command {command!r}.")
     except SeqInputError as error:

@@ -25,7 +25,7 @@ import numpy as np
 
 from seq.errors import SeqInputError
 from seq.port import scene as layout
-from seq.port.mujoco_state import STATE_FIELDS, pin_options
+from seq.port.mujoco_state import STATE_FIELDS, pin_options, set_state
 from seq.port.warp_engine import buffer_sizes, warp_modules
 
 
@@ -56,12 +56,15 @@ class WarpWorlds:
         pin_options(self.host_model, options["scene"])
         self.nworld = nworld
         self.per_world_fields = sorted({field for start in self.starts for field in start.model_changes})
-        busiest = max((start.contacts for start in self.starts), default=0)
+        host_data = mujoco.MjData(self.host_model)
+        if self.starts:  # a model's own pose can pile its objects up (LIBERO's: 1,347 contacts)
+            set_state(mujoco, self.host_model, host_data, self.starts[0].state)
+        else:
+            mujoco.mj_forward(self.host_model, host_data)
+        busiest = max([host_data.ncon, *(start.contacts for start in self.starts)])
         self.nconmax, self.njmax = buffer_sizes(self.host_model, busiest)
         _, self.mjw = warp_modules()
         self.model = self.mjw.put_model(self.host_model, {field: nworld for field in self.per_world_fields})
-        host_data = mujoco.MjData(self.host_model)
-        mujoco.mj_forward(self.host_model, host_data)
         self.data = self.mjw.put_data(self.host_model, host_data, nworld=nworld, nconmax=self.nconmax,
                                       njmax=self.njmax)
         self.ctrl = np.zeros((nworld, self.host_model.nu))  # each world's actuator inputs, held
