@@ -1,6 +1,7 @@
 """LIBERO: seq's loop against LIBERO's own, side by side in one run.
 
     python bench/libero.py [--episodes 2] [--steps 20] [--task 0]
+    python bench/libero.py --served 10 [--steps 40] [--repeats 1]
 
 In the `libero` image's Python (built first if it is not), one `libero_spatial` task, the same
 actions in each:
@@ -13,6 +14,15 @@ actions in each:
    its images' PSNR against `seq`'s faithful ones;
 4. `state`: the same without cameras (`obs_mode=state`, what `libero-scripted` runs on);
 5. where one 256² frame's time goes in `raw` (scene update, drawing, reading the pixels back).
+
+`--served N` instead: a served image policy end to end, `seq eval run --policy-url` against
+`vla-eval run` on the same server program and the same N libero_spatial episodes (N/10 init
+states of each task, `--steps` policy steps each), side by side in one run, each timed from
+launch to exit as a user types it, with its defaults. The server is a vla-eval `PredictModelServer`
+that reads vla-eval's LIBERO layout (both 256² cameras and the state) and batches: each batch
+sleeps `--batch-ms` (40) + `--per-obs-ms` (2) per observation, a stand-in for a GPU model, which
+leaves the CPU free. seq runs it through the built-in `libero-to-vla-eval` adapter. Each run gets
+a fresh server; the runs alternate between the sides, `--repeats` times, the best of each kept.
 
 Per setting: env steps/s over the policy's steps, and seconds from an episode's start to its
 first observation; wall time and the process's CPU time (software OpenGL draws on several
@@ -134,6 +144,127 @@ print(json.dumps(out))
 """
 
 
+SERVER = r"""
+import sys, time
+import numpy as np
+from vla_eval.model_servers.predict import PredictModelServer
+from vla_eval.model_servers.serve import serve
+
+BATCH_S, PER_OBS_S = float(sys.argv[2]) / 1000, float(sys.argv[3]) / 1000
+
+
+class BatchingStandIn(PredictModelServer):
+    # A GPU model's cost: a batch takes BATCH_S + PER_OBS_S per observation, the CPU left free.
+    def predict_batch(self, obs_batch, ctx_batch):
+        for obs in obs_batch:  # what a vla-eval LIBERO model reads
+            assert obs["images"]["agentview"].shape == obs["images"]["wrist"].shape == (256, 256, 3)
+            assert obs["states"].shape == (8,)
+        time.sleep(BATCH_S + PER_OBS_S * len(obs_batch))
+        still = np.array([0, 0, 0, 0, 0, 0, -1], dtype=np.float32)
+        return [{"actions": still} for _ in obs_batch]
+
+
+serve(BatchingStandIn(max_batch_size=8, max_wait_time=0.005), host="127.0.0.1", port=int(sys.argv[1]))
+"""
+TORCH_STAND_IN = "def load(*args, **kwargs):\n    raise RuntimeError('no torch here')\n"
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def _serve(python: str, args: argparse.Namespace) -> tuple[subprocess.Popen, str]:
+    """A fresh batching stand-in server, once it listens; its URL."""
+    import socket
+    import time
+
+    port = _free_port()
+    server = subprocess.Popen(
+        [python, "-c", SERVER, str(port), str(args.batch_ms), str(args.per_obs_ms)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    while True:
+        if server.poll() is not None:
+            sys.exit("the stand-in server exited")
+        with socket.socket() as probe:
+            if probe.connect_ex(("127.0.0.1", port)) == 0:
+                return server, f"ws://127.0.0.1:{port}"
+        time.sleep(0.2)
+
+
+def served(args: argparse.Namespace) -> None:
+    """`seq eval run --policy-url` against `vla-eval run`, end to end (module doc)."""
+    import os
+    import time
+
+    from seq.isolation.images import ensure_image
+    from seq.shelf.libero import IMAGE
+
+    image = ensure_image(
+        IMAGE.uv_pip_install("vla-eval==0.8.0"), log=lambda line: print(line, file=sys.stderr)
+    )
+    python = str(image.python)
+    if args.served % 10:
+        sys.exit("--served: a multiple of 10 episodes (the same init states of each of the 10 tasks)")
+    per_task = args.served // 10
+    best: dict[str, float] = {}
+    with tempfile.TemporaryDirectory() as folder:
+        work = Path(folder)
+        (work / "torch").mkdir()
+        (work / "torch" / "__init__.py").write_text(TORCH_STAND_IN)
+        source = str(Path(__file__).resolve().parents[1] / "src")
+        # a record of its own, and the images already built (as a user's second eval finds them)
+        images = os.environ.get("SEQ_IMAGES") or str(image.path.parent)
+        env = {**os.environ, "SEQ_HOME": str(work / "seq-home"), "SEQ_IMAGES": images, "PYTHONPATH": source}
+        for repeat in range(args.repeats):
+            for side in ("vla-eval", "seq") if repeat % 2 == 0 else ("seq", "vla-eval"):
+                server, url = _serve(python, args)
+                try:
+                    if side == "vla-eval":
+                        config = work / f"vla-{repeat}.yaml"
+                        config.write_text(
+                            "benchmarks:\n"
+                            "  - benchmark: vla_eval.benchmarks.libero.benchmark:LIBEROBenchmark\n"
+                            "    params: {suite: libero_spatial, send_wrist_image: true, send_state: true}\n"
+                            f"    episodes_per_task: {per_task}\n"
+                            f"    max_steps: {args.steps}\n"
+                            f"output_dir: {work / f'vla-out-{repeat}'}\n"
+                        )
+                        command = [str(image.path / "bin" / "vla-eval"), "run", "-c", str(config)]
+                        command += ["--no-docker", "--server-url", url]
+                        side_env = {**env, "PYTHONPATH": str(work)}
+                    else:
+                        command = [sys.executable, "-c", "from seq.cli import main; main()", "eval", "run"]
+                        command += ["--benchmark", "libero"]
+                        command += ["--policy-url", url, "--policy-protocol", "vla-eval"]
+                        command += ["--adapter", "libero-to-vla-eval", "--suite", "libero_spatial"]
+                        command += ["--seeds", f"0-{per_task - 1}", "--max-steps", str(args.steps)]
+                        side_env = env
+                    start = time.perf_counter()
+                    done = subprocess.run(command, capture_output=True, text=True, env=side_env, cwd=work)
+                    wall = time.perf_counter() - start
+                finally:
+                    server.terminate()
+                    server.wait(timeout=30)
+                if done.returncode != 0:
+                    sys.exit(f"{side} failed:\n{(done.stdout + done.stderr)[-3000:]}")
+                print(f"  {side}: {wall:.1f} s (run {repeat + 1})", file=sys.stderr)
+                best[side] = min(best.get(side, wall), wall)
+    steps = args.served * args.steps
+    print(
+        f"served image policy, libero_spatial: {args.served} episodes x {args.steps} steps, both 256² "
+        f"cameras, a batching server ({args.batch_ms:g} ms a batch + {args.per_obs_ms:g} ms an observation)"
+    )
+    for side in ("vla-eval", "seq"):
+        print(f"{side:10}{best[side]:9.1f} s{steps / best[side]:9.2f} steps/s (launch to exit)")
+    print(f"seq / vla-eval, end to end: {best['vla-eval'] / best['seq']:.2f}x")
+
+
 def run(python: str, label: str, args: argparse.Namespace, frames: Path) -> dict:
     command = [python, "-c", SCRIPT, label, str(args.episodes), str(args.steps), str(args.task), str(frames)]
     done = subprocess.run(command, capture_output=True, text=True)
@@ -153,7 +284,13 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--task", type=int, default=0, help="libero_spatial's task index")
     parser.add_argument("--repeats", type=int, default=2, help="runs of each setting (best kept)")
+    parser.add_argument("--served", type=int, default=0, help="episodes of the served end-to-end run")
+    parser.add_argument("--batch-ms", type=float, default=40.0, help="the stand-in's cost of a batch")
+    parser.add_argument("--per-obs-ms", type=float, default=2.0, help="its cost per observation")
     args = parser.parse_args()
+    if args.served:
+        served(args)
+        return
     from seq.isolation.images import ensure_image
     from seq.shelf.libero import IMAGE
 

@@ -88,7 +88,8 @@ def test_the_published_observation_is_libero_s_own_pixels():
             obs, _ = env.reset(episode)
             after, _, _, _, _ = env.step(np.array(action))
             raw, raw_after = expected[episode]
-            assert sorted(obs) == ["agentview_image", "state", "wrist_image"], sorted(obs)
+            expected_keys = ["agentview_image", "controller_pose", "eef_quat", "state", "wrist_image"]
+            assert sorted(obs) == expected_keys, sorted(obs)
             for ours, theirs in ((obs, raw), (after, raw_after)):
                 assert ours["agentview_image"].shape == (256, 256, 3)
                 assert ours["agentview_image"].dtype == np.uint8
@@ -97,6 +98,8 @@ def test_the_published_observation_is_libero_s_own_pixels():
                 assert ours["state"].shape == (8,)
                 assert np.array_equal(ours["state"][:3], theirs["robot0_eef_pos"])
                 assert np.array_equal(ours["state"][6:], theirs["robot0_gripper_qpos"])
+                assert np.array_equal(ours["eef_quat"], theirs["robot0_eef_quat"])
+                assert ours["controller_pose"].shape == (12,)
         # a second env in the process (as a worker's lockstep slots), with an OpenGL context of its
         # own made after the first's: the first still draws its own scene, also once it is closed
         other = LiberoEnv("libero_object", {OBJECT_TASK!r})

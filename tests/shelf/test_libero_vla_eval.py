@@ -178,3 +178,125 @@ def test_every_observation_step_and_outcome_agrees_with_vla_eval(tmp_path: Path)
         assert episode.metrics["success"] == float(their_episode["metrics"]["success"])
     first_images = {steps[0]["digest"] for _, steps in ours.values()}
     assert len(first_images) == 20  # each task and init state is a scene of its own
+
+
+LAYOUT_SERVER = '''
+import hashlib, json, sys
+import numpy as np
+from vla_eval.model_servers.predict import PredictModelServer
+from vla_eval.model_servers.serve import serve
+
+
+class LiberoOnly(PredictModelServer):
+    """A vla-eval LIBERO model server: reads vla-eval's LIBERO layout and nothing else, and logs a
+    hash of each array it was shown, with its dtype, and the episode's task."""
+
+    def __init__(self, log):
+        super().__init__()
+        self.log = open(log, "a", buffering=1)
+        self.tasks = {}
+
+    async def on_episode_start(self, config, ctx):
+        await super().on_episode_start(config, ctx)
+        self.tasks[ctx.session_id] = config["task"]
+
+    def predict(self, obs, ctx):
+        images, states, controller = obs["images"], obs["states"], obs["controller_states"]
+        shown = [images["agentview"], images["wrist"], states, controller]
+        digest = hashlib.sha256(b"".join(np.ascontiguousarray(a).tobytes() for a in shown))
+        digest.update(obs["task_description"].encode())
+        task = self.tasks[ctx.session_id]
+        line = {"episode": [task["name"], task["episode_idx"]], "task_id": task["task_id"],
+                "suite": task["suite"], "step": ctx.step, "digest": digest.hexdigest(),
+                "dtypes": [str(a.dtype) for a in shown], "keys": sorted(obs)}
+        self.log.write(json.dumps(line) + "\\n")
+        noise = np.frombuffer(digest.digest()[:4], dtype=np.uint8) / 255.0 - 0.5
+        action = [noise[0], noise[1], 0.5 * noise[2], 0.0, 0.0, 0.0, noise[3]]
+        return {"actions": np.array(action, dtype=np.float32)}
+
+
+serve(LiberoOnly(sys.argv[2]), host="127.0.0.1", port=int(sys.argv[1]))
+'''
+
+
+def test_a_vla_eval_libero_server_runs_unchanged_through_libero_to_vla_eval(tmp_path: Path):
+    """A server that reads only vla-eval's LIBERO layout (`images`, `states`, `controller_states`,
+    its task's `name`, `task_id`) runs under seq through the built-in `libero-to-vla-eval` (no
+    `seq deploy`), shown what vla-eval's LIBERO benchmark shows it: every array byte for byte,
+    in its dtype, the same task fields, the same gripper rule (the action's gripper is left
+    continuous: both harnesses make it ±1), libero_goal × 10 tasks × init state 0."""
+    from seq.isolation.images import ensure_image
+    from seq.shelf.libero import IMAGE
+
+    image = ensure_image(IMAGE.uv_pip_install("vla-eval==0.8.0"))
+    (tmp_path / "server.py").write_text(LAYOUT_SERVER)
+    (tmp_path / "torch").mkdir()
+    (tmp_path / "torch" / "__init__.py").write_text(TORCH_STAND_IN)
+    (tmp_path / "vla.yaml").write_text(
+        textwrap.dedent(f"""
+        benchmarks:
+          - benchmark: vla_eval.benchmarks.libero.benchmark:LIBEROBenchmark
+            params:
+              suite: libero_goal
+              send_wrist_image: true
+              send_state: true
+            episodes_per_task: 1
+            max_steps: {STEPS}
+        output_dir: {tmp_path / "vla-out"}
+        """)
+    )
+    port, log = _free_port(), tmp_path / "seen.jsonl"
+    server = subprocess.Popen(
+        [str(image.python), str(tmp_path / "server.py"), str(port), str(log)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    served = dict(policy_url=f"ws://127.0.0.1:{port}", policy_protocol="vla-eval")
+    try:
+        _wait_for(port, server)
+        plan = seq.eval.dry_run(benchmark="libero", **served, suites=["libero_goal"], seeds=[0])
+        assert "--adapter libero-to-vla-eval" in plan["suggestion"]
+        vla_eval = subprocess.Popen(
+            [
+                *(str(image.path / "bin" / "vla-eval"), "run", "-c", str(tmp_path / "vla.yaml")),
+                *("--no-docker", "--server-url", f"ws://127.0.0.1:{port}"),
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            env={**os.environ, "PYTHONPATH": str(tmp_path)},
+        )
+        report = seq.eval.run(
+            benchmark="libero",
+            **served,
+            adapter="libero-to-vla-eval",
+            suites=["libero_goal"],
+            seeds=[0],
+            max_steps=STEPS,
+            envs=1,
+        )
+        output = vla_eval.communicate(timeout=1500)[0]
+        assert vla_eval.returncode == 0, output[-4000:]
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+    assert report.manifest.adapter is not None and report.manifest.adapter.name == "libero-to-vla-eval"
+    assert {episode.status for episode in report.episodes} == {"ok"}, report.episodes[0].error
+    by_episode: dict[tuple, list[dict]] = defaultdict(list)
+    for line in log.read_text().splitlines():
+        record = json.loads(line)
+        by_episode[tuple(record["episode"])].append(record)
+    # each episode twice, once from each harness, in the order each sent its steps
+    assert len(by_episode) == 10 and all(len(steps) == 2 * STEPS for steps in by_episode.values())
+    for (name, _), steps in by_episode.items():
+        by_step = sorted(steps, key=lambda record: record["step"])
+        for ours, theirs in zip(by_step[::2], by_step[1::2], strict=True):
+            assert ours == theirs, name
+        assert steps[0]["dtypes"] == ["uint8", "uint8", "float64", "float32"]
+        assert steps[0]["keys"] == ["controller_states", "images", "states", "task_description"]
+        assert steps[0]["suite"] == "libero_goal"
+    assert sorted(steps[0]["task_id"] for steps in by_episode.values()) == list(range(10))
+    instruction = {language: index for index, (_, language, _) in enumerate(SUITES["libero_goal"])}
+    assert all(instruction[name] == steps[0]["task_id"] for (name, _), steps in by_episode.items())
+    assert all(episode.steps == STEPS for episode in report.episodes)

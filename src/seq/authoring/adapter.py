@@ -2,11 +2,13 @@
 
 An adapter is a `seq.Adapter` subclass with `obs_transforms` (applied in order to each observation
 before the policy sees it) and `action_transforms` (applied in order to each action of the chunk
-the policy returns), lists of `seq.tf` transforms. Its `__init__` may declare typed keyword
-parameters with defaults, set per eval with `--param adapter.NAME=VALUE`; it may build its lists
-from them. `observation_spec` / `action_spec` declare what it expects to be given (a shape, a
-(shape, dtype) pair, or a dict of them per key), so its lossless labels can be checked when it is
-registered, before any benchmark is at hand.
+the policy returns), lists of `seq.tf` transforms; `episode_transforms` (applied in order to the
+episode's start, a dict of `seq.EpisodeStart`'s fields, before the policy is told of it) give a
+policy the episode fields its own harness sends (a vla-eval task's `name` is its instruction).
+Its `__init__` may declare typed keyword parameters with defaults, set per eval with `--param
+adapter.NAME=VALUE`; it may build its lists from them. `observation_spec` / `action_spec` declare
+what it expects to be given (a shape, a (shape, dtype) pair, or a dict of them per key), so its
+lossless labels can be checked when it is registered, before any benchmark is at hand.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from seq.authoring.begin import FIELDS, EpisodeStart
 from seq.authoring.params import Parameter, declared_parameters, resolve_parameters
 from seq.errors import SeqInputError
 from seq.tf.base import Transform
@@ -30,6 +33,7 @@ class Adapter:
 
     obs_transforms: Sequence[Transform] = ()
     action_transforms: Sequence[Transform] = ()
+    episode_transforms: Sequence[Transform] = ()
     observation_spec: Any = None
     action_spec: Any = None
 
@@ -47,6 +51,20 @@ class Adapter:
             return chunk
         return np.stack([np.asarray(self.transform_action(action)) for action in chunk])
 
+    def transform_episode(self, episode: EpisodeStart) -> EpisodeStart:
+        """The episode's start as the policy is told of it: every episode transform, in order, on
+        a dict of its fields."""
+        if not self.episode_transforms:
+            return episode
+        fields = _run(self.episode_transforms, "episode_transforms", episode.to_dict())
+        unknown = sorted(set(fields) - set(FIELDS)) if isinstance(fields, Mapping) else None
+        if unknown is None or unknown:
+            raise TransformError(
+                f"episode_transforms gave {unknown or type(fields).__name__}; an episode's start "
+                f"is a dict of {', '.join(FIELDS)}."
+            )
+        return EpisodeStart(**fields)
+
 
 class TransformError(RuntimeError):
     """A transform of an adapter raised while an episode ran; the message names it."""
@@ -63,7 +81,7 @@ def _run(transforms: Sequence[Transform], where: str, value: Any) -> Any:
     return value
 
 
-_SEALED = ("transform_obs", "transform_action", "transform_chunk")
+_SEALED = ("transform_obs", "transform_action", "transform_chunk", "transform_episode")
 
 
 @dataclass(frozen=True)

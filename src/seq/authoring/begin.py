@@ -14,18 +14,20 @@ from typing import Any
 
 from seq.errors import SeqInputError
 
-FIELDS = ("task", "suite", "instruction", "seed")
+FIELDS = ("task", "suite", "instruction", "seed", "task_index")
 
 
 @dataclass(frozen=True)
 class EpisodeStart:
     """An episode that is starting: its task, suite, the instruction the policy will be given
-    (None where the benchmark gives none) and the seed of its condition."""
+    (None where the benchmark gives none), the seed of its condition and the task's position among
+    its suite's tasks, in the order the benchmark declares them (vla-eval's `task_id`)."""
 
     task: str | None = None
     suite: str | None = None
     instruction: str | None = None
     seed: int | None = None
+    task_index: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -38,9 +40,9 @@ class EpisodeStart:
             value = message.get(name)
             if value is None:
                 continue
-            if name == "seed":
+            if name in ("seed", "task_index"):
                 if isinstance(value, bool) or not isinstance(value, int):
-                    raise ValueError(f"{where}: seed must be an integer, got {value!r}.")
+                    raise ValueError(f"{where}: {name} must be an integer, got {value!r}.")
             elif not isinstance(value, str):
                 raise ValueError(f"{where}: {name} must be a string, got {value!r}.")
             values[name] = value

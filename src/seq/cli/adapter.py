@@ -58,8 +58,8 @@ def show_command(
         console.print(f"lossy: yes — {len(info['lossy_transforms'])} lossy transform(s)")
     else:
         console.print("lossy: no — every transform is lossless, each checked by its round trip")
-    for attribute in ("obs_transforms", "action_transforms"):
-        for entry in info[attribute]:
+    for attribute in ("obs_transforms", "action_transforms", "episode_transforms"):
+        for entry in info.get(attribute, []):
             label = f"lossy: {entry['reason']}" if entry["lossy"] else "lossless"
             console.print(f"  {entry['where']}  {entry['transform']}  — {label}")
     if info["parameters"]:

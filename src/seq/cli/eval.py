@@ -354,6 +354,9 @@ def print_dry_run(plan: dict, as_json: bool) -> None:
     workers = plan["workers"]
     line = f"{workers} worker{'s' if workers != 1 else ''}, {plan['envs_per_worker_why']}"
     console.print(textwrap.fill(line, 80, subsequent_indent="  ", break_on_hyphens=False), soft_wrap=True)
+    if plan.get("suggestion"):
+        hint = f"hint: {plan['suggestion']}"
+        console.print(textwrap.fill(hint, 80, subsequent_indent="  ", break_on_hyphens=False), soft_wrap=True)
     for arm in plan["arms"]:
         table = Table(
             title=f"arm {arm['arm'] or 'A'}: {arm['policy']}", title_justify="left", header_style="bold"

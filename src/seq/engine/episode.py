@@ -98,6 +98,12 @@ class EpisodeRunner:
         self._on_env = on_env
         self.observers = list(observers)
         self._on_finishing = on_finishing
+        # each task's position among its suite's tasks, in the order the benchmark declares them
+        self._task_index = {
+            (suite, task): index
+            for suite, conditions in spec.suites.items()
+            for index, task in enumerate(dict.fromkeys(c.task for c in conditions))
+        }
 
     def _notify(self, watching: list[EpisodeObserver], errors: list[str], method: str, *args: Any) -> None:
         for observer in list(watching):
@@ -188,7 +194,8 @@ class EpisodeRunner:
                 self._notify(watching, observer_errors, "begin", item, env, obs)
             instruction = self.benchmark.instruction(condition)
             suite = condition.suite or self.spec.default_suite
-            started = EpisodeStart(condition.task, suite, instruction, condition.seed)
+            task_index = self._task_index.get((suite, condition.task))
+            started = EpisodeStart(condition.task, suite, instruction, condition.seed, task_index)
             space = getattr(env, "action_space", None)
             size = action_size(space)
             seeds = act_seeds(condition.seed, item.trial)

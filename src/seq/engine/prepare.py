@@ -33,7 +33,7 @@ from seq.record.paths import artifact_folder
 from seq.record.states import IMAGE_ENCODINGS, ImageEncoding, PolicyProtocol
 from seq.record.store import EvalRow, Store, VersionRow, WorkItem
 from seq.registry.adapters import adapter_spec, describe_transforms, load_adapter, resolve_adapter
-from seq.registry.builtins import check_installed
+from seq.registry.builtins import SUGGESTED_ADAPTERS, check_installed
 from seq.registry.deploy import load_version, remember_instance, resolve
 from seq.stats.paired import check_threshold
 
@@ -265,10 +265,25 @@ def dry_run(request: EvalRequest, store: Store) -> dict[str, Any]:
         "episodes": len(prepared.items),
         "arms": arms,
         "adapter": prepared.arguments.adapter,
+        "suggestion": _suggestion(request, prepared),
         "workers": prepared.workers,
         "envs_per_worker": prepared.side_by_side.count,
         "envs_per_worker_why": prepared.side_by_side.why,
     }
+
+
+def _suggestion(request: EvalRequest, prepared: PreparedEval) -> str | None:
+    """The built-in adapter a served policy's protocol needs on this benchmark, where none is given
+    (a vla-eval LIBERO server reads vla-eval's LIBERO layout, not seq's observation)."""
+    if request.adapter is not None or request.policy_url is None:
+        return None
+    adapter = SUGGESTED_ADAPTERS.get((prepared.benchmark.name, request.policy_protocol))
+    if adapter is None:
+        return None
+    return (
+        f"a {request.policy_protocol} server written for {prepared.benchmark.name} reads "
+        f"{request.policy_protocol}'s observation layout, not seq's: add --adapter {adapter}"
+    )
 
 
 def prepare_eval(request: EvalRequest, store: Store) -> PreparedEval:

@@ -22,14 +22,17 @@ from typing import Any
 import numpy as np
 
 from seq.authoring.adapter import SPEC_ATTRIBUTE, Adapter, AdapterSpec, adapter_spec_of
+from seq.authoring.begin import EpisodeStart
 from seq.errors import SeqInputError
 from seq.record.store import RUNNING, EvalRow, Store, VersionRow
+from seq.registry.builtins import BUILTIN_ADAPTERS, builtin_adapter_file
 from seq.registry.loader import load_class
 from seq.tf.base import Transform
 from seq.tf.check import check_chain
 from seq.tf.spec import parse_spec, synthetic
 
 KIND = "adapter"
+ATTRIBUTES = ("obs_transforms", "action_transforms", "episode_transforms")
 MAX_BYTES = 256 * 1024
 SEQ_NAMES = frozenset({"adapter", "Adapter", "tf"})
 SAMPLES = 3  # synthetic samples drawn from a declared spec
@@ -151,15 +154,15 @@ def instantiate(cls: type, parameters: Mapping[str, Any] | None = None, where: s
         raise SeqInputError(f"{where}: {error}") from None
     except Exception as error:
         raise SeqInputError(f"{where}: __init__ raised {type(error).__name__}: {error}") from None
-    _transforms(instance, "obs_transforms", where)
-    _transforms(instance, "action_transforms", where)
+    for attribute in ATTRIBUTES:
+        _transforms(instance, attribute, where)
     return instance
 
 
 def describe_transforms(instance: Adapter) -> dict[str, Any]:
     """Every transform with its label, and the lossy ones with their reasons (for show and the report)."""
-    out: dict[str, Any] = {"obs_transforms": [], "action_transforms": [], "lossy": []}
-    for attribute in ("obs_transforms", "action_transforms"):
+    out: dict[str, Any] = {attribute: [] for attribute in ATTRIBUTES} | {"lossy": []}
+    for attribute in ATTRIBUTES:
         for index, transform in enumerate(getattr(instance, attribute)):
             entry = {"where": f"{attribute}[{index}]", **transform.describe()}
             out[attribute].append(entry)
@@ -177,11 +180,13 @@ def check_instance(
     policy would see them; refuses the first transform that fails, naming it."""
     rng = np.random.default_rng(0)
     results: list[Any] = []
+    episode = EpisodeStart(task="task", suite="suite", instruction="do the task", seed=0, task_index=0)
     for attribute, spec_name, given in (
         ("obs_transforms", "observation_spec", list(observations or [])),
         ("action_transforms", "action_spec", []),
+        ("episode_transforms", None, [episode.to_dict()]),
     ):
-        declared = getattr(instance, spec_name, None)
+        declared = getattr(instance, spec_name, None) if spec_name else None
         samples = list(given)
         if declared is not None:
             samples += synthetic(parse_spec(declared, f"{where}: {spec_name}"), rng, SAMPLES)
@@ -237,6 +242,11 @@ def resolve_adapter(target: Any, store: Store, version: int | str | None = None)
     name, number = _parse_target(target)
     if version is not None:
         number = int(str(version).lstrip("v"))
+    if number is None and name in BUILTIN_ADAPTERS:
+        from seq.registry.deploy import deploy
+
+        (deployed,) = deploy(builtin_adapter_file(name), store)
+        return deployed.version
     if number is not None:
         row = store.version(KIND, name, number)
         if row is None:
@@ -247,7 +257,7 @@ def resolve_adapter(target: Any, store: Store, version: int | str | None = None)
     rows = store.versions(KIND, name)
     if rows:
         return rows[-1]
-    known = sorted({row.name for row in store.versions(KIND)})
+    known = sorted({row.name for row in store.versions(KIND)} | set(BUILTIN_ADAPTERS))
     close = difflib.get_close_matches(name, known, n=1)
     hint = f" Did you mean {close[0]!r}?" if close else f" Registered: {', '.join(known) or 'none'}."
     raise SeqInputError(f"unknown adapter {name!r}.{hint}")
@@ -318,6 +328,7 @@ def show_adapter(target: str, store: Store | None = None) -> dict[str, Any]:
         "parameters": row.declared.get("parameters", {}),
         "obs_transforms": row.declared.get("obs_transforms", []),
         "action_transforms": row.declared.get("action_transforms", []),
+        "episode_transforms": row.declared.get("episode_transforms", []),
     }
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+from pathlib import Path
 from typing import Any
 
 from seq.errors import SeqInputError
@@ -30,6 +31,28 @@ BUILTIN_POLICIES: dict[str, tuple[str, str]] = {
 }
 
 BUILTINS = {"benchmark": BUILTIN_BENCHMARKS, "policy": BUILTIN_POLICIES}
+
+# Adapters that ship with `seq`: each is its own file (an adapter is versioned as the file it is),
+# registered from it by the first eval that names it.
+BUILTIN_ADAPTERS: dict[str, str] = {
+    "libero-to-openpi": "seq.shelf.adapters.libero_openpi",
+    "libero-to-vla-eval": "seq.shelf.adapters.libero_vla_eval",
+}
+
+# The built-in adapter a served policy of a protocol needs on a benchmark: (benchmark, protocol).
+SUGGESTED_ADAPTERS: dict[tuple[str, str], str] = {
+    (benchmark, protocol): adapter
+    for benchmark in ("libero", "libero-compatible")
+    for protocol, adapter in (("vla-eval", "libero-to-vla-eval"), ("openpi", "libero-to-openpi"))
+}
+
+
+def builtin_adapter_file(name: str) -> Path:
+    """The file of the built-in adapter `name`."""
+    spec = importlib.util.find_spec(BUILTIN_ADAPTERS[name])
+    assert spec is not None and spec.origin is not None
+    return Path(spec.origin)
+
 
 # What each built-in imports where it runs, and the extra of `seq` that installs it.
 BUILTIN_NEEDS: dict[tuple[str, str], tuple[str, tuple[str, ...]]] = {

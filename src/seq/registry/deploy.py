@@ -20,7 +20,7 @@ from seq.record.checks import CheckRow
 from seq.record.states import VersionKind
 from seq.record.store import Store, VersionRow, seq_home
 from seq.registry.adapters import adapter_declared, check_adapter_source, declares_adapter
-from seq.registry.builtins import BUILTINS
+from seq.registry.builtins import BUILTIN_ADAPTERS, BUILTINS, builtin_adapter_file
 from seq.registry.content import content_sha256
 from seq.registry.loader import IN_MEMORY, check_syntax, import_user_file, load_class, module_name_for
 
@@ -126,7 +126,10 @@ def deploy(target: str | Path, store: Store | None = None) -> list[Deployed]:
     deployed = []
     for qualname, cls in found.items():
         kind, spec = kind_and_spec(cls)  # type: ignore[misc]
-        if spec.name in BUILTINS.get(kind, {}):
+        builtin_file = kind == "adapter" and spec.name in BUILTIN_ADAPTERS
+        if spec.name in BUILTINS.get(kind, {}) or (
+            builtin_file and path.resolve() != builtin_adapter_file(spec.name).resolve()
+        ):
             raise SeqInputError(
                 f"{path}: {spec.name!r} is the name of a built-in {kind}; choose another name."
             )

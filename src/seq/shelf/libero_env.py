@@ -16,7 +16,10 @@ Observations (`obs_mode`, a setup parameter of the benchmark):
 - `pixels` (default, the published one): `agentview_image` and `wrist_image`, 256×256×3 uint8,
   turned upright (`[::-1, ::-1]`, as every published eval does), and `state`, 8 numbers:
   end-effector position, its orientation as an axis-angle (robosuite's `quat2axisangle`), the
-  two gripper finger positions.
+  two gripper finger positions. With them, what other harnesses build their states from:
+  `eef_quat`, the end-effector orientation as robosuite gives it (`[x, y, z, w]`), and
+  `controller_pose`, the pose its controller last read (position, then the rotation matrix row
+  by row: 12 numbers; vla-eval's `controller_states` come from it).
 - `state`: no cameras at all (physics only, ~10× faster): `state`, and privileged ground truth
   for scripted policies: `objects`, the pose of every object LIBERO tracks
   (`{name: [x, y, z, qx, qy, qz, qw]}`), and `object_boxes`, the axis-aligned bounding box in the
@@ -214,7 +217,13 @@ class LiberoEnv:
         state = np.concatenate(
             [raw["robot0_eef_pos"], self._quat2axisangle(raw["robot0_eef_quat"]), raw["robot0_gripper_qpos"]]
         )
-        obs: dict[str, Any] = {"state": state}
+        controller = self.env.env.robots[0].controller
+        pose = np.concatenate([np.ravel(controller.ee_pos), np.ravel(controller.ee_ori_mat)])
+        obs: dict[str, Any] = {
+            "state": state,
+            "eef_quat": np.array(raw["robot0_eef_quat"], dtype=np.float64),
+            "controller_pose": pose.astype(np.float64),
+        }
         if self.cameras:
             for name, camera in CAMERAS.items():
                 obs[f"{name}_image"] = np.ascontiguousarray(raw[f"{camera}_image"][::-1, ::-1])

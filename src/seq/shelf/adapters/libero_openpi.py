@@ -1,7 +1,6 @@
 """`libero-to-openpi`: the `libero` benchmark's observation as openpi's LIBERO client sends it, so
 an openpi LIBERO policy server (pi0, pi0-FAST, pi05 `*_libero`) works unchanged:
 
-    seq deploy "$(python -c 'import seq.shelf.adapters.libero_openpi as m; print(m.__file__)')"
     seq eval run --benchmark libero --policy-url ws://HOST:8000 --policy-protocol openpi \
         --adapter libero-to-openpi
 
@@ -96,6 +95,12 @@ class LiberoToOpenPi(seq.Adapter):
 
     def __init__(self, *, image_size: int = 224, steps_per_query: int = 5) -> None:
         self.obs_transforms = [
+            tf.select(
+                "agentview_image",
+                "wrist_image",
+                "state",
+                lossy="openpi's LIBERO client sends the two images and the 8-D state, nothing else",
+            ),
             tf.rename(
                 {
                     "agentview_image": "observation/image",
