@@ -1,0 +1,169 @@
+"""`lerobot`: a policy trained with LeRobot, evaluated unchanged from its `pretrained_model` folder.
+
+    seq eval run lerobot --benchmark pusht --param pretrained=checkpoints/last/pretrained_model
+
+It loads the policy class its `config.json` names (`act`, `diffusion`, `vqbet`, `pi0`, `smolvla`,
+...) with its weights, strictly, and LeRobot 0.4's processors saved beside them, then runs each
+act as `lerobot-eval` does: LeRobot's `preprocess_observation` on the environment's observation,
+the environment's own processor (LIBERO's, for LIBERO's robot state), the policy's preprocessor,
+`select_action` (LeRobot's action queue and `n_action_steps`), the postprocessor. `reset()` is
+called as each episode starts, and torch is seeded there with the episode's seed (so a diffusion
+policy draws the same noise each time an episode runs). Nothing is downloaded: the Hugging Face
+libraries run offline, and a folder without its weights is refused (`seq.shelf.lerobot_checkpoint`).
+
+It needs LeRobot and PyTorch in the Python that runs it (`tools/lerobot_venv.sh` builds one), and
+takes LeRobot's environment observation (`seq.shelf.lerobot_checkpoint` gives the keys): Push-T's
+as the `pusht` benchmark gives it with `obs_type=pixels_agent_pos` (asked for here), the other
+benchmarks' through their `*-to-lerobot` adapters. Served (`seq policy serve lerobot`), each
+replica holds one action queue, so give it one replica per environment.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import numpy as np
+
+import seq
+from seq.errors import SeqInputError
+from seq.shelf.lerobot_checkpoint import Checkpoint, input_problems, nest, read_checkpoint
+
+LIBERO_STATE_KEY = "robot_state"
+
+
+class LeRobotModel:
+    """A loaded checkpoint: the policy, its processors and the environment's processors."""
+
+    def __init__(self, checkpoint: Checkpoint, device: str) -> None:
+        os.environ["HF_HUB_OFFLINE"] = "1"  # before LeRobot imports the hub client: download nothing
+        os.environ["HF_DATASETS_OFFLINE"] = "1"
+        os.environ["TRANSFORMERS_OFFLINE"] = "1"
+        from lerobot.configs.policies import PreTrainedConfig
+        from lerobot.policies.factory import get_policy_class, make_pre_post_processors
+
+        path = str(checkpoint.path)
+        config = PreTrainedConfig.from_pretrained(path)
+        config.device = device
+        policy_class = get_policy_class(config.type)
+        try:
+            self.policy = policy_class.from_pretrained(path, config=config, strict=True)
+        except RuntimeError as error:
+            raise ValueError(
+                f"lerobot: {path}/model.safetensors does not fit {policy_class.__name__} strictly "
+                f"({str(error).splitlines()[0]}); a checkpoint from before LeRobot 0.4 keeps its "
+                "normalization in the weights: convert it with LeRobot's migrate_policy_normalization."
+            ) from None
+        self.policy.eval()
+        self.class_name = f"{policy_class.__module__}.{policy_class.__qualname__}"
+        if checkpoint.has_processors:
+            self.preprocessor, self.postprocessor = make_pre_post_processors(
+                config,
+                pretrained_path=path,
+                preprocessor_overrides={"device_processor": {"device": device}},
+                postprocessor_overrides={"device_processor": {"device": "cpu"}},
+            )
+        else:  # no saved statistics: the processors a fresh policy has (no normalization)
+            self.preprocessor, self.postprocessor = make_pre_post_processors(config, dataset_stats=None)
+        self.config = config
+        # LeRobot's environment processors, chosen by the first observation
+        self.environment: tuple[Any, Any] | None = None
+
+    def reset(self) -> None:
+        self.policy.reset()
+
+    def _environment_processors(self, raw: dict[str, Any]) -> tuple[Any, Any]:
+        if self.environment is None:
+            from lerobot.envs.configs import LiberoEnv, PushtEnv
+            from lerobot.envs.factory import make_env_pre_post_processors
+
+            env_config = LiberoEnv() if LIBERO_STATE_KEY in raw else PushtEnv()  # PushT's: identity
+            self.environment = make_env_pre_post_processors(env_config, self.config)
+        return self.environment
+
+    def act(self, observation: dict[str, Any], instruction: str | None) -> np.ndarray:
+        """One action for one environment, as `lerobot-eval`'s rollout computes it."""
+        import torch
+        from lerobot.envs.utils import preprocess_observation
+
+        raw = nest({key: np.asarray(value) for key, value in observation.items()})
+        environment_pre, environment_post = self._environment_processors(raw)
+        batch = _batched(raw)
+        frame = preprocess_observation(batch)
+        frame["task"] = [instruction or ""]
+        frame = environment_pre(frame)
+        frame = self.preprocessor(frame)
+        with torch.inference_mode():
+            action = self.policy.select_action(frame)
+        action = self.postprocessor(action)
+        action = environment_post({"action": action})["action"]
+        return action.to("cpu").numpy()[0]
+
+
+def _batched(raw: dict[str, Any]) -> dict[str, Any]:
+    """A batch of one, as a vector of one environment gives it to `preprocess_observation`."""
+    return {key: _batched(value) if isinstance(value, dict) else value[None] for key, value in raw.items()}
+
+
+@seq.policy(name="lerobot")
+class LeRobotPolicy(seq.Policy):
+    """A LeRobot `pretrained_model` folder (`pretrained`), run on `device` (cpu, cuda, mps)."""
+
+    # Push-T's observation as LeRobot's Push-T environment gives it (ignored by other benchmarks)
+    benchmark_parameters = {"obs_type": "pixels_agent_pos"}
+
+    def __init__(self) -> None:
+        self.models: dict[tuple[str, str], LeRobotModel] = {}
+        self.current: LeRobotModel | None = None
+
+    @classmethod
+    def checkpoint_for(cls, parameters: dict[str, Any]) -> Checkpoint:
+        """The checkpoint an eval's policy parameters name (read without torch)."""
+        return read_checkpoint(parameters.get("pretrained", ""))
+
+    @classmethod
+    def input_problems(cls, parameters: dict[str, Any], observation: Any) -> list[str]:
+        """How `observation` cannot fill the named checkpoint's input features (empty: it can)."""
+        return input_problems(cls.checkpoint_for(parameters), observation)
+
+    @classmethod
+    def weights_for(cls, parameters: dict[str, Any]) -> dict[str, Any]:
+        """What the eval's manifest records: the policy class `config.json` names, the folder and
+        the sha256 of its content."""
+        from lerobot.policies.factory import get_policy_class
+
+        checkpoint = cls.checkpoint_for(parameters)
+        try:
+            policy_class = get_policy_class(checkpoint.policy_type)
+        except (ValueError, NotImplementedError, ImportError) as error:
+            raise SeqInputError(
+                f"{checkpoint.path}/config.json: LeRobot has no policy of type {checkpoint.policy_type!r} "
+                f"({error})."
+            ) from None
+        return checkpoint.manifest(f"{policy_class.__module__}.{policy_class.__qualname__}")
+
+    def model(self, pretrained: str, device: str) -> LeRobotModel:
+        key = (pretrained, device)
+        if key not in self.models:
+            self.models[key] = LeRobotModel(read_checkpoint(pretrained), device)
+        return self.models[key]
+
+    @seq.begin
+    def begin(self, seed: int | None = None) -> None:
+        import torch
+
+        torch.manual_seed(0 if seed is None else seed)
+        for model in self.models.values():
+            model.reset()
+
+    @seq.infer
+    def infer(
+        self,
+        obs: Any,
+        *,
+        seed: int | None = None,
+        instruction: str | None = None,
+        pretrained: str = "",
+        device: str = "cpu",
+    ) -> np.ndarray:
+        return self.model(pretrained, device).act(obs, instruction)
