@@ -7,9 +7,10 @@ It loads the policy class its `config.json` names (`act`, `diffusion`, `vqbet`, 
 act as `lerobot-eval` does: LeRobot's `preprocess_observation` on the environment's observation,
 the environment's own processor (LIBERO's, for LIBERO's robot state), the policy's preprocessor,
 `select_action` (LeRobot's action queue and `n_action_steps`), the postprocessor. `reset()` is
-called as each episode starts, and torch is seeded there with the episode's seed (so a diffusion
-policy draws the same noise each time an episode runs). Nothing is downloaded: the Hugging Face
-libraries run offline, and a folder without its weights is refused (`seq.shelf.lerobot_checkpoint`).
+called as each episode starts, and torch is seeded with the episode's seed before its first act
+(so a diffusion policy draws the same noise each time an episode runs). Nothing is downloaded:
+the Hugging Face libraries run offline, and a folder without its weights is refused
+(`seq.shelf.lerobot_checkpoint`).
 
 It needs LeRobot and PyTorch in the Python that runs it (`tools/lerobot_venv.sh` builds one), and
 takes LeRobot's environment observation (`seq.shelf.lerobot_checkpoint` gives the keys): Push-T's
@@ -114,7 +115,7 @@ class LeRobotPolicy(seq.Policy):
 
     def __init__(self) -> None:
         self.models: dict[tuple[str, str], LeRobotModel] = {}
-        self.current: LeRobotModel | None = None
+        self.episode_seed: int | None = None  # torch is seeded with it before the episode's first act
 
     @classmethod
     def checkpoint_for(cls, parameters: dict[str, Any]) -> Checkpoint:
@@ -150,9 +151,7 @@ class LeRobotPolicy(seq.Policy):
 
     @seq.begin
     def begin(self, seed: int | None = None) -> None:
-        import torch
-
-        torch.manual_seed(0 if seed is None else seed)
+        self.episode_seed = 0 if seed is None else seed
         for model in self.models.values():
             model.reset()
 
@@ -166,4 +165,10 @@ class LeRobotPolicy(seq.Policy):
         pretrained: str = "",
         device: str = "cpu",
     ) -> np.ndarray:
-        return self.model(pretrained, device).act(obs, instruction)
+        model = self.model(pretrained, device)  # loaded first: loading draws from torch's generator
+        if self.episode_seed is not None:
+            import torch
+
+            torch.manual_seed(self.episode_seed)
+            self.episode_seed = None
+        return model.act(obs, instruction)
