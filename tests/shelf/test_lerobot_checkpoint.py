@@ -88,10 +88,9 @@ def test_the_observation_must_fill_every_input_feature(tmp_path):
     floats = {**pusht_observation(), "pixels": np.zeros((96, 96, 3), np.float32)}
     assert "(H, W, 3) uint8 image" in input_problems(pusht, floats)[0]
     libero = read_checkpoint(folder(tmp_path / "libero", LIBERO_FEATURES))
-    robot_state = {"robot_state/eef/pos": np.zeros(3), "robot_state/eef/quat": np.zeros(4)}
-    robot_state["robot_state/gripper/qpos"] = np.zeros(2)
     image = np.zeros((256, 256, 3), np.uint8)
-    assert input_problems(libero, {"pixels/image": image, "pixels/image2": image, **robot_state}) == []
+    given = {"pixels/image": image, "pixels/image2": image, "agent_pos": np.zeros(8)}
+    assert input_problems(libero, given) == []
     missing = input_problems(libero, {"pixels/image": image})
     assert missing == [
         "observation.images.image2 needs 'pixels/image2', which is missing",
@@ -100,8 +99,8 @@ def test_the_observation_must_fill_every_input_feature(tmp_path):
 
 
 def test_nested_keys_as_lerobots_environments_return_them():
-    nested = nest({"pixels/image": 1, "pixels/image2": 2, "robot_state/eef/pos": 3, "agent_pos": 4})
-    assert nested == {"pixels": {"image": 1, "image2": 2}, "robot_state": {"eef": {"pos": 3}}, "agent_pos": 4}
+    nested = nest({"pixels/image": 1, "pixels/image2": 2, "agent_pos": 3, "a/b/c": 4})
+    assert nested == {"pixels": {"image": 1, "image2": 2}, "agent_pos": 3, "a": {"b": {"c": 4}}}
 
 
 def test_an_eval_whose_observation_cannot_fill_the_features_is_refused_before_any_episode(tmp_path):
@@ -135,6 +134,41 @@ def test_an_eval_whose_observation_cannot_fill_the_features_is_refused_before_an
         policy_parameters=parameters,
     )
     assert seen is not None and set(seen.policy_input) == {"pixels", "agent_pos"}
+
+
+def test_aloha_gives_lerobot_s_aloha_observation_where_the_policy_asks_for_it(tmp_path):
+    """gym-aloha's `pixels_agent_pos` observation (what LeRobot evaluates its ALOHA policies on)
+    fills an ALOHA checkpoint's features; the benchmark's image-only default does not."""
+    pytest.importorskip("gym_aloha")
+    from seq.shelf.aloha import Aloha
+
+    features = {
+        "observation.images.top": {"type": "VISUAL", "shape": [3, 480, 640]},
+        "observation.state": {"type": "STATE", "shape": [14]},
+    }
+    parameters = {"pretrained": str(folder(tmp_path / "aloha", features)), "device": "cpu"}
+    conditions = [Condition(task="transfer-cube", seed=0)]
+    assert LeRobotPolicy.benchmark_parameters["obs_type"] == "pixels_agent_pos"
+    seen = check_compatibility(
+        Aloha,
+        "aloha@v1",
+        {"obs_type": "pixels_agent_pos", "fast_render": False},
+        conditions,
+        LeRobotPolicy,
+        "lerobot@v1",
+        policy_parameters=parameters,
+    )
+    assert seen is not None and seen.policy_input["pixels"]["top"].shape == (480, 640, 3)
+    with pytest.raises(SeqInputError, match="observation.images.top needs 'pixels/top', which is missing"):
+        check_compatibility(
+            Aloha,
+            "aloha@v1",
+            {"obs_type": "pixels"},
+            conditions,
+            LeRobotPolicy,
+            "lerobot@v1",
+            policy_parameters=parameters,
+        )
 
 
 def test_without_lerobot_the_eval_is_refused_naming_the_extra(tmp_path):

@@ -7,15 +7,14 @@ A folder as `lerobot-train` writes it (`…/checkpoints/last/pretrained_model/`)
 (`policy_preprocessor.json`, `policy_postprocessor.json` and their state files) when present.
 
 The observation the policy takes is the one LeRobot's gym environments return, which LeRobot's
-`preprocess_observation` turns into its features; nested keys are joined with `/`:
+`preprocess_observation` turns into its features; nested keys may be joined with `/`:
 
 | LeRobot feature                | observation key                                   |
 |--------------------------------|---------------------------------------------------|
 | `observation.image`            | `pixels` (H, W, 3) uint8                          |
 | `observation.images.NAME`      | `pixels/NAME` (H, W, 3) uint8                     |
 | `observation.environment_state`| `environment_state`                               |
-| `observation.state`            | `agent_pos`, or LIBERO's `robot_state/eef/pos`,   |
-|                                | `robot_state/eef/quat`, `robot_state/gripper/qpos`|
+| `observation.state`            | `agent_pos`                                       |
 """
 
 from __future__ import annotations
@@ -37,8 +36,6 @@ WEIGHTS = "model.safetensors"
 PREPROCESSOR = "policy_preprocessor.json"
 POSTPROCESSOR = "policy_postprocessor.json"
 SEPARATOR = "/"
-# LIBERO's robot state, which LeRobot's LIBERO processor turns into `observation.state`
-LIBERO_STATE = {"robot_state/eef/pos": (3,), "robot_state/eef/quat": (4,), "robot_state/gripper/qpos": (2,)}
 
 
 class FeatureType(StrEnum):
@@ -156,8 +153,7 @@ def _input_features(raw: Any, config_file: Path) -> dict[str, tuple[FeatureType,
 
 
 def observation_keys(checkpoint: Checkpoint) -> dict[str, tuple[str, ...]]:
-    """For each input feature, the observation keys that fill it (see the module's table); a
-    state fills from `agent_pos`, else from LIBERO's robot state."""
+    """For each input feature, the observation keys that fill it (see the module's table)."""
     keys: dict[str, tuple[str, ...]] = {}
     for name, (kind, _) in checkpoint.input_features.items():
         if name == "observation.image":
@@ -181,12 +177,10 @@ def input_problems(checkpoint: Checkpoint, observation: Any) -> list[str]:
     if not isinstance(observation, Mapping):
         wanted = ", ".join(checkpoint.input_features)
         return [f"the observation is not a dict of LeRobot's environment keys (for {wanted})"]
+    observation = flatten(observation)
     problems = []
     keys = observation_keys(checkpoint)
     for name, (kind, shape) in checkpoint.input_features.items():
-        libero_state = all(key in observation for key in LIBERO_STATE)
-        if name == "observation.state" and "agent_pos" not in observation and libero_state:
-            continue
         for key in keys[name]:
             if key not in observation:
                 problems.append(f"{name} needs {key!r}, which is missing")
@@ -214,3 +208,15 @@ def nest(observation: Mapping[str, Any]) -> dict[str, Any]:
             level = level.setdefault(parent, {})
         level[last] = value
     return nested
+
+
+def flatten(observation: Mapping[str, Any]) -> dict[str, Any]:
+    """`{"pixels": {"top": a}}` → `{"pixels/top": a}`: a nested observation (gym-aloha's) keyed as
+    the policy's inputs are."""
+    flat: dict[str, Any] = {}
+    for key, value in observation.items():
+        if isinstance(value, Mapping):
+            flat.update({f"{key}{SEPARATOR}{inner}": item for inner, item in flatten(value).items()})
+        else:
+            flat[key] = value
+    return flat

@@ -5,7 +5,7 @@
 It loads the policy class its `config.json` names (`act`, `diffusion`, `vqbet`, `pi0`, `smolvla`,
 ...) with its weights, strictly, and LeRobot 0.4's processors saved beside them, then runs each
 act as `lerobot-eval` does: LeRobot's `preprocess_observation` on the environment's observation,
-the environment's own processor (LIBERO's, for LIBERO's robot state), the policy's preprocessor,
+the task's instruction as `task`, the policy's preprocessor,
 `select_action` (LeRobot's action queue and `n_action_steps`), the postprocessor. `reset()` is
 called as each episode starts, and torch is seeded with the episode's seed before its first act
 (so a diffusion policy draws the same noise each time an episode runs). Nothing is downloaded:
@@ -14,8 +14,9 @@ the Hugging Face libraries run offline, and a folder without its weights is refu
 
 It needs LeRobot and PyTorch in the Python that runs it (`tools/lerobot_venv.sh` builds one), and
 takes LeRobot's environment observation (`seq.shelf.lerobot_checkpoint` gives the keys): Push-T's
-as the `pusht` benchmark gives it with `obs_type=pixels_agent_pos` (asked for here), the other
-benchmarks' through their `*-to-lerobot` adapters. Served (`seq policy serve lerobot`), each
+and ALOHA's as the `pusht` and `aloha` benchmarks give them with `obs_type=pixels_agent_pos`
+(asked for here: the same gym environments LeRobot evaluates on), LIBERO's through the adapter
+`libero-to-lerobot`. Served (`seq policy serve lerobot`), each
 replica holds one action queue, so give it one replica per environment.
 """
 
@@ -28,13 +29,11 @@ import numpy as np
 
 import seq
 from seq.errors import SeqInputError
-from seq.shelf.lerobot_checkpoint import Checkpoint, input_problems, nest, read_checkpoint
-
-LIBERO_STATE_KEY = "robot_state"
+from seq.shelf.lerobot_checkpoint import Checkpoint, flatten, input_problems, nest, read_checkpoint
 
 
 class LeRobotModel:
-    """A loaded checkpoint: the policy, its processors and the environment's processors."""
+    """A loaded checkpoint: the policy and its processors."""
 
     def __init__(self, checkpoint: Checkpoint, device: str) -> None:
         os.environ["HF_HUB_OFFLINE"] = "1"  # before LeRobot imports the hub client: download nothing
@@ -66,39 +65,22 @@ class LeRobotModel:
             )
         else:  # no saved statistics: the processors a fresh policy has (no normalization)
             self.preprocessor, self.postprocessor = make_pre_post_processors(config, dataset_stats=None)
-        self.config = config
-        # LeRobot's environment processors, chosen by the first observation
-        self.environment: tuple[Any, Any] | None = None
 
     def reset(self) -> None:
         self.policy.reset()
-
-    def _environment_processors(self, raw: dict[str, Any]) -> tuple[Any, Any]:
-        if self.environment is None:
-            from lerobot.envs.configs import LiberoEnv, PushtEnv
-            from lerobot.envs.factory import make_env_pre_post_processors
-
-            env_config = LiberoEnv() if LIBERO_STATE_KEY in raw else PushtEnv()  # PushT's: identity
-            self.environment = make_env_pre_post_processors(env_config, self.config)
-        return self.environment
 
     def act(self, observation: dict[str, Any], instruction: str | None) -> np.ndarray:
         """One action for one environment, as `lerobot-eval`'s rollout computes it."""
         import torch
         from lerobot.envs.utils import preprocess_observation
 
-        raw = nest({key: np.asarray(value) for key, value in observation.items()})
-        environment_pre, environment_post = self._environment_processors(raw)
-        batch = _batched(raw)
-        frame = preprocess_observation(batch)
+        raw = nest({key: np.asarray(value) for key, value in flatten(observation).items()})
+        frame = preprocess_observation(_batched(raw))
         frame["task"] = [instruction or ""]
-        frame = environment_pre(frame)
         frame = self.preprocessor(frame)
         with torch.inference_mode():
             action = self.policy.select_action(frame)
-        action = self.postprocessor(action)
-        action = environment_post({"action": action})["action"]
-        return action.to("cpu").numpy()[0]
+        return self.postprocessor(action).to("cpu").numpy()[0]
 
 
 def _batched(raw: dict[str, Any]) -> dict[str, Any]:
@@ -110,8 +92,9 @@ def _batched(raw: dict[str, Any]) -> dict[str, Any]:
 class LeRobotPolicy(seq.Policy):
     """A LeRobot `pretrained_model` folder (`pretrained`), run on `device` (cpu, cuda, mps)."""
 
-    # Push-T's observation as LeRobot's Push-T environment gives it (ignored by other benchmarks)
-    benchmark_parameters = {"obs_type": "pixels_agent_pos"}
+    # Push-T's and ALOHA's observations as LeRobot's environments give them (images and state),
+    # drawn as they draw them (ignored by benchmarks that declare no such parameter)
+    benchmark_parameters = {"obs_type": "pixels_agent_pos", "fast_render": False}
 
     def __init__(self) -> None:
         self.models: dict[tuple[str, str], LeRobotModel] = {}
