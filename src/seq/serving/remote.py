@@ -14,7 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -93,6 +93,15 @@ def register_remote(url: str, protocol: str, store: Store, name: str | None = No
         handle.close()  # type: ignore[attr-defined]
     served = metadata.get("policy") if isinstance(metadata.get("policy"), dict) else {}
     parameters = parameters_of(metadata) if protocol == "seq" else {}
+    # the values the server was started with (`seq policy serve --param`) are the eval's defaults:
+    # an eval that sets none sends them back, and its manifest records what the policy used
+    values = metadata.get("parameters") or {}
+    parameters = {
+        key: replace(parameter, default=values[key].get("value", parameter.default))
+        if isinstance(values.get(key), dict)
+        else parameter
+        for key, parameter in parameters.items()
+    }
     if name is not None:
         check_policy_name(name, store)
     elif served.get("name"):  # a seq server, over whichever protocol: the policy it names

@@ -22,6 +22,7 @@ replica holds one action queue, so give it one replica per environment.
 
 from __future__ import annotations
 
+import contextlib
 import os
 from typing import Any
 
@@ -39,8 +40,15 @@ class LeRobotModel:
         os.environ["HF_HUB_OFFLINE"] = "1"  # before LeRobot imports the hub client: download nothing
         os.environ["HF_DATASETS_OFFLINE"] = "1"
         os.environ["TRANSFORMERS_OFFLINE"] = "1"
-        from lerobot.configs.policies import PreTrainedConfig
-        from lerobot.policies.factory import get_policy_class, make_pre_post_processors
+        try:
+            from lerobot.configs.policies import PreTrainedConfig
+            from lerobot.policies.factory import get_policy_class, make_pre_post_processors
+        except ImportError as error:
+            raise ImportError(
+                f"the lerobot policy needs LeRobot and torch where it runs, and this Python lacks "
+                f"{error.name}: for a benchmark in an image of its own (libero), add --serve to serve "
+                "the policy from the Python that runs the eval."
+            ) from None
 
         path = str(checkpoint.path)
         config = PreTrainedConfig.from_pretrained(path)
@@ -55,7 +63,7 @@ class LeRobotModel:
                 "normalization in the weights: convert it with LeRobot's migrate_policy_normalization."
             ) from None
         self.policy.eval()
-        self.class_name = f"{policy_class.__module__}.{policy_class.__qualname__}"
+        self.use_amp = bool(getattr(config, "use_amp", False))  # lerobot-eval autocasts then
         if checkpoint.has_processors:
             self.preprocessor, self.postprocessor = make_pre_post_processors(
                 config,
@@ -78,7 +86,9 @@ class LeRobotModel:
         frame = preprocess_observation(_batched(raw))
         frame["task"] = [instruction or ""]
         frame = self.preprocessor(frame)
-        with torch.inference_mode():
+        device = torch.device(self.policy.config.device)
+        autocast = torch.autocast(device_type=device.type) if self.use_amp else contextlib.nullcontext()
+        with torch.no_grad(), autocast, torch.inference_mode():
             action = self.policy.select_action(frame)
         return self.postprocessor(action).to("cpu").numpy()[0]
 
