@@ -179,8 +179,9 @@ def free_port() -> int:
 
 
 def test_served_it_gives_what_it_gives_inline(checkpoints, tmp_path):
-    """`seq policy serve lerobot --param pretrained=DIR`: an eval against that server records the
-    episode an inline eval records (one environment: each replica holds one action queue)."""
+    """`seq policy serve lerobot --param pretrained=DIR`: an eval against that server, naming no
+    checkpoint of its own, records the episode an inline eval records (one environment: each
+    replica holds one action queue)."""
     port = free_port()
     server = subprocess.Popen(
         [
@@ -245,4 +246,7 @@ def test_served_it_gives_what_it_gives_inline(checkpoints, tmp_path):
     (remote,) = seq_episodes(eval_id_of(served), tmp_path / "served")
     (local,) = seq_episodes(eval_id_of(inline), tmp_path / "inline")
     assert remote["status"] == local["status"] == "ok"
-    assert remote["metrics"]["return"] == local["metrics"]["return"] and remote["steps"] == 30
+    assert remote["steps"] == local["steps"] == 30
+    # the server computes in a thread of its own, where torch may sum in another order
+    assert remote["metrics"]["return"] == pytest.approx(local["metrics"]["return"], rel=1e-6)
+    assert local["metrics"]["return"] > 0
