@@ -14,7 +14,9 @@ For each kind, a small randomly initialised policy saved as `lerobot-train` save
 
 Per episode: seed, steps, success and return in each, and whether they agree; per tool: env steps
 per second of wall time over the whole command (process start, imports, loading the checkpoint,
-every episode), and the ratio seq / lerobot-eval. Both run on the CPU, one after the other.
+every episode), and the ratio seq / lerobot-eval. Both run on the CPU, one after the other. seq's
+workers run torch on one thread (`OMP_NUM_THREADS=1`, as every worker); `lerobot-eval` on as many
+as torch picks, or `--lerobot-threads N`.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ import time
 from pathlib import Path
 
 TOOLS = Path(__file__).resolve().parents[1] / "tools"
+THREADS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")  # as seq's workers set them
 
 
 def timed(command: list[str], env: dict[str, str]) -> tuple[subprocess.CompletedProcess, float]:
@@ -40,8 +43,9 @@ def timed(command: list[str], env: dict[str, str]) -> tuple[subprocess.Completed
     return result, elapsed
 
 
-def compare(kind: str, python: str, episodes: int, root: Path) -> dict:
+def compare(kind: str, python: str, episodes: int, root: Path, lerobot_threads: int | None) -> dict:
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "SEQ_HOME": str(root / f"home-{kind}"), "COLUMNS": "200"}
+    threads = {} if lerobot_threads is None else dict.fromkeys(THREADS, str(lerobot_threads))
     checkpoint = root / kind
     subprocess.run(
         [python, str(TOOLS / "make_lerobot_checkpoint.py"), kind, str(checkpoint)], check=True, env=env
@@ -59,7 +63,7 @@ def compare(kind: str, python: str, episodes: int, root: Path) -> dict:
             "--policy.device=cpu",
             f"--output_dir={root / f'lerobot-eval-{kind}'}",
         ],
-        env,
+        {**env, **threads},
     )
     reference = [json.loads(found) for found in re.findall(r"episode (\{.*?\})", theirs.stdout)]
     seq = [python, "-c", "from seq.cli import main; main()"]
@@ -112,13 +116,16 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--episodes", type=int, default=5)
     parser.add_argument("--kinds", default="act,diffusion")
+    parser.add_argument(
+        "--lerobot-threads", type=int, default=None, help="torch's threads in lerobot-eval (default: its own)"
+    )
     args = parser.parse_args()
     python = os.environ.get("SEQ_LEROBOT_PYTHON")
     if not python:
         raise SystemExit("set SEQ_LEROBOT_PYTHON to a Python with LeRobot (bash tools/lerobot_venv.sh).")
     with tempfile.TemporaryDirectory() as folder:
         for kind in args.kinds.split(","):
-            result = compare(kind, python, args.episodes, Path(folder))
+            result = compare(kind, python, args.episodes, Path(folder), args.lerobot_threads)
             agreed = sum(agree for *_, agree in result["pairs"])
             print(f"{kind}: {agreed}/{len(result['pairs'])} episodes agree (seed, steps, success, return)")
             print(
