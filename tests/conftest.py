@@ -182,7 +182,7 @@ SLOW = (
     "tests/registry/test_benchmark_compare.py",
     "tests/seqbench/test_seqbench_calibration_screen.py",
     "tests/capture/test_video.py",
-    "tests/authoring/test_seed000.py",
+    "tests/authoring/test_full_example.py",
     "tests/serving/test_serving_metaworld.py",
     "tests/serving/test_serving_fuzz.py::test_a_server_survives",
     "tests/test_image.py",

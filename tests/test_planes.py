@@ -1,15 +1,21 @@
-"""The planes of DESIGN.md, as imports: each package of `seq` imports only the planes listed for it
-here, so there is no cycle between planes and no import against the design's direction.
+"""The planes of `seq`, as imports: each package imports only the planes listed for it here, so
+there is no cycle between planes and no import against their direction (the README's layout
+table describes each plane).
 
-Imports inside functions count (they are dependencies all the same); imports under
-`if TYPE_CHECKING:` do not (they are annotations only).
+Every import counts: inside functions, under `if TYPE_CHECKING:` (an annotation's import is a
+dependency of the reader all the same), and relative ones (`from ..record import store`). Inside a
+plane, `import seq` (the flat API, whose lazy exports reach every plane) is refused: a plane names
+the module it uses.
 """
 
 from __future__ import annotations
 
 import ast
 import graphlib
+import textwrap
 from pathlib import Path
+
+import pytest
 
 import seq
 
@@ -18,7 +24,8 @@ SRC = Path(seq.__file__).resolve().parent
 # Any plane may import these: errors, the version, lazy exports, and the statistics (which import
 # only errors and lazy exports).
 FOUNDATION = {"errors", "_version", "_lazy", "stats"}
-# plane -> the planes it may import (besides itself and the foundation), from the bottom up
+# plane -> the planes it may import (besides itself and the foundation), from the bottom up;
+# "seq" is the flat API (`import seq`)
 ALLOWED: dict[str, set[str]] = {
     "stats": set(),
     "tf": set(),
@@ -35,13 +42,15 @@ ALLOWED: dict[str, set[str]] = {
     "image": {"authoring", "isolation", "record", "registry"},
     "volume": {"isolation", "record"},
     "secret": {"isolation", "record"},
-    "deployment": {"record", "registry", "engine"},  # seq.deploy: register, then check (issue 24)
-    "shelf": {"seq", "authoring", "capture"},  # built-in benchmarks, written as a user writes them
-    "cli": {"seq", "authoring", "tf", "record", "capture", "isolation", "registry", "serving", "engine",
+    "deployment": {"record", "registry", "engine"},  # seq.deploy: register, then check
+    # built-in benchmarks and policies, written as a user writes them: `import seq` is their API
+    "shelf": {"seq", "authoring", "capture"},
+    "cli": {"authoring", "tf", "record", "capture", "isolation", "registry", "serving", "engine",
             "report", "eval", "image", "volume", "secret", "grid", "console", "scheduling", "port",
             "deployment", "evolve"},
-    "grid": {"seq", "record", "eval"},  # on top: drives seq.eval.run and reads its reports
-    "seqbench": {"report", "cli"},  # its own CLI reuses seq's seed-range parsing
+    # on top: drives seq.eval.run with arms (engine) and reads policies' declarations (registry)
+    "grid": {"record", "registry", "engine", "eval"},
+    "seqbench": {"report", "cli"},  # its own CLI reuses seq's seed-range parsing and help
     "console": {"record", "capture", "report"},  # the web console reads the record, never the engine
     "scheduling": {"record", "registry", "engine", "report", "eval"},  # scheduled evals drive seq.eval
     "port": {"authoring", "isolation", "record", "registry"},  # loads benchmarks as a user's file would
@@ -50,44 +59,71 @@ ALLOWED: dict[str, set[str]] = {
 }  # fmt: skip
 
 
-def _plane(path: Path) -> str:
-    parts = path.relative_to(SRC).with_suffix("").parts
+def _plane(path: Path, root: Path) -> str:
+    parts = path.relative_to(root).with_suffix("").parts
     return parts[0] if len(parts) > 1 or parts[0] in ALLOWED else "seq"
 
 
-def _imports(tree: ast.Module) -> list[tuple[str, int]]:
-    """(module, line) of every import, leaving out the bodies of `if TYPE_CHECKING:`."""
-    found = []
+def _package(path: Path, root: Path) -> list[str]:
+    """The dotted package a module's relative imports start from: `seq.record` for record/store.py."""
+    parts = list(path.relative_to(root).with_suffix("").parts)
+    return [root.name, *parts[:-1]]
 
-    def visit(node: ast.AST) -> None:
-        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
-            for child in node.orelse:
-                visit(child)
-            return
-        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            found.append((node.module, node.lineno))
+
+def imports(path: Path, root: Path) -> list[tuple[str, int]]:
+    """(absolute module, line) of every import in a module: in functions, under `if TYPE_CHECKING:`,
+    and relative ones resolved against the module's package."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                package = _package(path, root)
+                base = package[: len(package) - node.level + 1]
+                module = ".".join([*base, node.module] if node.module else base)
+            else:
+                module = node.module or ""
+            found.append((module, node.lineno))
         elif isinstance(node, ast.Import):
             found.extend((alias.name, node.lineno) for alias in node.names)
-        for child in ast.iter_child_nodes(node):
-            visit(child)
-
-    visit(tree)
-    return found
+    return sorted(found, key=lambda pair: pair[1])
 
 
-def _edges() -> list[tuple[str, str, str]]:
-    """(from plane, to plane, where) for every import of one plane by another."""
-    edges = []
-    for path in sorted(SRC.rglob("*.py")):
-        source = _plane(path)
-        for module, line in _imports(ast.parse(path.read_text())):
-            if module != "seq" and not module.startswith("seq."):
+def edges(root: Path) -> list[tuple[str, str, str]]:
+    """(from plane, to plane, where) for every import of one plane by another under `root` (a
+    copy of the `seq` package's folder)."""
+    found = []
+    name = root.name
+    for path in sorted(root.rglob("*.py")):
+        source = _plane(path, root)
+        for module, line in imports(path, root):
+            if module != name and not module.startswith(f"{name}."):
                 continue
             target = module.split(".")[1] if "." in module else "seq"
             stats_reach = source == "stats" and target not in {"errors", "_lazy"}
             if target != source and (target not in FOUNDATION or stats_reach):
-                edges.append((source, target, f"{path.relative_to(SRC.parent)}:{line} imports {module}"))
-    return edges
+                found.append((source, target, f"{path.relative_to(root.parent)}:{line} imports {module}"))
+    return found
+
+
+def against_the_planes(root: Path) -> list[str]:
+    """Every import under `root` that its plane may not make (`seq/__init__.py`, the flat API over
+    every plane, imports each on first use)."""
+    return [
+        where for source, target, where in edges(root) if source != "seq" and target not in ALLOWED[source]
+    ]
+
+
+def plane_cycles(root: Path) -> list[str]:
+    """The planes that import each other, directly or around a loop (empty: none)."""
+    graph: dict[str, set[str]] = {}
+    for source, target, _ in edges(root):
+        if "seq" not in (source, target):
+            graph.setdefault(source, set()).add(target)
+    try:
+        graphlib.TopologicalSorter(graph).prepare()
+    except graphlib.CycleError as error:
+        return list(error.args[1])
+    return []
 
 
 def test_the_allowed_arrows_have_no_cycle():
@@ -100,7 +136,51 @@ def test_every_package_is_a_known_plane():
     assert packages | modules <= set(ALLOWED), (packages | modules) - set(ALLOWED)
 
 
-def test_imports_follow_the_design():
-    # `seq/__init__.py` is the flat API over every plane; it imports each on first use
-    wrong = [where for source, target, where in _edges() if source != "seq" and target not in ALLOWED[source]]
+def test_imports_follow_the_planes():
+    wrong = against_the_planes(SRC)
     assert not wrong, "imports against the planes:\n" + "\n".join(wrong)
+
+
+def test_no_two_planes_import_each_other():
+    assert plane_cycles(SRC) == []
+
+
+def _tree(root: Path, files: dict[str, str]) -> Path:
+    package = root / "seq"
+    for name, text in files.items():
+        path = package / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text))
+    return package
+
+
+@pytest.mark.parametrize(
+    ("record_module", "found"),
+    [
+        ("from ..engine import runner\n", "seq/record/planted.py:1 imports seq.engine"),
+        (
+            "from typing import TYPE_CHECKING\n\nif TYPE_CHECKING:\n"
+            "    from seq.engine.runner import Runner\n",
+            "seq/record/planted.py:4 imports seq.engine.runner",
+        ),
+        ("def later():\n    from seq.engine import runner\n", "seq/record/planted.py:2 imports seq.engine"),
+    ],
+    ids=["relative", "type-checking", "in-a-function"],
+)
+def test_a_planted_cycle_is_found(tmp_path, record_module, found):
+    package = _tree(
+        tmp_path,
+        {
+            "record/__init__.py": "",
+            "record/planted.py": record_module,
+            "engine/__init__.py": "",
+            "engine/runner.py": "from seq.record import store\n",
+        },
+    )
+    assert against_the_planes(package) == [found]
+    assert set(plane_cycles(package)) == {"record", "engine"}
+
+
+def test_the_flat_api_is_refused_inside_a_plane(tmp_path):
+    package = _tree(tmp_path, {"grid/__init__.py": "", "grid/cells.py": "import seq\n"})
+    assert against_the_planes(package) == ["seq/grid/cells.py:1 imports seq"]

@@ -58,7 +58,7 @@ _EXPORTS = {
     "deploy": "seq.deployment",  # registers (seq.registry.deploy), then checks each benchmark
     "policies": "seq.registry.policies",
     "Report": "seq.report.report",
-    # composite policies and policy resources (issue 27)
+    # composite policies and policy resources
     "plan": "seq.authoring.hooks",
     "Chat": "seq.isolation.models",
     # scheduled evals and trends (seq.scheduling)
@@ -95,10 +95,11 @@ if TYPE_CHECKING:
     from seq.registry.benchmarks import benchmarks, remove_benchmark
     from seq.registry.policies import policies
     from seq.report.report import Report
-    from seq.scheduling import install_scheduler, run_due, run_scheduler, schedule, schedules, trend
+    from seq.scheduling import install_scheduler, run_due, run_scheduler, schedule, schedules
+    from seq.scheduling.trend import trend
 
 
-# Eval logs and the check at deploy (issue 24): `seq.eval.logs` is in `seq.eval`.
+# Eval logs and the check at deploy: `seq.eval.logs` is in `seq.eval`.
 _EXPORTS.update({"benchmark_logs": "seq.deployment", "CheckFailed": "seq.deployment"})
 if TYPE_CHECKING:
     from seq.deployment import CheckFailed, benchmark_logs
@@ -108,8 +109,15 @@ __getattr__, __dir__ = lazy_exports(globals(), _EXPORTS, _SUBMODULES)  # both gr
 
 
 def serve(policy: Any, **options: Any) -> Any:
-    """Serve a policy behind a batching websocket server and return its handle (`.url`, `.close()`,
-    a context manager); see `seq.serving.serve`. The serving plane is imported on first use.
+    """Serve a policy behind a batching websocket server; the serving plane is imported on first use.
+
+    Args:
+        policy: a name, `NAME@vN`, a built-in, a `@seq.policy` class or an instance.
+        **options: those of `seq.serving.serve` (`host`, `port`, `max_batch_size`, `max_wait_ms`,
+            `replicas`, `params`, `token`, ...).
+
+    Returns:
+        The server's handle (`.url`, `.close()`, a context manager).
 
     >>> with seq.serve("my-policy", port=8000, max_batch_size=8) as server:
     ...     seq.eval.run(benchmark="metaworld", policy_url=server.url, envs=8)
@@ -182,7 +190,7 @@ __all__ = [
     "volume",
 ]
 
-# -- seq grid (seed 001): ablation grids and gates on top of seq.eval ------------------------------
+# -- seq grid: ablation grids and gates on top of seq.eval ----------------------------------------
 _SUBMODULES += ["grid"]
 if TYPE_CHECKING:
     from seq import grid

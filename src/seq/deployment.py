@@ -18,6 +18,7 @@ from pathlib import Path
 from seq.engine.checking import check_version
 from seq.errors import SeqInputError
 from seq.record.checks import FAILED_CHECK, READY, CheckRow, read_check, write_check
+from seq.record.states import VersionKind
 from seq.record.store import Store
 from seq.registry.deploy import Deployed
 from seq.registry.deploy import deploy as register
@@ -39,7 +40,7 @@ def deploy(target: str | Path, store: Store | None = None, check: bool = True) -
     deployed = register(target, store)
     failures = []
     for index, item in enumerate(deployed):
-        if item.kind != "benchmark" or not check:
+        if item.kind != VersionKind.BENCHMARK or not check:
             continue
         done = read_check(store, item.version.name, item.version.version)
         if done is None or done.status != READY:

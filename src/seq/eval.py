@@ -36,8 +36,17 @@ def run(
 ) -> Report:
     """Evaluate `policy` on `benchmark` and return the report.
 
-    - `policy`, `benchmark`: a registered name, `name@vN`, a built-in name, or a decorated class
-      (registered from its file); a policy object runs in this process (see `seq.evaluate`).
+    Args:
+        policy: a registered name, `name@vN`, a built-in name, or a decorated class (registered
+            from its file); a policy object runs in this process (see `seq.evaluate`); a plain
+            function is wrapped as a policy.
+        on_start: called with the eval's row once the eval is stored.
+        on_result: called with each episode's result as it finishes.
+        store: the record (default: `Store()`, `$SEQ_HOME/seq.db`).
+        **options: the options of `seq eval run`, with its defaults and help
+            (`seq.engine.request.EvalRequest`), among them:
+
+    - `benchmark`: named as `policy` is.
     - `params`: declared parameters (`noise=0.3`, `policy.noise`, `benchmark.x`, `eval.steps_per_query`).
     - Arms, run on the same episodes and compared pair by pair: `vs=` (with `vs_params=`) adds a
       second policy, `sweep={"policy.noise": [0.0, 0.5]}` one arm per value, or `arms=[seq.Arm(...)]`.
@@ -78,13 +87,16 @@ def run(
     inputs do not fit the benchmark's observation (through the adapter, when one is named).
     Ctrl-C raises `seq.EvalCanceled` after recording what ran.
 
-    The report's `status` says how it ended: `completed`; `incomplete` when an infrastructure
-    failure (a policy server unreachable or gone, a worker that died, an import failing in the
-    benchmark's environment) left work items without a result (`report.unfinished` says which and
-    why; `resume=` runs them); `failed` when every episode errored. `seq eval run` exits 1 for
-    both.
+    Returns:
+        The eval's `Report`. Its `status` says how it ended: `completed`; `incomplete` when an
+        infrastructure failure (a policy server unreachable or gone, a worker that died, an import
+        failing in the benchmark's environment) left work items without a result
+        (`report.unfinished` says which and why; `resume=` runs them); `failed` when every episode
+        errored. `seq eval run` exits 1 for both.
 
-    The options, their defaults and help are those of `seq eval run` (`seq.engine.request`).
+    Raises:
+        SeqInputError: an option, a name or a parameter that cannot be run, before anything runs.
+        EvalCanceled: Ctrl-C (or SIGTERM), after recording what ran.
     """
     if is_plain_callable(policy):  # a function, as people try first while training
         policy = policy_of_callable(policy)
@@ -304,8 +316,8 @@ def compare(first: str, second: str, threshold: float = 0.05, store: Store | Non
 
     store = store or Store()
     rows = [store.find_eval(eval_id) for eval_id in (first, second)]
-    if rows[0] is not None and rows[1] is not None and rows[0].benchmark != rows[1].benchmark:
-        a, b = rows
+    a, b = rows
+    if a is not None and b is not None and a.benchmark != b.benchmark:
         raise SeqInputError(
             f"evals {a.id} and {b.id} ran different benchmarks ({a.benchmark}@v{a.benchmark_version} "
             f"and {b.benchmark}@v{b.benchmark_version}), so their episodes are not the same episodes; "

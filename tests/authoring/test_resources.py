@@ -1,4 +1,4 @@
-"""`memory=` as seed 000 writes it: a bare number is GiB for all workers together; texts name a unit."""
+"""`memory=` as a benchmark declares it: a bare number is GiB for all workers together; texts name a unit."""
 
 from __future__ import annotations
 

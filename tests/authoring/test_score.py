@@ -1,4 +1,4 @@
-"""`@seq.score` runs on an instance whose `@seq.setup` ran (seed 000: setup once per instance,
+"""`@seq.score` runs on an instance whose `@seq.setup` ran (setup once per instance,
 score once per group), with each arm's own setup parameters, and where the workers ran."""
 
 from __future__ import annotations

@@ -55,3 +55,13 @@ def test_a_flag_given_a_value_is_told_it_is_a_flag():
     assert "--trajectories is a flag and takes no value: write --trajectories or --no-trajectories" in (
         result.stderr
     )
+
+
+@pytest.mark.parametrize("words", SEQ_COMMANDS, ids=lambda value: " ".join(value))
+def test_every_command_spells_tasks_seeds_and_folders_as_eval_run_does(words):
+    """`--tasks a,b`, `--seeds 0-9`, `--suite NAME`, `-o/--output`: the old spellings (`--task`,
+    `--out`, `--output-dir`, `--seeds N` for the first N) are not shown as the way."""
+    text = CliRunner().invoke(app, [*words, "--help"], terminal_width=80, env={"COLUMNS": "80"}).output
+    assert not re.search(r"--task\b(?!s)|--out\b|--output-dir|--suites\b|first N seeds", text), text
+    for line in re.findall(r"--seeds.*", text):
+        assert re.search(r"such as 0,1,2 or 0-\d", line), line

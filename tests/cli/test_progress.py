@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import re
+from pathlib import Path
 
 from conftest import run_cli
 
@@ -46,3 +47,24 @@ def test_a_resumed_eval_counts_its_earlier_episodes_as_done():
 
 def test_durations_read_as_people_say_them():
     assert [duration_text(s) for s in (0.4, 42, 185, 3720)] == ["0 s", "42 s", "3 min 5 s", "1 h 02 min"]
+
+
+COIN = Path(__file__).parents[1] / "grid" / "coin.py"
+
+
+def _progress_counts(stderr: str) -> list[int]:
+    return [int(found.group(2)) for line in stderr.splitlines() if (found := LINE.match(line))]
+
+
+def test_a_piped_grid_prints_progress_lines_of_its_evals(seq_home: Path, tmp_path: Path):
+    seq.deploy(str(COIN))
+    config = tmp_path / "grid.yaml"
+    config.write_text(
+        "policies: [coin-player]\n"
+        "families:\n  coin:\n    variations:\n      both: {tasks: [heads, tails]}\n"
+        "seeds: [0, 1, 2, 3]\ntrials: 2\nworkers: 1\noutput_dir: runs\n"
+    )
+    done = run_cli("grid", "run", str(config))
+    assert done.returncode == 0, done.stderr
+    counts = _progress_counts(done.stderr)
+    assert len(counts) >= 2 and counts == sorted(counts) and counts[-1] == 16, done.stderr

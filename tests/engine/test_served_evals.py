@@ -42,6 +42,18 @@ def test_an_eval_uses_a_server_already_running(toy_file):
     assert _rows(remote) == _rows(inline)
 
 
+def test_a_servers_param_stands_unless_the_eval_sets_it(toy_file):
+    seq.deploy(toy_file)
+    noisy = seq.eval.run("line-controller", benchmark="line", envs=1, params={"noise": "0.3"})
+    quiet = seq.eval.run("line-controller", benchmark="line", envs=1)
+    with seq.serve("line-controller", port=0, params={"noise": 0.3}) as server:
+        served = seq.eval.run(benchmark="line", envs=1, policy_url=server.url)
+        overridden = seq.eval.run(benchmark="line", envs=1, policy_url=server.url, params={"noise": "0"})
+    assert _rows(served) == _rows(noisy) and _rows(overridden) == _rows(quiet)
+    assert served.manifest.arms[0].parameters["policy"]["noise"] == 0.3  # what the policy used
+    assert overridden.manifest.arms[0].parameters["policy"]["noise"] == 0.0
+
+
 def _free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))

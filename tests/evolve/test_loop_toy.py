@@ -4,6 +4,7 @@ fast enough for every run of the suite (the MetaWorld acceptance test is slow)."
 from __future__ import annotations
 
 import json
+import re
 import textwrap
 
 from conftest import run_cli
@@ -68,6 +69,8 @@ def test_a_cycle_promotes_a_shorter_horizon_into_the_next_version(tmp_path):
                    "--trials", "12", "--reference-trials", "1", "--envs", "1", "--cycles", "2")  # fmt: skip
     assert done.returncode == 0, done.stderr[-2000:]
     assert "evolved: walk@v1 → walk@v2" in done.stdout
+    progress = [line for line in done.stderr.splitlines() if re.match(r"ev-[0-9a-f]+: \d+/\d+ \(", line)]
+    assert len(progress) >= 2, done.stderr[-2000:]  # piped: its evals' progress, as seq eval run's
     import seq.record.store as store
 
     state = json.loads((store.seq_home() / "evolve" / "walk.json").read_text())
@@ -79,5 +82,9 @@ def test_a_cycle_promotes_a_shorter_horizon_into_the_next_version(tmp_path):
     assert promoted and {c["operator"] for c in promoted} == {"horizon"}
     assert all(c["condition"]["max_steps"] < 40 and c["reference_success"] == 1.0 for c in promoted)
     assert state["cycles"][1]["base"] == "walk@v2"
+    listed = [row["name"] for row in json.loads(run_cli("benchmark", "ls", "--json").stdout)]
+    every = [row["name"] for row in json.loads(run_cli("benchmark", "ls", "--all", "--json").stdout)]
+    assert "walk" in listed and "walk-evolve-candidates" not in listed  # evolve's own, kept out
+    assert "walk-evolve-candidates" in every
     bad = run_cli("evolve", "run", "walk", "--policy", "walk-wobbly", "--reference", "nope")
     assert bad.returncode == 2 and "nope" in bad.stderr and "Traceback" not in bad.stderr

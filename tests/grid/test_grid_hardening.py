@@ -172,10 +172,10 @@ def test_yaml_that_is_not_utf8_or_gives_a_key_twice_is_refused(tmp_path: Path) -
 def test_an_output_dir_that_cannot_hold_runs_is_one_sentence(tmp_path: Path) -> None:
     path = _config(tmp_path, GRID)
     (tmp_path / "afile").write_text("")
-    refused_in_one_line(run_cli("grid", "run", str(path), "--output-dir", str(tmp_path / "afile")),
-                        "--output-dir", "afile", "cannot make a run directory")  # fmt: skip
-    refused_in_one_line(run_cli("grid", "run", str(path), "--output-dir", "/proc/nope"),
-                        "--output-dir", "/proc/nope")  # fmt: skip
+    refused_in_one_line(run_cli("grid", "run", str(path), "-o", str(tmp_path / "afile")),
+                        "--output", "afile", "cannot make a run directory")  # fmt: skip
+    refused_in_one_line(run_cli("grid", "run", str(path), "--output-dir", "/proc/nope"),  # the old spelling
+                        "--output", "/proc/nope")  # fmt: skip
     path.write_text(GRID.replace("output_dir: runs", "output_dir: afile"))
     refused_in_one_line(run_cli("grid", "run", str(path)), "grid.yaml", "key 'output_dir'", "afile")
 

@@ -17,8 +17,8 @@ def workspace(tmp_path: Path, shared_images: Path) -> dict[str, str]:
     """A home where lift-warp is deployed, its scene (robosuite's Lift, seeds 0-1) in its volume."""
     env = {"SEQ_HOME": str(tmp_path / "home"), "SEQ_IMAGES": str(shared_images)}
     scene = tmp_path / "volume" / "scene"
-    exported = run_cli("benchmark", "export", "robosuite", "--task", "Lift", "--seeds", "2",
-                       "--out", str(scene), env=env, timeout=900)
+    exported = run_cli("benchmark", "export", "robosuite", "--tasks", "Lift", "--seeds", "0-1",
+                       "-o", str(scene), env=env, timeout=900)
     assert exported.returncode == 0, exported.stderr[-3000:]
     for mjb in scene.rglob("*.mjb"):  # only robosuite's MuJoCo reads it
         mjb.unlink()

@@ -26,10 +26,10 @@ def puck_warp(tmp_path: Path) -> Path:
     source = tmp_path / "puck_bench.py"
     source.write_text(PUCK)
     scene, out = tmp_path / "scene", tmp_path / "puck-warp"
-    exported = run_cli("benchmark", "export", f"{source}:Puck", "--seeds", "3", "--steps", "20",
-                       "--out", str(scene))
+    exported = run_cli("benchmark", "export", f"{source}:Puck", "--seeds", "0-2", "--steps", "20",
+                       "-o", str(scene))
     assert exported.returncode == 0, exported.stderr
-    scaffolded = run_cli("benchmark", "scaffold", str(scene), "--envs", "3", "--out", str(out),
+    scaffolded = run_cli("benchmark", "scaffold", str(scene), "--envs", "3", "-o", str(out),
                          "--name", "puck-warp")
     assert scaffolded.returncode == 0, scaffolded.stderr
     code = (out / "benchmark.py").read_text()

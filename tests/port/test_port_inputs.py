@@ -19,19 +19,19 @@ def test_a_folder_that_is_not_an_export_is_refused(tmp_path: Path) -> None:
 
 
 def test_a_benchmark_without_mujoco_is_refused_naming_its_task(toy_file: Path, tmp_path: Path) -> None:
-    result = run_cli("benchmark", "export", f"{toy_file}:Line", "--seeds", "1", "--out", str(tmp_path / "s"))
+    result = run_cli("benchmark", "export", f"{toy_file}:Line", "--seeds", "0", "-o", str(tmp_path / "s"))
     refused_in_one_line(result, "no MuJoCo model and data were found", "task near")
 
 
 def test_export_will_not_write_over_other_files(toy_file: Path, tmp_path: Path) -> None:
     (tmp_path / "notes.txt").write_text("mine")
-    refused_in_one_line(run_cli("benchmark", "export", f"{toy_file}:Line", "--out", str(tmp_path)),
-                        f"--out {tmp_path}: exists and holds other files")
+    refused_in_one_line(run_cli("benchmark", "export", f"{toy_file}:Line", "-o", str(tmp_path)),
+                        f"--output {tmp_path}: exists and holds other files")
     assert (tmp_path / "notes.txt").read_text() == "mine"
 
 
 def test_unknown_tasks_and_files_are_refused(toy_file: Path, tmp_path: Path) -> None:
-    refused_in_one_line(run_cli("benchmark", "export", f"{toy_file}:Line", "--task", "nowhere"), "'nowhere'")
+    refused_in_one_line(run_cli("benchmark", "export", f"{toy_file}:Line", "--tasks", "nowhere"), "'nowhere'")
     refused_in_one_line(run_cli("benchmark", "export", str(tmp_path / "none.py")), "no such file")
     refused_in_one_line(run_cli("benchmark", "export", f"{toy_file}:Nope"), "no @seq.benchmark class 'Nope'")
 
@@ -69,13 +69,13 @@ def test_replay_refuses_a_tolerance_or_count_it_cannot_hold_a_port_to(
 
 
 @pytest.mark.parametrize("target", ["metaworld", "BALL"])
-@pytest.mark.parametrize(("flag", "value"), [("--steps", "-5"), ("--steps", "0"), ("--seeds", "0")])
+@pytest.mark.parametrize(("flag", "value"), [("--steps", "-5"), ("--steps", "0")])
 def test_export_refuses_counts_below_one(target: str, flag: str, value: str, tmp_path: Path) -> None:
     if target == "BALL":
         target = str(tmp_path / "ball_bench.py")
         Path(target).write_text(BALL)
     out = tmp_path / "scene"
-    refused_in_one_line(run_cli("benchmark", "export", target, flag, value, "--out", str(out)),
+    refused_in_one_line(run_cli("benchmark", "export", target, flag, value, "-o", str(out)),
                         f"{flag} must be 1 or more, got {value}")
     assert not out.exists()
 

@@ -27,8 +27,8 @@ def workspace(tmp_path_factory: pytest.TempPathFactory, shared_images: Path) -> 
 @pytest.fixture(scope="module")
 def scene(tmp_path_factory: pytest.TempPathFactory, workspace: dict[str, str]) -> Path:
     out = tmp_path_factory.mktemp("export") / "scene"
-    result = run_cli("benchmark", "export", "metaworld", "--task", "reach-v3", "--seeds", "3",
-                     "--out", str(out), env=workspace)
+    result = run_cli("benchmark", "export", "metaworld", "--tasks", "reach-v3", "--seeds", "0-2",
+                     "-o", str(out), env=workspace)
     assert result.returncode == 0, result.stderr
     assert "exported 3 start(s) of metaworld on MuJoCo 3.3.0" in result.stdout
     return out

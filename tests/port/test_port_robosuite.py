@@ -23,7 +23,7 @@ def workspace(tmp_path_factory: pytest.TempPathFactory, shared_images: Path) -> 
 @pytest.fixture(scope="module")
 def scene(tmp_path_factory: pytest.TempPathFactory, workspace: dict[str, str]) -> Path:
     out = tmp_path_factory.mktemp("lift") / "scene"
-    result = run_cli("benchmark", "export", "robosuite", "--task", "Lift", "--seeds", "5", "--out", str(out),
+    result = run_cli("benchmark", "export", "robosuite", "--tasks", "Lift", "--seeds", "0-4", "-o", str(out),
                      env=workspace, timeout=900)
     assert result.returncode == 0, result.stderr[-3000:]
     return out

@@ -20,8 +20,8 @@ def workspace(tmp_path_factory: pytest.TempPathFactory, shared_images: Path) -> 
 
 def test_convert_writes_a_skeleton_that_runs_an_eval(tmp_path: Path, workspace: dict[str, str]) -> None:
     out = tmp_path / "reach-warp"
-    result = run_cli("benchmark", "convert", "metaworld", "--task", "reach-v3", "--seeds", "2", "--envs", "2",
-                     "--name", "reach-warp", "--out", str(out), env=workspace, timeout=900)
+    result = run_cli("benchmark", "convert", "metaworld", "--tasks", "reach-v3", "--seeds", "0-1",
+                     "--envs", "2", "--name", "reach-warp", "-o", str(out), env=workspace, timeout=900)
     assert result.returncode == 0, result.stderr[-3000:]
     assert "exported 2 start(s) of metaworld" in result.stdout
     assert "default ccd_iterations changed: [50] -> [35]; the scene sets its own" in result.stdout

@@ -188,3 +188,12 @@ def test_the_export_equals_a_real_vla_eval_run_field_by_field(tmp_path, toy_file
     assert (
         episode["seq"]["seed"] == 2 and episode["seq"]["status"] == "success" and "return" in episode["seq"]
     )
+
+
+def test_an_id_prefix_names_the_eval_as_plain_export_takes_it(tmp_path, toy_file):
+    seq.deploy(toy_file)
+    report = seq.eval.run("line-controller", benchmark="line", envs=1, seeds=[0])
+    prefix = report.eval_id[: len("ev-") + 4]
+    done = run_cli("eval", "export", prefix, "--format", "vla-eval", "-o", str(tmp_path))
+    assert done.returncode == 0, done.stderr
+    assert json.loads((tmp_path / "line_aggregate.json").read_text())["eval_id"] == report.eval_id

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -94,6 +95,7 @@ def test_every_deploy_runs_after_seq_deploy_of_a_new_version(toy_file):
     assert _schedules()[0]["due_now"]
     ran = run_cli("scheduler", "run", "--once")
     assert "#1 line-controller on line: running line-controller@v2" in ran.stdout, ran.stdout + ran.stderr
+    assert re.search(r"^ev-[0-9a-f]+: (\d+)/\1 \(100%\) · success ", ran.stderr, re.M), ran.stderr  # progress
     (evaluated,) = _scheduled_evals()
     assert (evaluated["policy"], evaluated["status"]) == ("line-controller@v2", "completed")
     again = run_cli("scheduler", "run", "--once")

@@ -18,12 +18,14 @@ from seq.capture.trajectory import read_trajectory
 pytest.importorskip("openai")  # the composite extra
 
 EVERY_S = 0.05
+SLOW = 0.03  # a step's move while the plan says "slow…" (a robot acting on its own task moves 0.05 or more)
 COMPOSITE = TOY + textwrap.dedent(
     f'''
 
     @seq.policy(name="line-composite", models=["planner"])
     class LineComposite(seq.Policy):
-        """Moves at 0.1 a step toward the goal, at 0.01 while its plan says "slow…"."""
+        """Moves at 0.1 a step toward the goal, at {SLOW} while its plan says "slow…"; with `hold`,
+        not at all until a plan has arrived (its episode lasts until one does)."""
 
         @seq.plan(every_s={EVERY_S})
         def plan(self, obs, *, instruction=None):
@@ -32,11 +34,11 @@ COMPOSITE = TOY + textwrap.dedent(
             return self.chat("planner", [{{"role": "user", "content": f"Task: {{instruction}}"}}])
 
         @seq.infer(batched=True)
-        def infer(self, obs, *, seed=None, instruction=None):
+        def infer(self, obs, *, seed=None, instruction=None, hold: bool = False):
             time.sleep(0.02)  # a model's latency: the planner gets a few calls per episode
             actions = []
             for o, text in zip(obs, instruction):
-                speed = 0.01 if text.startswith("slow") else 0.1
+                speed = {SLOW} if text.startswith("slow") else 0.0 if hold else 0.1
                 actions.append(np.array([np.clip(o[1] - o[0], -speed, speed)]))
             return actions
     '''
@@ -69,8 +71,8 @@ def _check_plans(episode) -> None:
     assert steps == sorted(steps) and steps[0] >= 1  # the first act has only the robot's own task
     speeds = np.abs(np.array(trajectory.actions)).reshape(-1)
     first = steps[0]
-    assert speeds[0] == pytest.approx(0.1)  # before the first plan: the robot's own task
-    assert np.all(speeds[first:] <= 0.01 + 1e-9)  # from the step it arrived: the plan's "slow"
+    assert np.all(speeds[:first] == 0.0)  # before the first plan: held, with the robot's own task
+    assert np.all(speeds[first:] <= SLOW + 1e-9)  # from the step it arrived: the plan's "slow"
 
 
 @pytest.mark.parametrize(
@@ -84,7 +86,14 @@ def _check_plans(episode) -> None:
     ids=["inline", "served", "envs-per-worker", "served-envs-per-worker"],
 )
 def test_plans_reach_infer_as_instruction(composite, where):
-    report = seq.eval.run("line-composite", benchmark="line", seeds=[0], trajectories=True, **where)
+    """The policy holds still until its first plan arrives, however long a loaded machine takes to
+    answer (up to 3,000 steps): no episode can end before a plan reaches it. The planner here
+    takes longer than a whole episode that did not wait, as on a machine under load."""
+    composite.delay_s = 0.5
+    report = seq.eval.run(
+        "line-composite", benchmark="line", seeds=[0], trajectories=True, params={"hold": "true"},
+        max_steps=3000, **where,
+    )  # fmt: skip
     assert report.status == "completed"
     assert [e.status for e in report.episodes] == ["ok", "ok"]
     for episode in report.episodes:
@@ -113,7 +122,7 @@ def test_a_planner_that_never_answers_never_stalls_a_step(tmp_path, seq_home):
         trajectory = read_trajectory(episode.artifacts["trajectory"])
         assert trajectory.plans == []  # every step ran while its planner waited
         assert episode.metrics["plans"] == 0.0  # and the report says none arrived
-        assert np.all(np.abs(np.array(trajectory.actions)) > 0.01)
+        assert np.all(np.abs(np.array(trajectory.actions)) > SLOW)
     assert chat.requests  # the planner was asked
 
 

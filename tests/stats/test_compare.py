@@ -26,7 +26,7 @@ def test_a_rate_uses_wilson_tango_and_mcnemar_and_shows_agresti_min_beside():
     assert result.kind == "rate"
     assert result.rate_a == wilson_interval(43, 80) and result.rate_b == wilson_interval(55, 80)
     assert result.difference == tango_interval(table)
-    assert result.agresti_min == agresti_min_interval(table)  # seed 000's, not the verdict's
+    assert result.agresti_min == agresti_min_interval(table)  # reported beside the verdict's, not used by it
     assert result.p_value == pytest.approx(mcnemar_exact(table)) and result.test == "mcnemar-exact"
     assert result.verdict == "B better" and result.verdict_interval == "tango"
     assert result.threshold == 0.05

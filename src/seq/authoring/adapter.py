@@ -84,7 +84,7 @@ def adapter(name: str | None = None, **unknown: Any) -> Callable[[type], type]:
     """Declare an adapter class: `@seq.adapter(name="libero-to-pi05")` (default: the class name in
     lower case with hyphens). Its lists and labels are checked when `seq deploy` registers it."""
     if isinstance(name, type):  # used bare, as @seq.adapter
-        return adapter()(name)  # type: ignore[return-value]
+        return adapter()(name)
     if unknown:
         raise SeqInputError(
             f"@seq.adapter: unknown argument(s) {', '.join(sorted(unknown))}; it takes name=."

@@ -123,24 +123,38 @@ def benchmark(
     batched: bool = False,
     **unknown: Any,
 ) -> Callable[[type], type]:
-    """Declare a benchmark class. `conditions` is a list, or a dict of named suites (the first is
-    the default, `--suite` picks others; a condition that names its own suite keeps it for the
-    report's groups); `max_steps` is the cost backstop when `check` never
-    says done. `render` records videos (`seq.Record`). Where it runs: `image` (a `seq.Image`, built
-    once as a virtual environment), `assets` (a `seq.Volume`, read-only at `/assets`), `secrets`
-    (`seq.Secret`s, environment variables of the benchmark's processes only), `cpu` (workers, by
-    default one per core), `memory` (for all workers: GiB, or a text like `"512MiB"`), `env_memory`
-    (about what one env takes, so that a served eval runs no more envs side by side than memory
-    holds: `seq.engine.side_by_side`) and `gpu` (a card's name, or `"cpu"`, the default).
-    `metrics` declares a metric's kind for the report, `{"grasped": "rate", "progress": "mean"}`:
-    a rate (each episode 0 or 1) gets Wilson intervals and McNemar's test, a mean the bootstrap;
-    undeclared, `success` is a rate, `steps`, `return` and `duration_s` means, and any other metric
-    a rate only where every value of the eval is 0 or 1 (`seq.stats.kinds`). `batched=True`: the
-    episodes a worker runs side by side (`--envs-per-worker N`) share one instance, whose envs step
-    together, N worlds in one physics step (`seq.engine.batch`: a ported MuJoCo Warp benchmark's).
+    """Declare a benchmark class (`@seq.benchmark(name=...)`, or bare: named after the class).
+
+    Args:
+        name: the name evals use (`--benchmark NAME`).
+        conditions: a list, or a dict of named suites (the first is the default, `--suite` picks
+            others; a condition that names its own suite keeps it for the report's groups).
+        max_steps: the cost backstop when `check` never says done.
+        render: records videos (`seq.Record`).
+        image: a `seq.Image`, built once as a virtual environment the workers run in.
+        gpu: a card's name, or `"cpu"` (the default).
+        cpu: workers, by default one per core.
+        memory: for all workers together: GiB, or a text like `"512MiB"`.
+        env_memory: about what one env takes, so that a served eval runs no more envs side by
+            side than memory holds (`seq.engine.side_by_side`).
+        assets: a `seq.Volume`, read-only at `/assets`.
+        secrets: `seq.Secret`s, environment variables of the benchmark's processes only.
+        metrics: a metric's kind for the report, `{"grasped": "rate", "progress": "mean"}`: a rate
+            (each episode 0 or 1) gets Wilson intervals and McNemar's test, a mean the bootstrap;
+            undeclared, `success` is a rate, `steps`, `return` and `duration_s` means, and any
+            other metric a rate only where every value of the eval is 0 or 1 (`seq.stats.kinds`).
+        batched: the episodes a worker runs side by side (`--envs-per-worker N`) share one
+            instance, whose envs step together, N worlds in one physics step (`seq.engine.batch`:
+            a ported MuJoCo Warp benchmark's).
+
+    Returns:
+        The class decorator; the class it returns is the class given, declared.
+
+    Raises:
+        SeqInputError: an unknown argument, or a declaration that cannot hold.
     """
     if isinstance(name, type):  # used bare, as @seq.benchmark
-        return benchmark()(name)  # type: ignore[return-value]
+        return benchmark()(name)
     if "default_adapter" in unknown:
         raise SeqInputError(
             "@seq.benchmark: default_adapter= is refused; an eval names its adapter with --adapter."

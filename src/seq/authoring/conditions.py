@@ -5,7 +5,7 @@ from __future__ import annotations
 import itertools
 import math
 import numbers
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -103,6 +103,19 @@ class Condition:
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Condition:
         return cls(**{**data, "extra": dict(data.get("extra") or {})})
+
+
+def reseeded(conditions: Sequence[Condition], seeds: Sequence[int]) -> list[Condition]:
+    """Each distinct task, variation and extra of `conditions` once per seed of `seeds`, seeds the
+    benchmark does not list included: what `--seeds` makes of a benchmark's conditions."""
+    templates: dict[tuple, Condition] = {}
+    for condition in conditions:
+        templates.setdefault(
+            (condition.task, condition.variation, tuple(sorted(condition.extra.items()))), condition
+        )
+    return [
+        Condition(**{**template.to_dict(), "seed": seed}) for template in templates.values() for seed in seeds
+    ]
 
 
 def _as_variant(value: Any) -> tuple[str | None, dict[str, Any]]:

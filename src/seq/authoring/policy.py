@@ -64,17 +64,30 @@ def policy(
     weights: Any = None,
     models: list[str] | None = None,
 ) -> Callable[[type], type]:
-    """Declare a policy class. `infer` returns one action (1-D), an action chunk (`[H, D]`), or a
-    dict whose `actions` is either; keyword parameters it declares can be set per eval.
+    """Declare a policy class (a `seq.Policy` subclass with an `@seq.infer` hook). `infer` returns
+    one action (1-D), an action chunk (`[H, D]`), or a dict whose `actions` is either; keyword
+    parameters it declares can be set per eval.
 
-    `gpu` names the card it needs (`"H100"`, `"any"`; an eval refuses a machine without one unless
-    `--allow-cpu`) and `max_gpus` the most it may use; `weights` a `seq.Volume` of weights, mounted
-    read-only and handed to `@seq.load` as `weights_dir`; `models` the chat models it may call
-    (`self.chat`, see `seq.Chat`), each configured in `SEQ_HOME/models.toml`.
+    Args:
+        name: the name evals use (`seq eval run NAME`); bare `@seq.policy`: the class's name.
+        gpu: the card it needs (`"H100"`, `"any"`); an eval refuses a machine without one unless
+            `--allow-cpu`.
+        max_gpus: the most cards it may use.
+        weights: a `seq.Volume` of weights, mounted read-only and handed to `@seq.load` as
+            `weights_dir`.
+        models: the chat models it may call (`self.chat`, see `seq.Chat`), each configured in
+            `SEQ_HOME/models.toml`.
+
+    Returns:
+        The class decorator; the class it returns is the class given, declared.
+
+    Raises:
+        SeqInputError: a class that is not a `seq.Policy` with `@seq.infer`, or a declaration that
+            cannot hold.
     """
 
     if isinstance(name, type):  # used bare, as @seq.policy
-        return policy()(name)  # type: ignore[return-value]
+        return policy()(name)
 
     def decorate(cls: type) -> type:
         from seq.authoring.benchmark import _kebab

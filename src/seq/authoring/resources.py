@@ -15,7 +15,7 @@ _EXPECTED_ENV = "expected what one env takes, a text with its unit ('512MiB', '2
 
 def parse_memory(value: Any, where: str, key: str = "memory", least: int = 64 * 2**20) -> int:
     """Bytes from `memory=`, for all of a benchmark's workers together (or `env_memory=`, one env's,
-    with `least=1`): a bare number is GiB (seed 000 writes `cpu=16, memory=32`), a text names its
+    with `least=1`): a bare number is GiB (`cpu=16, memory=32`), a text names its
     unit (`"512MiB"`, `"2GiB"`)."""
     expected = _EXPECTED if key == "memory" else _EXPECTED_ENV
     if isinstance(value, bool) or not isinstance(value, int | float | str):

@@ -72,7 +72,7 @@ def _digest(*arrays: np.ndarray) -> bytes:
     """A content key for the caches (SHA-1, hardware-accelerated: a few ms for a MetaWorld scene)."""
     digest = hashlib.sha1()
     for array in arrays:
-        digest.update(memoryview(np.ascontiguousarray(array)).cast("B"))
+        digest.update(np.ascontiguousarray(array).data.cast("B"))
     return digest.digest()
 
 

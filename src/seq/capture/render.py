@@ -216,8 +216,9 @@ class MujocoView:
         if camera is None or camera == -1:
             mujoco.mjv_defaultFreeCamera(model, self.camera)
         else:
-            index = camera
-            if not isinstance(camera, int):
+            if isinstance(camera, int):
+                index = camera
+            else:
                 index = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_CAMERA, camera)
             if not 0 <= index < model.ncam:
                 names = ", ".join(model.camera(i).name for i in range(model.ncam)) or "none"

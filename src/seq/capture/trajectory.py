@@ -34,7 +34,7 @@ from seq.record.artifacts import artifact_name
 from seq.record.episode import EpisodeResult
 
 if TYPE_CHECKING:
-    from seq.engine.items import WorkItem
+    from seq.record.work import WorkItem
 
 FORMAT = 1
 IMAGE_KEYS = ("image", "pixels", "rgb", "depth")

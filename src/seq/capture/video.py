@@ -46,7 +46,7 @@ from seq.record.artifacts import artifact_name
 from seq.record.episode import EpisodeResult
 
 if TYPE_CHECKING:
-    from seq.engine.items import WorkItem
+    from seq.record.work import WorkItem
 
 log = logging.getLogger("seq.capture")
 

@@ -10,7 +10,11 @@ import logging
 import sys
 
 from seq.cli.coreutils import is_coreutils_form, run_system_seq
-from seq.errors import SeqInputError
+from seq.errors import EvalCanceled, SeqInputError
+
+# The exit code of every command stopped by Ctrl-C (or SIGTERM), as a shell gives a program it
+# interrupts: neither a failure (1) nor bad input (2).
+CANCELED = 130
 
 
 def _show_progress_log() -> None:
@@ -38,3 +42,6 @@ def main(argv: list[str] | None = None) -> None:
     except SeqInputError as error:
         print(f"seq: error: {error}", file=sys.stderr)
         sys.exit(2)
+    except EvalCanceled as canceled:  # a command that did not say more: what ran is kept
+        print(f"seq: canceled eval {canceled}; what ran is kept.", file=sys.stderr)
+        sys.exit(CANCELED)

@@ -18,9 +18,14 @@ app = typer.Typer(help="List, inspect and remove benchmarks.", no_args_is_help=T
 
 
 @app.command("ls")
-def ls_command(as_json: bool = typer.Option(False, "--json", help="Print as JSON.")) -> None:
+def ls_command(
+    as_json: bool = typer.Option(False, "--json", help="Print as JSON."),
+    every: bool = typer.Option(
+        False, "--all", help="Also those seq keeps for itself (seq evolve's candidates and reruns)."
+    ),
+) -> None:
     """Benchmarks usable by name, with their latest version and latest eval."""
-    rows = benchmarks()
+    rows = benchmarks(internal=every)
     if as_json:
         print(json.dumps(rows, indent=2))
         return

@@ -21,7 +21,7 @@ _FALLBACKS = (Path("/usr/bin/seq"), Path("/bin/seq"))
 
 def is_coreutils_form(args: Sequence[str]) -> bool:
     """Whether `args` (without the program name) read as coreutils' `seq` arguments."""
-    numbers = []
+    numbers: list[str] = []
     index = 0
     while index < len(args):
         arg = args[index]

@@ -15,6 +15,7 @@ from rich.live import Live
 from rich.table import Table
 
 import seq.eval as api
+from seq.cli import CANCELED
 from seq.cli.help import SectionedHelp
 from seq.cli.options import command_from, extra_option, split_list
 from seq.cli.progress import EvalProgress
@@ -96,13 +97,14 @@ def _run(
     if dry_run:
         print_dry_run(api.dry_run(policy, store=store, **request), as_json)
         return
+    canceled = False
     with EvalProgress(console, store, rerun_failed=request["rerun_failed"] is not None) as progress:
         try:
             report = api.run(
                 policy, **request, on_start=progress.on_start, on_result=progress.on_result, store=store
             )
-        except EvalCanceled as canceled:
-            report = api.report(str(canceled), store)
+        except EvalCanceled as stopped:
+            report, canceled = api.report(str(stopped), store), True
         except ShardUnhealthy as unhealthy:
             console.print(f"seq: shard stopped: {unhealthy}.", style="red", highlight=False)
             raise typer.Exit(3) from None
@@ -110,9 +112,11 @@ def _run(
             Console(stderr=True).print(f"seq: the eval stopped: {failed}", style="red", highlight=False)
             raise typer.Exit(1) from None
     _emit(report, console, as_json, markdown, csv_path)
+    if canceled:  # Ctrl-C: the report of what ran, then the code every command exits with
+        raise typer.Exit(CANCELED)
     if report.partial and report.status == "running" and request["shard_id"] is not None:
         console.print("this shard has no work item left; the others are finishing the eval.", highlight=False)
-    elif report.partial or report.all_errored:  # incomplete, failed, canceled: exit code 1
+    elif report.partial or report.all_errored:  # incomplete or failed: exit code 1
         raise typer.Exit(1)
 
 
@@ -312,7 +316,7 @@ def compare_command(
 
 @app.command("export")
 def export_command(
-    eval_id: str = typer.Argument(..., help="The eval's id."),
+    eval_id: str = typer.Argument(..., help="The eval's id, or a unique prefix of it."),
     output: Path = typer.Option(Path("."), "-o", "--output", help="The folder to write into."),
     report_to: list[str] = typer.Option(None, "--report-to", help="Also mirror metrics to wandb or trackio."),
     export_format: str = typer.Option(

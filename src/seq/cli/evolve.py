@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import typer
+from rich.console import Console
 
 from seq.cli.options import parse_seeds, split_list
 from seq.errors import SeqInputError
@@ -56,12 +57,15 @@ def run_command(
 ) -> None:
     """Evaluate → Diagnose → Generate → Validate → Promote, for each cycle."""
     import seq.evolve
+    from seq.cli.progress import EvalProgress
     from seq.evolve.llm import Endpoint
+    from seq.record.store import Store
 
     if cycles < 1 or trials < 1 or reference_trials < 1:
         raise SeqInputError("--cycles, --trials and --reference-trials must be 1 or more.")
     if max_candidates < 1 or (envs is not None and envs < 1):
         raise SeqInputError("--max-candidates and --envs must be 1 or more.")
+    progress = EvalProgress(Console(stderr=True), Store(), announce=False, bar=False)
     settings = seq.evolve.Settings(
         tasks=split_list([tasks] if tasks else None),
         seeds=parse_seeds([seeds] if seeds else None),  # 0,1,2 or 0-4, as seq eval run takes
@@ -70,6 +74,8 @@ def run_command(
         max_candidates=max_candidates,
         policy_params=_params(param, "--param"),
         envs=envs,
+        on_start=progress.on_start,
+        on_result=progress.on_result,
     )
     found = seq.evolve.run(
         benchmark,

@@ -11,10 +11,11 @@ from typing import Any
 import typer
 from rich.console import Console
 
-from seq.cli.options import split_list
+from seq.cli import CANCELED
+from seq.cli.options import either_spelling, split_list
+from seq.cli.progress import EvalProgress
 from seq.errors import EvalCanceled
-
-CANCELED = 130  # the shell's code for Ctrl-C: a canceled run is neither a gate FAIL (1) nor bad input (2)
+from seq.record.store import Store
 
 app = typer.Typer(help="Ablation grids of evals, their summary and an acceptance gate.", no_args_is_help=True)
 
@@ -38,8 +39,13 @@ def run_command(
     modes: list[str] = typer.Option(None, "--modes", help="Only these modes."),
     policies: list[str] = typer.Option(None, "--policies", help="Only these policy ids."),
     output_dir: Path = typer.Option(
-        None, "--output-dir", help="Where run directories go (default: the config's output_dir)."
+        None,
+        "-o",
+        "--output",
+        metavar="DIR",
+        help="Where run directories go [default: the config's output_dir].",
     ),
+    old_output_dir: Path = typer.Option(None, "--output-dir", hidden=True),  # the old spelling
     verbose: bool = typer.Option(False, "-v", "--verbose", help="Debug logging."),
     as_json: bool = typer.Option(False, "--json", help="Print summary.json instead of the table."),
 ) -> None:
@@ -53,6 +59,7 @@ def run_command(
     if verbose:
         logging.getLogger("seq").setLevel(logging.DEBUG)
     console = Console(stderr=True)
+    progress = EvalProgress(console, Store(), announce=False, bar=False)
     try:
         summary = seq.grid.run(
             config,
@@ -63,8 +70,10 @@ def run_command(
             families=split_list(families),
             modes=split_list(modes),
             policies=split_list(policies),
-            output_dir=output_dir,
+            output_dir=either_spelling(output_dir, old_output_dir, "--output", "--output-dir"),
             say=lambda line: print(line, file=sys.stderr, flush=True),
+            on_start=progress.on_start,
+            on_result=progress.on_result,
         )
     except (EvalCanceled, KeyboardInterrupt):
         console.print("seq grid: canceled; run it again with --resume to finish.", highlight=False)

@@ -86,7 +86,7 @@ class SectionedHelp(TyperCommand):
 
 def plain_help(app: typer.Typer) -> typer.Typer:
     """Give every command of `app` (and of its groups) the plain, sectioned help."""
-    app.rich_markup_mode = None  # type: ignore[assignment]
+    app.rich_markup_mode = None
     for command in app.registered_commands:
         if command.cls in (None, TyperCommand):
             command.cls = SectionedHelp

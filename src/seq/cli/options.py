@@ -25,6 +25,14 @@ def split_list(values: list[str] | None) -> list[str] | None:
     return [part.strip() for value in values for part in value.split(",") if part.strip()]
 
 
+def either_spelling(value: Any, old: Any, flag: str, old_flag: str) -> Any:
+    """The value of an option given as `flag` or as its old spelling `old_flag` (which still works,
+    unlisted in the help); both, with different values, is refused."""
+    if value is not None and old is not None and value != old:
+        raise SeqInputError(f"{old_flag} {old} and {flag} {value}: give it once, as {flag}.")
+    return value if value is not None else old
+
+
 def parse_seeds(values: list[str] | None) -> list[int] | None:
     """`--seeds 0,1,2`, `--seeds 0-4` (inclusive) or repeated `--seeds`."""
     parts = split_list(values)

@@ -19,20 +19,49 @@ def register(app: typer.Typer) -> None:
     app.command("convert")(convert_command)
 
 
+# `--tasks a,b` and `--seeds 0-9` as `seq eval run` takes them, the output folder as `-o/--output`
+# (`seq eval export`'s); the old spellings `--task` and `--out` still work, unlisted.
+TASKS = typer.Option(None, "--tasks", metavar="NAME", help="Only these tasks (comma-separated or repeated).")
+SEEDS = typer.Option(
+    None, "--seeds", metavar="SEEDS", help="Seeds, such as 0,1,2 or 0-9 [default: the benchmark's]."
+)
+OLD_TASK = typer.Option(None, "--task", hidden=True)
+OLD_OUT = typer.Option(None, "--out", hidden=True)
+
+
+def _tasks(tasks: list[str] | None, old: list[str] | None) -> list[str] | None:
+    from seq.cli.options import split_list
+
+    return split_list([*(tasks or []), *(old or [])])
+
+
+def _output(output: Path | None, old: Path | None) -> Path | None:
+    from seq.cli.options import either_spelling
+
+    return either_spelling(output, old, "--output", "--out")
+
+
 def export_command(
     target: str = typer.Argument(..., help="FILE[:Class], or a benchmark's name."),
-    out: Path = typer.Option(Path("scene"), "--out", help="The folder to write the scene into."),
-    seeds: int = typer.Option(None, "--seeds", help="The first N seeds of each task (default: all)."),
-    tasks: list[str] = typer.Option(None, "--task", help="Only these tasks (repeat the flag)."),
-    suite: str = typer.Option(None, "--suite", help="The suite (default: the benchmark's first)."),
-    steps: int = typer.Option(200, "--steps", help="Steps of the reference run of each start."),
+    output: Path = typer.Option(
+        None, "-o", "--output", metavar="DIR", help="The folder to write the scene into [default: scene]."
+    ),
+    seeds: list[str] = SEEDS,
+    tasks: list[str] = TASKS,
+    suite: str = typer.Option(None, "--suite", metavar="NAME", help="The suite [default: its first]."),
+    steps: int = typer.Option(200, "--steps", metavar="N", help="Steps of the reference run of each start."),
     as_json: bool = typer.Option(False, "--json", help="Print the manifest as JSON."),
+    old_task: list[str] = OLD_TASK,
+    old_out: Path = OLD_OUT,
 ) -> None:
     """Each task's scene and starts, through the benchmark's own reset (where it runs)."""
+    from seq.cli.options import parse_seeds
     from seq.port import export_benchmark
 
+    out = _output(output, old_out) or Path("scene")
+    chosen, seed_list = _tasks(tasks, old_task), parse_seeds(seeds)
     manifest = port_step(
-        lambda: export_benchmark(target, out, seeds=seeds, tasks=tasks or None, suite=suite, steps=steps)
+        lambda: export_benchmark(target, out, seeds=seed_list, tasks=chosen, suite=suite, steps=steps)
     )
     if as_json:
         print(json.dumps(manifest, indent=2))
@@ -68,34 +97,49 @@ def check_model_command(
 
 def scaffold_command(
     scene: Path = typer.Argument(..., help="A folder written by `seq benchmark export`."),
-    envs: int = typer.Option(64, "--envs", help="Warp worlds stepped at once."),
-    out: Path = typer.Option(None, "--out", help="The folder to write (default: NAME/)."),
-    name: str = typer.Option(None, "--name", help="The new benchmark's name (default: BENCHMARK-warp)."),
+    envs: int = typer.Option(64, "--envs", metavar="N", help="Warp worlds stepped at once."),
+    output: Path = typer.Option(
+        None, "-o", "--output", metavar="DIR", help="The folder to write [default: NAME/]."
+    ),
+    name: str = typer.Option(
+        None, "--name", metavar="NAME", help="The new benchmark's name [default: BENCHMARK-warp]."
+    ),
+    old_out: Path = OLD_OUT,
 ) -> None:
     """A batched MuJoCo Warp benchmark from an export, with TODOs (controller, observation, success)."""
     from seq.port.scaffold import scaffold
 
+    out = _output(output, old_out)
     print_scaffold(scaffold(scene, envs, out, name), Console(highlight=False, soft_wrap=True))
 
 
 def convert_command(
     target: str = typer.Argument(..., help="FILE[:Class], or a benchmark's name."),
-    envs: int = typer.Option(64, "--envs", help="Warp worlds stepped at once."),
-    seeds: int = typer.Option(None, "--seeds", help="The first N seeds of each task (default: all)."),
-    tasks: list[str] = typer.Option(None, "--task", help="Only these tasks (repeat the flag)."),
-    out: Path = typer.Option(None, "--out", help="The folder to write (default: NAME/)."),
-    name: str = typer.Option(None, "--name", help="The new benchmark's name (default: BENCHMARK-warp)."),
+    envs: int = typer.Option(64, "--envs", metavar="N", help="Warp worlds stepped at once."),
+    seeds: list[str] = SEEDS,
+    tasks: list[str] = TASKS,
+    output: Path = typer.Option(
+        None, "-o", "--output", metavar="DIR", help="The folder to write [default: NAME/]."
+    ),
+    name: str = typer.Option(
+        None, "--name", metavar="NAME", help="The new benchmark's name [default: BENCHMARK-warp]."
+    ),
+    old_task: list[str] = OLD_TASK,
+    old_out: Path = OLD_OUT,
 ) -> None:
     """export, check-model and scaffold in one go."""
     import tempfile
 
+    from seq.cli.options import parse_seeds
     from seq.port import check_model, export_benchmark
     from seq.port.scaffold import scaffold
 
+    out = _output(output, old_out)
+    chosen, seed_list = _tasks(tasks, old_task), parse_seeds(seeds)
     console = Console(highlight=False, soft_wrap=True)
     with tempfile.TemporaryDirectory(prefix="seq-convert-") as scratch:
         scene = Path(scratch) / "scene"
-        manifest = port_step(lambda: export_benchmark(target, scene, seeds=seeds, tasks=tasks or None))
+        manifest = port_step(lambda: export_benchmark(target, scene, seeds=seed_list, tasks=chosen))
         console.print(f"exported {len(manifest['starts'])} start(s) of {manifest['benchmark']}")
         result = port_step(lambda: check_model(scene))
         print_check(result, console)

@@ -1,10 +1,11 @@
-"""The progress of `seq eval run`: a live bar on a terminal, plain lines in a log.
+"""The progress of an eval: a live bar on a terminal, plain lines in a log.
 
 On a terminal, a rich bar shows the episodes done of the total and the success rate so far. Where
 output is not a terminal (CI, `nohup`, a pipe) a bar draws nothing, so lines are written to stderr
 instead, every tenth of the eval or every 30 seconds, whichever comes first: episodes done of the
 total, success so far with its interval (clustered by condition, as the report's), elapsed time
-and an estimate of what is left.
+and an estimate of what is left. `seq grid run`, `seq evolve run` and `seq scheduler run` feed the
+same lines from the evals they run, one eval after another.
 """
 
 from __future__ import annotations
@@ -66,13 +67,25 @@ class ProgressLog:
 
 class EvalProgress:
     """Context manager wiring `seq.eval.run`'s callbacks to a progress bar on a terminal, or to
-    plain lines on stderr where output is not one."""
+    plain lines on stderr where output is not one; each eval started counts afresh."""
 
-    def __init__(self, console: Console, store: Store, rerun_failed: bool = False) -> None:
-        """`rerun_failed`: the errored episodes already recorded run again (they are not done)."""
+    def __init__(
+        self,
+        console: Console,
+        store: Store,
+        rerun_failed: bool = False,
+        announce: bool = True,
+        bar: bool = True,
+    ) -> None:
+        """`rerun_failed`: the errored episodes already recorded run again (they are not done).
+        `announce`: print the eval's line as it starts (a command that names its evals itself
+        says no). `bar`: draw a bar on a terminal (a command printing its own lines there says no:
+        it gets lines only where output is not a terminal)."""
         self.console = console
         self.store = store
         self.rerun_failed = rerun_failed
+        self.announce = announce
+        self.bar = bar
         self.progress = Progress(
             TextColumn("{task.description}"),
             BarColumn(),
@@ -96,12 +109,18 @@ class EvalProgress:
             self.progress.__exit__(*exc)
 
     def on_start(self, row: EvalRow) -> None:
-        self.console.print(
-            f"eval {row.id}: {row.benchmark}@v{row.benchmark_version} + "
-            + (f"{adapter.label} + " if (adapter := row.manifest.adapter) else "")
-            + f"{row.policy}@v{row.policy_version}",
-            highlight=False,
-        )
+        if self.announce:
+            self.console.print(
+                f"eval {row.id}: {row.benchmark}@v{row.benchmark_version} + "
+                + (f"{adapter.label} + " if (adapter := row.manifest.adapter) else "")
+                + f"{row.policy}@v{row.policy_version}",
+                highlight=False,
+            )
+        self.successes = self.counted = self.errors = self.cut_short = 0
+        self.outcomes = []
+        if self.task is not None:  # the previous eval's bar
+            self.progress.remove_task(self.task)
+            self.task = None
         total = self.store.count_items(row.id)
         for result in self.store.episodes(row.id):
             if not (self.rerun_failed and result.status == ERROR):
@@ -109,7 +128,10 @@ class EvalProgress:
         if not self.console.is_terminal:
             self.log = ProgressLog(row.id, total, self._done)
             return
-        self.progress.__enter__()
+        if not self.bar:
+            return
+        if not self.shown:
+            self.progress.__enter__()
         self.shown = True
         self.task = self.progress.add_task(row.id, total=total, completed=self._done, rate=self._rate())
 

@@ -282,16 +282,19 @@ def run_command(
     """Run scheduled evals when they are due, in the foreground (for a service manager).
 
     Ctrl-C or SIGTERM stops it, canceling an eval it is running with what ran kept."""
+    from seq.cli.progress import EvalProgress
+    from seq.record.store import Store
     from seq.scheduling import run_scheduler
 
     console = Console(highlight=False)
+    progress = EvalProgress(Console(stderr=True), Store(), announce=False, bar=False)
 
     def say(line: str) -> None:
         console.print(f"{time.strftime('%Y-%m-%d %H:%M:%S')} {line}")
 
     if not once:
         say(f"seq scheduler: running due schedules, looking again at least every {poll:g} s")
-    run_scheduler(poll_s=poll, once=once, say=say)
+    run_scheduler(poll_s=poll, once=once, say=say, on_start=progress.on_start, on_result=progress.on_result)
 
 
 @scheduler_app.command("install")

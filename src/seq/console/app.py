@@ -25,6 +25,7 @@ from starlette.routing import Route
 from seq.console.hosts import LOOPBACK_HOSTS, HostCheck
 from seq.console.pages import EPISODE_FIELDS, ConsoleData, episode_href, measured, video_href
 from seq.errors import SeqInputError
+from seq.record.states import EvalStatus
 from seq.record.store import Store, seq_home
 from seq.report.charts import require_plotting, vega_bundle
 from seq.report.html import Links, template_environment
@@ -59,7 +60,7 @@ def create_app(
         filters = {key: request.query_params.get(key) or "" for key in ("benchmark", "policy", "status")}
         evals = data.reader.evals(**{key: value or None for key, value in filters.items()})
         choices = data.filter_choices()
-        running = any(e.status == "running" for e in evals)
+        running = any(e.status == EvalStatus.RUNNING for e in evals)
         return page(
             "evals.html", evals=evals, filters=filters, choices=choices, refresh=running and refresh_s
         )
@@ -88,7 +89,7 @@ def create_app(
             page=number,
             pages=pages,
             episode_href=episode_href(eval_id),
-            refresh=report.status == "running" and refresh_s,
+            refresh=report.status == EvalStatus.RUNNING and refresh_s,
         )
 
     async def report_json(request: Request) -> Response:

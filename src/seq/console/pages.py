@@ -15,6 +15,7 @@ from seq.console.queries import OUTCOMES, EvalSummary, RecordReader
 from seq.errors import SeqInputError
 from seq.record.episode import EpisodeResult
 from seq.record.paths import artifact_file
+from seq.record.states import EvalStatus
 from seq.record.store import Store
 from seq.report.charts import Plot
 from seq.report.compare import compare_evals
@@ -169,7 +170,7 @@ class ConsoleData:
         return {
             "benchmark": [row[0] for row in rows],
             "policy": [row[0] for row in policies if row[0]],
-            "status": ["running", "completed", "failed", "canceled", "incomplete", "interrupted"],
+            "status": list(EvalStatus),
         }
 
     def single_arm_evals(self) -> list[EvalSummary]:

@@ -20,6 +20,7 @@ from typing import Any
 from seq.record.episode import ERROR, INFRASTRUCTURE, EpisodeResult, condition_key, pair_key
 from seq.record.lease import LeaseRow, this_process
 from seq.record.schema import columns, select
+from seq.record.states import EpisodeStatus
 from seq.record.store import INTERRUPTED, LAST_ATTEMPT, RUNNING, episode_from_row
 from seq.report.analysis import BUILT_IN_METRICS
 from seq.stats import clustered_interval, wilson_interval
@@ -60,10 +61,10 @@ def _metric(metrics: str, path: str) -> float | int | str | None:
 SUCCESS = metric_at("'$.success'")
 OUTCOMES = {  # the episode filters of an eval's page: SQL over its result rows
     "all": "1",
-    "success": f"e.status != 'error' AND {SUCCESS} >= 0.5",
-    "fail": f"e.status = 'ok' AND {SUCCESS} < 0.5",
-    "error": "e.status = 'error'",
-    "timed_out": "e.status = 'timed_out'",
+    "success": f"e.status != '{EpisodeStatus.ERROR}' AND {SUCCESS} >= 0.5",
+    "fail": f"e.status = '{EpisodeStatus.OK}' AND {SUCCESS} < 0.5",
+    "error": f"e.status = '{EpisodeStatus.ERROR}'",
+    "timed_out": f"e.status = '{EpisodeStatus.TIMED_OUT}'",
 }
 
 

@@ -58,12 +58,3 @@ def release(env: Any) -> None:
     free = getattr(env, "release", None)
     if callable(free):
         free()
-
-
-def step_batches(waiting: list[BatchStep]) -> None:
-    """Advance each distinct batch the waiting episodes belong to, once."""
-    seen: set[int] = set()
-    for request in waiting:
-        if id(request.batch) not in seen:
-            seen.add(id(request.batch))
-            request.batch.step()

@@ -89,7 +89,7 @@ def _failure(error: BaseException, stage: str) -> dict[str, Any]:
 
 
 def check_episode(
-    ref: dict[str, Any], steps: int = CHECK_STEPS, on_stage: Callable[[str], None] | None = None
+    ref: dict[str, Any], steps: int = CHECK_STEPS, on_stage: Callable[[str], object] | None = None
 ) -> dict[str, Any]:
     """Run the check here; returns `{"figures": {...}, "failure": None | {...}}`. `on_stage` is
     told each stage as it starts (import, setup, reset, step, render), for a caller that must say

@@ -72,8 +72,9 @@ def policy_inputs(policy_cls: type | None) -> Spec | None:
     declared = getattr(spec, "inputs", None)
     if declared is None:
         declared = getattr(policy_cls, "inputs", None)
-    if declared is None and getattr(policy_cls, "observation_space", None) is not None:
-        declared = _from_space(policy_cls.observation_space)
+    space = getattr(policy_cls, "observation_space", None)
+    if declared is None and space is not None:
+        declared = _from_space(space)
     if declared is None:
         return None
     return parse_spec(declared, f"policy {spec.name!r}: inputs", wildcards=True)
@@ -158,7 +159,7 @@ def check_compatibility(
     benchmark_label: str,
     setup_parameters: Mapping[str, Any],
     conditions: Sequence[Condition],
-    policy_cls: type,
+    policy_cls: type | None,
     policy_label: str,
     adapter: Adapter | None = None,
     adapter_label: str | None = None,

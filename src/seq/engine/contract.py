@@ -23,8 +23,9 @@ def policy_name(handle: Any) -> str:
     if inner is not None:
         return policy_name(inner)
     spec = getattr(handle, "spec", None)
-    if getattr(spec, "name", None):
-        return f"the policy {spec.name}"
+    name = getattr(spec, "name", None)
+    if name:
+        return f"the policy {name}"
     described = (getattr(handle, "metadata", None) or {}).get("policy")
     if isinstance(described, dict) and described.get("label"):
         return f"the policy {described['label']}"

@@ -37,7 +37,7 @@ from seq.authoring.benchmark import Benchmark, BenchmarkSpec, Step
 from seq.authoring.seeding import act_seeds
 from seq.engine.batch import BatchStep, batch_of, release
 from seq.engine.contract import action_size, checked_chunk, policy_name, step_output
-from seq.engine.failures import classify, describe
+from seq.engine.failures import Phase, classify, describe
 from seq.engine.items import WorkItem
 from seq.engine.observer import EpisodeObserver, Finishing
 from seq.record.episode import BENCHMARK, ERROR, POLICY, TIMED_OUT, EpisodeResult
@@ -137,7 +137,7 @@ class EpisodeRunner:
             except StopIteration as stop:
                 return stop.value
             try:
-                if type(request) is BatchStep:  # one episode at a time: its batch steps now
+                if isinstance(request, BatchStep):  # one episode at a time: its batch steps now
                     request.batch.step()
                     reply = None
                     continue
@@ -150,7 +150,19 @@ class EpisodeRunner:
         sent the chunk (or thrown what the act raised, recorded as the episode's error), yields a
         `BatchStep` when a batched env's action is staged (sent None once the batch stepped), and
         returns the `EpisodeResult`. `run` drives one; a worker with `envs_per_worker > 1` drives
-        several side by side (`seq.engine.lockstep`), asking the policy for their chunks at once."""
+        several side by side (`seq.engine.lockstep`), asking the policy for their chunks at once.
+
+        The flow, each phase in the code of the side named (an exception there is its failure):
+        1. reset (benchmark): `@seq.reset` gives the env, `env.reset(seed=)` the first observation;
+           observers begin.
+        2. begin (policy): the policy is told an episode begins (its action space, task, seed).
+        3. act (policy), when the last chunk is used up: the policy is asked for the next chunk
+           of actions, which is checked to be actions.
+        4. step (benchmark): the env takes one action (a batched env's world steps with others').
+        5. check (benchmark): `@seq.check` says whether the episode is done, with its metrics;
+           it also ends when the env says so, at `max_steps`, or past `timeout_s`: back to 3.
+        6. end: a batched env is released, the result gets its metrics, the policy
+           (`end_episode`) and the observers are told how it ended."""
         condition = item.condition
         result = item.result()
         max_steps = condition.max_steps or self.spec.max_steps
@@ -158,15 +170,15 @@ class EpisodeRunner:
         start, cpu_start = time.perf_counter(), time.process_time()
         total_reward = 0.0
         metrics: dict[str, float] = {}
-        watching, observer_errors = list(self.observers), []
+        watching, observer_errors = list(self.observers), list[str]()
         began = False
-        blamed = BENCHMARK  # whose code has the turn: an exception is its failure
+        phase = Phase()  # whose code has the turn: an exception is its failure
         nan_steps = plans = 0
         steps = queries = 0  # the result's, kept here while the episode runs
         planning = False  # a composite policy: its acts may carry plans (asked once, in the try:
         # a served policy's answer needs its server)
         env = batch = None
-        try:
+        try:  # 1. reset
             env = self._reset(condition.seed, condition)
             batch = batch_of(env)
             if self._on_env is not None:
@@ -180,9 +192,9 @@ class EpisodeRunner:
             space = getattr(env, "action_space", None)
             size = action_size(space)
             seeds = act_seeds(condition.seed, item.trial)
-            blamed = POLICY
-            self.policy.begin_episode(space, slot=slot, episode=started)
-            began, blamed = True, BENCHMARK
+            with phase(POLICY):  # 2. begin
+                self.policy.begin_episode(space, slot=slot, episode=started)
+            began = True
             chunk = np.empty((0, 0))
             nan_actions: np.ndarray | None = None
             planning = self._plans_expected()
@@ -195,21 +207,20 @@ class EpisodeRunner:
                     break
                 if position >= used:
                     seed = seeds(queries)
-                    blamed = POLICY
-                    reply = yield ActRequest(obs, seed, instruction, slot)
-                    chunk, nan_actions = checked_chunk(reply, space, size, self.policy)
-                    if planning:
-                        plans += self._plans(watching, observer_errors, slot, steps)
-                    used = len(chunk) if per_query is None else per_query
-                    if used > len(chunk):
-                        raise ValueError(
-                            f"steps_per_query={used} is longer than the chunk of {len(chunk)} actions "
-                            f"{policy_name(self.policy)} returned."
-                        )
-                    blamed = BENCHMARK
+                    with phase(POLICY):  # 3. act
+                        reply = yield ActRequest(obs, seed, instruction, slot)
+                        chunk, nan_actions = checked_chunk(reply, space, size, self.policy)
+                        if planning:
+                            plans += self._plans(watching, observer_errors, slot, steps)
+                        used = len(chunk) if per_query is None else per_query
+                        if used > len(chunk):
+                            raise ValueError(
+                                f"steps_per_query={used} is longer than the chunk of {len(chunk)} "
+                                f"actions {policy_name(self.policy)} returned."
+                            )
                     position = 0
                     queries += 1
-                action = chunk[position]
+                action = chunk[position]  # 4. step
                 if nan_actions is not None and nan_actions[position]:
                     nan_steps += 1
                 if batch is None:
@@ -227,7 +238,7 @@ class EpisodeRunner:
                 total_reward += reward
                 if watching:
                     self._notify(watching, observer_errors, "step", env, obs, action, reward, seed)
-                step = check(env)
+                step = check(env)  # 5. check
                 metrics = {} if type(step) is Step and step.metrics == {} else _metrics(step)
                 if step.done:
                     ended_by = "check"
@@ -239,9 +250,9 @@ class EpisodeRunner:
         except Exception as error:
             # the policy's or the benchmark's own failure, or the infrastructure's (a served policy
             # gone, a module that does not import): `seq.engine.failures`
-            result.failure, result.ended_by = classify(error, blamed)
+            result.failure, result.ended_by = classify(error, phase.side)
             result.status, result.error = ERROR, describe(error, result.failure)
-        result.steps, result.queries = steps, queries
+        result.steps, result.queries = steps, queries  # 6. end
         if batch is not None:
             try:
                 release(env)

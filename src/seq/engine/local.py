@@ -125,7 +125,8 @@ class LocalBackend:
     def receive(self, workers: list[_Process], timeout: float | None) -> list[tuple[_Process, Message]]:
         owner = {id(w.connection): w for w in workers}
         messages = []
-        for connection in wait([w.connection for w in workers], timeout=timeout):
+        connections: list[Any] = [w.connection for w in workers]  # channels: anything with fileno()
+        for connection in wait(connections, timeout=timeout):
             worker = owner[id(connection)]
             try:
                 messages.append((worker, worker.connection.recv()))

@@ -6,7 +6,7 @@ import difflib
 from collections.abc import Sequence
 
 from seq.authoring.benchmark import BenchmarkSpec
-from seq.authoring.conditions import Condition, check_max_steps, check_seed, check_timeout
+from seq.authoring.conditions import Condition, check_max_steps, check_seed, check_timeout, reseeded
 from seq.errors import SeqInputError
 from seq.record.work import WorkItem, item_id
 
@@ -83,24 +83,15 @@ def plan(
             raise SeqInputError("--seeds is empty; give at least one seed.")
         for seed in seeds:
             check_seed(seed, "--seeds")
-        templates: dict[tuple, Condition] = {}
-        for condition in conditions:
-            templates.setdefault(
-                (condition.task, condition.variation, tuple(sorted(condition.extra.items()))), condition
-            )
-        _check_count(len(templates) * len(seeds), trials, len(arms) or 1)
-        conditions = [
-            Condition(**{**template.to_dict(), "seed": seed})
-            for template in templates.values()
-            for seed in seeds
-        ]
+        _check_count(len(reseeded(conditions, [0])) * len(seeds), trials, len(arms) or 1)
+        conditions = reseeded(conditions, seeds)
     if max_steps is not None:
         conditions = [Condition(**{**c.to_dict(), "max_steps": max_steps}) for c in conditions]
     if timeout_s is not None:
         conditions = [Condition(**{**c.to_dict(), "timeout_s": timeout_s}) for c in conditions]
     arms = list(arms) or [""]
     _check_count(len(conditions), trials, len(arms))
-    items = []
+    items: list[WorkItem] = []
     for trial in range(trials):  # trial-major, so that any prefix covers every condition evenly
         for condition in conditions:
             for arm in arms:

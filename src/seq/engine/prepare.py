@@ -30,6 +30,7 @@ from seq.errors import SeqInputError
 from seq.record.arguments import ArmArguments, EvalArguments, SequentialOptions, ServeOptions
 from seq.record.manifest import AdapterPin, ArmManifest, Manifest, Pinned, SeqBuild
 from seq.record.paths import artifact_folder
+from seq.record.states import IMAGE_ENCODINGS, ImageEncoding, PolicyProtocol
 from seq.record.store import EvalRow, Store, VersionRow, WorkItem
 from seq.registry.adapters import adapter_spec, describe_transforms, load_adapter, resolve_adapter
 from seq.registry.builtins import check_installed
@@ -109,7 +110,7 @@ def check_envs_per_worker(
         raise SeqInputError(
             f"--envs-per-worker {count} runs on local worker processes; with --engine ray use 1."
         )
-    if request.policy_url is not None and request.policy_protocol != "seq":
+    if request.policy_url is not None and request.policy_protocol != PolicyProtocol.SEQ:
         raise SeqInputError(
             f"--envs-per-worker {count} sends several episodes' acts in one message, which a "
             f"{request.policy_protocol} server does not take; use --envs-per-worker 1."
@@ -141,8 +142,8 @@ def _side_by_side(
         alone = "Ray's workers run one"
     elif any(arm.in_memory is not None for arm in arms):
         alone = "the policy object runs in this process"
-    elif any(arm.protocol != "seq" for arm in arms):
-        article = "an" if request.policy_protocol == "openpi" else "a"
+    elif any(arm.protocol != PolicyProtocol.SEQ for arm in arms):
+        article = "an" if request.policy_protocol == PolicyProtocol.OPENPI else "a"
         alone = f"{article} {request.policy_protocol} server takes one act a message"
     elif not all(_takes_act_batch(arm.server) for arm in arms):
         alone = "its seq server answers one act a message (a seq from before act_batch)"
@@ -232,6 +233,7 @@ def dry_run(request: EvalRequest, store: Store) -> dict[str, Any]:
             )
     prepared = prepare_eval(request, store)
     default_steps = prepared.manifest.default_max_steps
+    assert default_steps is not None  # a new eval's manifest has its benchmark's limit
     # the flag that set each value (--param, --sweep, --vs-param), arm by arm in the same order
     asked = build_arms(
         request.policy, request.params, vs=request.vs, vs_params=request.vs_params,
@@ -345,7 +347,7 @@ def prepare_eval(request: EvalRequest, store: Store) -> PreparedEval:
                 parameters=values,
                 asked={k: str(v) for k, v in policy_asks.items()},
                 policy_url=remote,
-                protocol=request.policy_protocol if remote else "seq",
+                protocol=request.policy_protocol if remote else PolicyProtocol.SEQ,
                 server=server,
                 image_encoding=request.image_encoding,
             )
@@ -417,17 +419,19 @@ def prepare_eval(request: EvalRequest, store: Store) -> PreparedEval:
 def _check_image_encoding(request: EvalRequest) -> None:
     """Images are encoded only on their way to a served policy, as its protocol allows."""
     encoding = request.image_encoding
-    if encoding not in ("raw", "jpeg", "png"):
+    if encoding not in tuple(ImageEncoding):
         raise SeqInputError(f"--image-encoding {encoding!r}: expected raw, png or jpeg.")
-    if encoding == "raw":
+    if encoding == ImageEncoding.RAW:
         return
-    protocol = request.policy_protocol if request.policy_url is not None else "seq"
+    served = request.policy_url is not None
+    protocol = PolicyProtocol(request.policy_protocol) if served else PolicyProtocol.SEQ
     if request.policy_url is None and not request.serve:
         raise SeqInputError(
             f"--image-encoding {encoding} is for a served policy: add --serve or --policy-url."
         )
-    if protocol == "openpi" or (encoding == "png" and protocol != "vla-eval"):
-        allowed = "raw" if protocol == "openpi" else "raw or jpeg"
+    taken = IMAGE_ENCODINGS[protocol]
+    if encoding not in taken:
+        allowed = " or ".join(taken)
         raise SeqInputError(f"--image-encoding {encoding}: a {protocol} server is sent images {allowed}.")
 
 

@@ -64,7 +64,7 @@ class RayBackend:
                 address=address,
                 include_dashboard=False,
                 log_to_driver=False,
-                **({} if address else {"num_cpus": envs}),
+                num_cpus=None if address else envs,
             )
         self.actor_class = ray.remote(num_cpus=1, max_restarts=0)(_EnvWorker)
         self._actors: list[_Actor] = []
@@ -146,7 +146,7 @@ def serve_on_ray(policy_ref: dict[str, Any], settings: dict[str, Any], address: 
     if not ray.is_initialized():
         ray.init(address=address, include_dashboard=False, log_to_driver=False)
     host = "127.0.0.1" if address is None else ray.util.get_node_ip_address()
-    actor = ray.remote(num_cpus=0, max_restarts=0)(_PolicyServer).remote(policy_ref, settings, host)
+    actor: Any = ray.remote(num_cpus=0, max_restarts=0)(_PolicyServer).remote(policy_ref, settings, host)
     try:
         yield ray.get(actor.url.remote())
     finally:

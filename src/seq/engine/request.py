@@ -15,9 +15,9 @@ from typing import Any
 
 from seq.errors import SeqInputError
 from seq.record.paths import check_eval_id
+from seq.record.states import PolicyProtocol
 
 ENGINES = ("local", "ray")
-PROTOCOLS = ("seq", "openpi", "vla-eval")
 SEQUENTIAL_TRIALS = 10  # trials at most, when --sequential is given and --trials is not
 # what a --resume or --rerun-failed takes: where and how its work runs, not what it is (the eval's own)
 TAKEN_BY_A_CONTINUATION = (
@@ -216,8 +216,10 @@ class EvalRequest:
         """What can be refused before anything is resolved or stored."""
         if self.engine not in ENGINES:
             raise SeqInputError(f"--engine {self.engine}: expected {' or '.join(ENGINES)}.")
-        if self.policy_protocol not in PROTOCOLS:
-            raise SeqInputError(f"--policy-protocol {self.policy_protocol}: expected {', '.join(PROTOCOLS)}.")
+        if self.policy_protocol not in tuple(PolicyProtocol):
+            raise SeqInputError(
+                f"--policy-protocol {self.policy_protocol}: expected {', '.join(PolicyProtocol)}."
+            )
         if self.eval_id is not None:
             check_eval_id(self.eval_id, "--eval-id")
         if self.shard is not None and self.eval_id is None and self.save:

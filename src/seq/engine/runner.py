@@ -292,7 +292,8 @@ def _execute_leased(
         # core while the workers run (where no core is spare, doing it now would only slow the
         # workers down). One arm's report needs no scipy (`seq.stats.resampling`).
         threading.Thread(target=importlib.import_module, args=("scipy.stats",), daemon=True).start()
-    status, failure = COMPLETED, None
+    status: str = COMPLETED
+    failure: str | None = None
     sequential = eval_row.arguments.sequential
     try:
         if sequential is not None and eval_row.manifest.sequential is None:

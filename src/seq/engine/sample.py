@@ -71,7 +71,7 @@ def main() -> None:
     try:
         cls = load_class(request["benchmark_ref"])
         observations = sample_observations(cls, request["setup_parameters"], conditions, request["label"])
-        reply = {"observations": observations, "error": None}
+        reply: dict[str, Any] = {"observations": observations, "error": None}
     except SeqInputError as error:
         reply = {"observations": [], "error": str(error)}
     sys.stdout.buffer.write(pack(reply))

@@ -35,6 +35,7 @@ from seq.engine.logs import TAG_VARIABLE, tag_line
 from seq.engine.observer import Finishing, build_observers
 from seq.engine.worker_start import RUNNER_VARIABLE
 from seq.record.episode import BENCHMARK, ERROR, POLICY, EpisodeResult
+from seq.record.states import PolicyProtocol
 from seq.registry.instances import equip, load_policy
 from seq.registry.loader import IN_MEMORY, load_class
 from seq.serving.adapted import AdaptedPolicy
@@ -106,7 +107,7 @@ def _policy_handle(arm: ArmConfig, closer: _EnvCloser | None) -> PolicyHandle:
     if arm.policy_url is not None:  # served: the same episode loop talks to it over a socket
         from seq.serving.client import connect
 
-        parameters = arm.policy_parameters if arm.protocol == "seq" else None
+        parameters = arm.policy_parameters if arm.protocol == PolicyProtocol.SEQ else None
         handle = connect(
             arm.policy_url, protocol=arm.protocol, parameters=parameters, image_encoding=arm.image_encoding
         )

@@ -1,4 +1,4 @@
-"""`seq evolve`: a benchmark that learns from its failures (seed 002), built on the record, the
+"""`seq evolve`: a benchmark that learns from its failures, built on the record, the
 registry and the engine: traces → failure clusters → mutated conditions → critics and gates →
 a new version of the benchmark."""
 

@@ -4,20 +4,23 @@ eval into the record, and each condition's outcomes by trial (`seq.evolve.loop` 
 from __future__ import annotations
 
 import statistics
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from seq.authoring.conditions import Condition
 from seq.evolve.gates import Thresholds, rate
-from seq.record.store import Store, VersionRow
+from seq.record.episode import EpisodeResult
+from seq.record.states import EvalStatus
+from seq.record.store import EvalRow, Store, VersionRow
 
 
 @dataclass(frozen=True)
 class Settings:
     """How big a cycle is: tasks, seeds and trials of the target's eval, the reference's trials,
     candidates per cluster, and the gates' thresholds. `trials` is also the size of the gate's
-    and the re-estimate's blocks of fresh trials (`seq.evolve.evidence.TrialBlocks`)."""
+    and the re-estimate's blocks of fresh trials (`seq.evolve.evidence.TrialBlocks`).
+    `on_start` / `on_result` are passed to each eval's `seq.eval.run` (its progress)."""
 
     tasks: Sequence[str] | None = None
     suites: Sequence[str] | None = None
@@ -30,6 +33,8 @@ class Settings:
     reference_params: dict[str, Any] = field(default_factory=dict)
     thresholds: Thresholds = field(default_factory=Thresholds)
     envs: int | None = None
+    on_start: Callable[[EvalRow], None] | None = field(default=None, compare=False)
+    on_result: Callable[[EpisodeResult], None] | None = field(default=None, compare=False)
 
 
 def evals_of(cycle: dict[str, Any]) -> list[str]:
@@ -78,8 +83,10 @@ def evaluate(
         traces=traces,
         envs=settings.envs,
         store=store,
+        on_start=settings.on_start,
+        on_result=settings.on_result,
     )
-    if report.status != "completed" or not report.episodes:
+    if report.status != EvalStatus.COMPLETED or not report.episodes:
         why = report.unfinished[0].reason if report.unfinished else report.status
         raise RuntimeError(f"eval {report.eval_id} of {policy} on {row.label} did not complete: {why}")
     return report.eval_id

@@ -71,7 +71,7 @@ def _failed(state: dict[str, Any], store: Store) -> list[tuple[dict[str, Any], A
     for cycle in state["cycles"]:
         # The base and the evolved eval share item ids where a condition differs only in its step
         # limit: a member is the next failed episode of its item id, in the evals' order.
-        failed: dict[str, list[tuple[str, Any]]] = {}
+        failed: dict[str, list[tuple[str | None, Any]]] = {}
         for eval_id in evals_of(cycle):
             for e in store.episodes(eval_id):
                 if not _succeeded(e):
@@ -80,9 +80,9 @@ def _failed(state: dict[str, Any], store: Store) -> list[tuple[dict[str, Any], A
         for cluster in cycle.get("clusters", []):
             for member in cluster["members"]:
                 queue = failed.get(member["item_id"]) or [(None, None)]
-                eval_id, path = queue.pop(0) if len(queue) > 1 else queue[0]
+                member_eval, path = queue.pop(0) if len(queue) > 1 else queue[0]
                 if path and Path(path).is_file():
-                    where = {"cluster": cluster["id"], "cycle": cycle["cycle"], "eval_id": eval_id}
+                    where = {"cluster": cluster["id"], "cycle": cycle["cycle"], "eval_id": member_eval}
                     out.append(({**member, **where}, path))
     return out
 
@@ -221,18 +221,18 @@ def _lerobot(
     episodes: dict[str, list[Any]] = {k: [] for k in EPISODE_COLUMNS}
     for number, (member, path) in enumerate(cases):
         again = recorded[member["eval_id"], member["item_id"]] if recorded else None
-        trace = read_trace(_recorded(store, again, "trace") if again else path)
+        trace = read_trace(_recorded(store, again, "trace") if again and store else path)
         task_index = tasks.setdefault(trace.header["task"], len(tasks))
         length, start = len(trace.actions), len(columns["index"])
         shown: dict[str, Any] = {}
-        if again is not None:
+        if again is not None and store is not None:
             video = video or LerobotVideo(root, again.camera)
             shown = video.add(_recorded(store, again, "video"), length)
         columns["observation.state"] += [_vector(o) for o in trace.observations[:-1]]
         columns["action"] += [a.astype(np.float32).tolist() for a in trace.actions]
         columns["next.reward"] += list(trace.rewards)
         columns["next.done"] += [i == length - 1 for i in range(length)]
-        columns["timestamp"] += [i / (video.fps if video else FPS) for i in range(length)]
+        columns["timestamp"] += [i / (video.fps if video and video.fps else FPS) for i in range(length)]
         columns["frame_index"] += list(range(length))
         columns["episode_index"] += [number] * length
         columns["index"] += list(range(start, start + length))

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any
 
 from seq.authoring.conditions import Condition
@@ -207,7 +207,3 @@ def decide(
     if borderline:
         return REVIEW, borderline
     return PROMOTE, ["all gates passed"]
-
-
-def describe_thresholds(thresholds: Thresholds) -> dict[str, float]:
-    return asdict(thresholds)

@@ -34,7 +34,9 @@ def _ident(condition: Condition) -> str:
 
 
 class Operator(Protocol):
-    name: str
+    @property
+    def name(self) -> str:
+        """The operator's name in a benchmark's `evolve` declaration."""
 
     def mutate(
         self, condition: Condition, cluster: FailureCluster, how: Mapping[str, Any]

@@ -55,7 +55,7 @@ def _rerun_benchmark(name: str, version: int, store: Store) -> str:
         raise SeqInputError(f"benchmark {name}@v{version} of the evolve log is not in the record.")
     root = name.removesuffix(STAGING_SUFFIX).removesuffix(RERUN_SUFFIX)
     label = f"hard cases of {base.label}, run again with a video"
-    return register(root + RERUN_SUFFIX, base, {}, {"label": label}, store).label
+    return register(root + RERUN_SUFFIX, base, {}, {"label": label}, store, internal=True).label
 
 
 def record_again(

@@ -55,14 +55,6 @@ def _success(values: list[float]) -> dict[str, Any]:
     return {"success": rate, "n": len(values), "low": interval.low, "high": interval.high}
 
 
-def frontier(eval_ids: list[str], store: Store) -> dict[str, dict[str, tuple[float, int]]]:
-    """task → slice ("base" or "evolved") → (the target's success rate, episodes) in a cycle."""
-    return {
-        task: {part: (sum(v) / len(v), len(v)) for part, v in parts.items()}
-        for task, parts in _tally(eval_ids, store).items()
-    }
-
-
 def frontier_rows(cycle: dict[str, Any], store: Store) -> list[dict[str, Any]]:
     """The cycle's frontier as rows: task, slice, success, episodes and its 95% Wilson interval."""
     rows = []

@@ -49,7 +49,7 @@ def _runs(found: dict[int, tuple[float, Any]]) -> dict[int, float | None]:
 def _staging(
     name: str, row: VersionRow, suites: dict[str, list[Condition]], label: str, store: Store
 ) -> VersionRow:
-    return register(name + STAGING_SUFFIX, row, suites, {"label": label}, store)
+    return register(name + STAGING_SUFFIX, row, suites, {"label": label}, store, internal=True)
 
 
 def validate(

@@ -49,8 +49,10 @@ def register(
     suites: dict[str, list[Condition]],
     manifest: dict[str, Any],
     store: Store,
+    internal: bool = False,
 ) -> VersionRow:
-    """Register `name` as the base version plus `suites`; the next version number of `name`."""
+    """Register `name` as the base version plus `suites`; the next version number of `name`.
+    `internal`: evolve's own (candidates, reruns), left out of `seq benchmark ls`."""
     root = root_of(base)
     base_suites = json.loads(json.dumps(base.declared.get("evolve", {}).get("suites", {})))
     all_suites = {**base_suites, **{s: [c.to_dict() for c in cs] for s, cs in suites.items()}}
@@ -76,6 +78,8 @@ def register(
         "suites": all_suites,
         "base": base.label,
     }
+    if internal:
+        described["internal"] = True
     row, _ = store.register_version("benchmark", name, content_sha256(text, "", ()), ref, described)
     return row
 

@@ -1,4 +1,4 @@
-"""`seq grid`: ablation grids and acceptance gates on top of `seq`'s own evals (seed 001).
+"""`seq grid`: ablation grids and acceptance gates on top of `seq`'s own evals.
 
 A grid sweeps modes × families/variations × policies (or lists hand-curated cells); every cell is an
 ordinary eval in the record, cells sharing their episodes run as arms of one eval, and the summary

@@ -94,7 +94,7 @@ class EvalGroup:
 
     def request(self, arms: Sequence[Arm]) -> dict[str, Any]:
         """The keyword arguments of `seq.eval.run` for `arms` of this group."""
-        import seq
+        from seq.engine.arms import Arm as EvalArm
 
         cell = self.first
         options: dict[str, Any] = {
@@ -115,7 +115,7 @@ class EvalGroup:
         if len(arms) == 1:  # an eval of one arm: its arm has no name in the record
             options.update(policy=arms[0].policy.policy, params=arms[0].params)
         else:
-            options["arms"] = [seq.Arm(arm.policy.policy, arm.params, arm.name) for arm in arms]
+            options["arms"] = [EvalArm(arm.policy.policy, arm.params, arm.name) for arm in arms]
         return options
 
 
@@ -217,10 +217,10 @@ def _declared(entry: PolicyEntry) -> set[str] | None:
     """The parameters a policy declares, or None where unknown (a server, a name not registered)."""
     if entry.served or entry.policy is None:
         return None
-    import seq
+    from seq.registry.policies import policies
 
     name = entry.policy.partition("@")[0]
-    for row in seq.policies():
+    for row in policies():
         if row["name"] == name:
             return set(row["parameters"] or {})
     return None

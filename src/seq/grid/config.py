@@ -1,6 +1,6 @@
 """A grid config: YAML on disk, the same dataclasses in Python.
 
-Two shapes (seed 001). The axes shape sweeps `modes × families/variations × policies`; the suites
+Two shapes. The axes shape sweeps `modes × families/variations × policies`; the suites
 shape lists hand-curated cells. Every key is checked: an unknown one, a config of neither shape or
 of both, or `base:` inheritance is refused in one sentence naming the key and the file (exit 2).
 """
@@ -14,6 +14,7 @@ from typing import Any
 
 from seq.errors import SeqInputError
 from seq.grid.keys import Keys, as_list, checked, name_of, typed
+from seq.record.states import PolicyProtocol
 
 DEFAULT_GATE_THRESHOLD = 0.90
 DEFAULT_OUTPUT_DIR = "grid_runs"
@@ -128,7 +129,7 @@ class GridConfig:
             raise SeqInputError(f"{path}: no such grid config (expected a YAML file).")
         data = read_yaml(path)
         config = cls.from_dict(data, str(path))
-        if not Path(config.output_dir).is_absolute():  # relative to the config, as seed 001 has it
+        if not Path(config.output_dir).is_absolute():  # relative to the config file
             config = _with_output_dir(config, str(path.parent / config.output_dir))
         return config
 
@@ -153,7 +154,6 @@ VARIATION = Keys("suite tasks")
 POLICY = Keys("id policy url protocol start_cmd startup_timeout_s")
 MODE = Keys("params adapter steps_per_query workers policies")
 SUITE = Keys("name benchmark policy mode params suite tasks seeds trials workers adapter steps_per_query")
-PROTOCOLS = ("seq", "openpi", "vla-eval")
 RECORDS = ("all", "first", "none")
 
 
@@ -353,9 +353,11 @@ def _policy(item: Any, where: str, source: str) -> PolicyEntry:
         )
     if url is not None and not _valid_url(url):
         raise SeqInputError(f"{source}: key '{where}.url': expected ws://HOST:PORT, got {url!r}.")
-    protocol = typed(item, "protocol", str, where, source) or "seq"
-    if protocol not in PROTOCOLS:
-        raise SeqInputError(f"{source}: key '{where}.protocol': expected one of {', '.join(PROTOCOLS)}.")
+    protocol = typed(item, "protocol", str, where, source) or PolicyProtocol.SEQ
+    if protocol not in tuple(PolicyProtocol):
+        raise SeqInputError(
+            f"{source}: key '{where}.protocol': expected one of {', '.join(PolicyProtocol)}."
+        )
     timeout = typed(item, "startup_timeout_s", float, where, source, positive=True)
     if timeout is not None and timeout > 7 * 24 * 3600:  # beyond what time.sleep and deadlines take
         raise SeqInputError(
@@ -408,8 +410,8 @@ def _suite(item: Any, where: str, source: str) -> SuiteCell:
         raise SeqInputError(f"{source}: key '{where}.params': expected NAME: VALUE pairs.")
     return SuiteCell(
         name=name_of(item["name"], f"{where}.name", source),
-        benchmark=typed(item, "benchmark", str, where, source),  # type: ignore[arg-type]
-        policy=typed(item, "policy", str, where, source),  # type: ignore[arg-type]
+        benchmark=typed(item, "benchmark", str, where, source),
+        policy=typed(item, "policy", str, where, source),
         mode=name_of(typed(item, "mode", str, where, source) or "default", f"{where}.mode", source),
         params=dict(params),
         suite=typed(item, "suite", str, where, source),

@@ -13,6 +13,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from seq.grid.cells import Cell
+from seq.record.states import EpisodeStatus
 from seq.stats import clustered_interval
 
 TIMINGS = ("wall_clock_s", "eval_wall_s", "eval_id")  # what differs between two runs of one grid
@@ -159,12 +160,14 @@ def from_report(cell: Cell, report: Any, arm: str) -> CellResult:
     mine = [e for e in last_attempts(report.episodes) if e.arm == arm or (single and e.arm == "")]
     result = blank(cell)
     result.arm, result.eval_id = arm, report.eval_id
-    ran = report.arguments.suites
-    result.suite = ",".join(ran) or result.suite  # what ran: the default suite where none was named
+    # the suites the episodes ran in: the benchmark's own (`suite_of`), else the one the eval named
+    # or its default
+    ran = list(dict.fromkeys(e.suite for e in mine if e.suite)) or report.arguments.suites
+    result.suite = ",".join(ran) or result.suite
     result.eval_wall_s = report.cost.get("wall_s")
     result.benchmark_version, result.policy_version = _versions(report, arm)
     result.wall_clock_s = round(sum(e.duration_s for e in mine), 3)
-    result.n_timed_out = sum(e.status == "timed_out" for e in mine)
+    result.n_timed_out = sum(e.status == EpisodeStatus.TIMED_OUT for e in mine)
     for key, value in _rates(mine).items():
         setattr(result, key, value)
     by_task: dict[str, list[Any]] = {}
@@ -172,7 +175,7 @@ def from_report(cell: Cell, report: Any, arm: str) -> CellResult:
         by_task.setdefault(episode.task, []).append(episode)
     result.tasks = [{"task_id": task, **_rates(items)} for task, items in by_task.items()]
     result.episodes = [_episode(e) for e in mine]
-    errors = [e for e in mine if e.status == "error"]
+    errors = [e for e in mine if e.status == EpisodeStatus.ERROR]
     owed = [u for u in report.unfinished if u.arm == arm or (single and u.arm == "")]
     if errors:
         result.error = f"{len(errors)} of {len(mine)} episodes errored: {last_line(errors[0].error)}"

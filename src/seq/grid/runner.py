@@ -22,9 +22,13 @@ from seq.grid.config import GridConfig
 from seq.grid.history import remember
 from seq.grid.preflight import servers
 from seq.grid.results import CellResult, errored, from_report, last_attempts, last_line
+from seq.record.episode import EpisodeResult
+from seq.record.store import EvalRow
 
 log = logging.getLogger("seq.grid")
 Say = Callable[[str], None]
+OnStart = Callable[[EvalRow], None]
+OnResult = Callable[[EpisodeResult], None]
 
 
 def load(config: GridConfig | str | Path | dict) -> GridConfig:
@@ -48,6 +52,8 @@ def run(
     policies: Sequence[str] | None = None,
     output_dir: str | Path | None = None,
     say: Say | None = None,
+    on_start: OnStart | None = None,
+    on_result: OnResult | None = None,
 ) -> summary.Summary:
     """Run every cell of `config` (a `GridConfig`, a YAML path or a dict) and return the summary.
 
@@ -57,7 +63,8 @@ def run(
       skipped, the others (error cells included) run. A config whose measured keys changed since
       that run began is refused.
     - `families` / `modes` / `policies` narrow the grid (families and modes: the axes shape only).
-    - `say(line)` is told what runs as it runs.
+    - `say(line)` is told what runs as it runs; `on_start(row)` and `on_result(episode)` are
+      passed to each cell's `seq.eval.run` (its progress).
 
     A run stopped before every cell ran (Ctrl-C) leaves a summary with `complete` false; such a
     summary never passes the gate.
@@ -80,7 +87,7 @@ def run(
     floors = {cell.key: floor_of(grid, cell.key) for cell in cells}
     with servers(entries, grid.source):  # every server answers, every eval checks, before any runs
         plans = _check_groups(groups, grid.source)
-        where = "--output-dir" if output_dir is not None else f"{grid.source}: key 'output_dir'"
+        where = "--output" if output_dir is not None else f"{grid.source}: key 'output_dir'"
         run_dir, resumed = _run_dir(grid, Path(output_dir or grid.output_dir).resolve(), resume, where, say)
         results: dict[str, CellResult] = {}
         now = versions.resolved(groups, plans)
@@ -110,7 +117,7 @@ def run(
                     say(f"{found.first.column}: {len(found.cells)} cell(s) done already, skipped")
                     continue
                 with _devices_from(offset):  # each eval's workers start on the next devices
-                    _run_group(found, todo, run_dir, resume, results, say)
+                    _run_group(found, todo, run_dir, resume, results, say, on_start, on_result)
                 offset += found.first.workers or 1
                 finish()
         except (EvalCanceled, KeyboardInterrupt):  # Ctrl-C in an eval or between two: a partial summary
@@ -162,7 +169,7 @@ def _run_dir(grid: GridConfig, output_dir: Path, resume: bool, where: str, say: 
 def _check_groups(groups: list[EvalGroup], source: str) -> dict[str, dict[str, Any]]:
     """Every eval is checked (names, tasks, parameters) before any runs: a typo is exit 2, not an
     error cell an hour in. Returns each group's dry run (the versions its names resolve to)."""
-    import seq
+    import seq.eval
 
     plans = {}
     for found in groups:
@@ -192,8 +199,10 @@ def _run_group(
     resume: bool,
     results: dict[str, CellResult],
     say: Say,
+    on_start: OnStart | None = None,
+    on_result: OnResult | None = None,
 ) -> None:
-    import seq
+    import seq.eval
 
     names = [arm.name for arm in todo]
     state = rundir.group_state(run_dir, found.id) if resume else None
@@ -206,14 +215,18 @@ def _run_group(
         eval_id = row.id
         rundir.save_group_state(run_dir, found.id, row.id, names)
         say(f"{found.first.column}: eval {row.id}, arms {', '.join(names)}")
+        if on_start is not None:
+            on_start(row)
 
     try:
         if state is not None and set(names) <= set(state["arms"]):
             eval_id = state["eval_id"]
             say(f"{found.first.column}: continuing eval {eval_id}")
-            report = seq.eval.run(rerun_failed=eval_id, envs=found.first.workers)
+            report = seq.eval.run(
+                rerun_failed=eval_id, envs=found.first.workers, on_start=on_start, on_result=on_result
+            )
         else:
-            report = seq.eval.run(**found.request(todo), on_start=started)
+            report = seq.eval.run(**found.request(todo), on_start=started, on_result=on_result)
     except EvalCanceled:
         raise
     except Exception as error:  # a crashed eval is an error cell per cell; the grid goes on
@@ -237,7 +250,7 @@ def _run_group(
 
 
 def _exists(eval_id: str) -> bool:
-    import seq
+    import seq.eval
 
     try:
         seq.eval.status(eval_id)

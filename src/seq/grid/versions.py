@@ -69,10 +69,10 @@ def check_resume(
             continue
         ran = (("benchmark", cell.benchmark, result.benchmark_version),
                ("policy", cell.policy.policy, result.policy_version))  # fmt: skip
-        for kind, name, label in ran:
-            current = now.get(kind, {}).get(name or "")
-            if label and current and current != label:
-                changes.append(f"{kind} {label} → {current}")
+        for kind, ran_name, version in ran:
+            current = now.get(kind, {}).get(ran_name or "")
+            if version and current and current != version:
+                changes.append(f"{kind} {version} → {current}")
     if changes:
         shown = ", ".join(dict.fromkeys(changes))
         raise SeqInputError(

@@ -301,7 +301,7 @@ def _find_python(version: str) -> str:
     interpreter of that version found on this machine, else the version (uv finds or downloads it)."""
     if version == f"{sys.version_info.major}.{sys.version_info.minor}":
         return sys.executable
-    candidates = [shutil.which(f"python{version}")]
+    candidates: list[str | Path | None] = [shutil.which(f"python{version}")]
     pyenv = Path(os.environ.get("PYENV_ROOT") or Path.home() / ".pyenv") / "versions"
     candidates += sorted(pyenv.glob(f"{version}.*/bin/python{version}"), reverse=True)
     candidates += [Path(f"/usr/bin/python{version}"), Path(f"/usr/local/bin/python{version}")]

@@ -17,10 +17,9 @@ named in `SEQ_HOME/models.toml`, its key a `seq` secret (`seq secret set NAME --
 from __future__ import annotations
 
 import math
+import tomllib
 from dataclasses import dataclass
 from typing import Any
-
-import tomllib
 
 from seq.errors import SeqInputError
 from seq.record.store import seq_home

@@ -14,9 +14,9 @@ import re
 import stat
 from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, overload
 
 from seq.errors import SeqInputError
 from seq.isolation.volumes import check_name
@@ -61,7 +61,7 @@ def set_secret(name: str, env_var: str, value: str) -> None:
         "name": name,
         "env": env_var,
         "value": value,
-        "set_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "set_at": datetime.now(UTC).isoformat(timespec="seconds"),
     }
     temporary = root / f".{name}.{os.getpid()}.{os.urandom(4).hex()}.tmp"
     descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
@@ -120,7 +120,12 @@ class Masker:
         self._values = sorted(unique, key=lambda value: (-len(value), value))  # longest first
         self._pattern = re.compile("|".join(map(re.escape, self._values))) if self._values else None
 
+    @overload
+    def text(self, value: str) -> str: ...
+    @overload
+    def text(self, value: None) -> None: ...
     def text(self, value: str | None) -> str | None:
+        """`value` with every secret in it replaced by the mask."""
         if value is None or self._pattern is None:
             return value
         return self._pattern.sub(MASK, value)

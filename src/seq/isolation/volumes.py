@@ -21,7 +21,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -114,7 +114,7 @@ def put_volume(name: str, directory: str | Path, kind: str | None = None) -> tup
                     "kind": kind,
                     "files": files,
                     "size_bytes": size,
-                    "created_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+                    "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
                 }
                 index["versions"].append(entry)
             else:
@@ -144,7 +144,7 @@ def list_volumes() -> list[VolumeVersion]:
     root = volumes_root()
     if not root.is_dir():
         return []
-    found = []
+    found: list[VolumeVersion] = []
     for home in sorted(root.iterdir()):
         index = _read_index(home.name) if home.is_dir() and NAME.fullmatch(home.name) else None
         if index:

@@ -1,4 +1,4 @@
-"""Porting a classic-MuJoCo benchmark to MuJoCo Warp (seed 000, "Move a CPU benchmark to the GPU").
+"""Porting a classic-MuJoCo benchmark to MuJoCo Warp: moving a CPU benchmark to the GPU.
 
 On top of the planes: it loads benchmarks as the registry does and calls their hooks as the
 engine does. `export` runs where the benchmark runs (its image, or this Python); `check-model`

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -19,14 +19,15 @@ def export_benchmark(
     target: str,
     out: str | Path = "scene",
     *,
-    seeds: int | None = None,
-    tasks: list[str] | None = None,
+    seeds: Sequence[int] | None = None,
+    tasks: Sequence[str] | None = None,
     suite: str | None = None,
     steps: int = DEFAULT_STEPS,
     log: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
     """Export a benchmark's scenes and starts (`FILE[:Class]` or a name) into `out`, where the
-    benchmark runs: in its image when it declares one, else in this Python. The manifest."""
+    benchmark runs: in its image when it declares one, else in this Python. `seeds` and `tasks`
+    narrow the suite's conditions as `seq.eval.run`'s do. The manifest."""
     from seq.isolation.images import ensure_image, image_of
     from seq.port.export import export_here
     from seq.port.target import load_benchmark
@@ -35,7 +36,9 @@ def export_benchmark(
     check_counts(seeds, steps)
     _, spec = load_benchmark(target)
     image = spec.declared.get("image")
-    arguments = {"target": target, "out": str(Path(out).resolve()), "seeds": seeds, "tasks": tasks,
+    arguments: dict[str, Any] = {"target": target, "out": str(Path(out).resolve()),
+                 "seeds": None if seeds is None else list(seeds),
+                 "tasks": None if tasks is None else list(tasks),
                  "suite": suite, "steps": steps}
     if image is None or os.environ.get(IN_IMAGE):
         return export_here(**{**arguments, "out": Path(arguments["out"])}, log=say)

@@ -66,7 +66,7 @@ def check_model_here(scene: str) -> dict[str, Any]:
 def field_differences(mujoco: Any, model: Any, exported: dict[str, np.ndarray]) -> list[dict[str, Any]]:
     """Every compiled field of `model` that differs from `exported` (another compile), by object."""
     here = model_fields(model)
-    found = []
+    found: list[dict[str, Any]] = []
     for kind, fields in MODEL_FIELDS.items():
         labels = names(mujoco, model, kind) if kind != "equality" or model.neq else []
         for field in fields:

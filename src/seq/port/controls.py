@@ -50,7 +50,7 @@ def controls_for(model: object, seed: int, steps: int) -> Controls:
     return seeded_controls(
         seed,
         steps,
-        np.asarray(model.actuator_ctrlrange, dtype=float).reshape(-1, 2),  # type: ignore[attr-defined]
+        np.asarray(model.actuator_ctrlrange, dtype=np.float64).reshape(-1, 2),  # type: ignore[attr-defined]
         np.asarray(model.actuator_ctrllimited, dtype=bool),  # type: ignore[attr-defined]
         int(model.nmocap),  # type: ignore[attr-defined]
     )

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -42,8 +42,8 @@ def export_here(
     target: str,
     out: Path,
     *,
-    seeds: int | None = None,
-    tasks: list[str] | None = None,
+    seeds: Sequence[int] | None = None,
+    tasks: Sequence[str] | None = None,
     suite: str | None = None,
     steps: int = DEFAULT_STEPS,
     log: Callable[[str], None] = print,
@@ -97,7 +97,7 @@ def _clear(out: Path) -> None:
     """An empty folder to export into: a previous export there is replaced, anything else refused."""
     if out.exists() and any(out.iterdir()):
         if not (out / layout.MANIFEST).is_file():
-            raise SeqInputError(f"--out {out}: exists and holds other files; name an empty or new folder.")
+            raise SeqInputError(f"--output {out}: exists and holds other files; name an empty or new folder.")
         for part in (layout.SCENES, layout.STARTS, layout.MANIFEST):
             target = out / part
             if target.is_dir():
@@ -116,7 +116,7 @@ def _new_scene(
         write_scene(mujoco, model, directory, xml_files)
     except ValueError as error:
         raise layout.ExportError(f"task {task}: {error}.") from None
-    fields = model_fields(model)
+    fields: dict[str, Any] = model_fields(model)
     np.savez_compressed(directory / layout.COMPILED, **fields)
     empty = mujoco.MjModel.from_xml_string("<mujoco/>")
     options = {"scene": option_values(model), "defaults": option_values(empty), "mujoco": mujoco.__version__}
@@ -136,7 +136,7 @@ def _write_start(
     controls = controls_for(model, condition.seed, steps)
     qpos, xpos = layout.run_classic(mujoco, model, probe, controls)
     name = f"{condition.task}__{condition.seed}"
-    arrays = {f"state.{k}": v for k, v in state.items()}
+    arrays: dict[str, Any] = {f"state.{k}": v for k, v in state.items()}
     for field, (rows, values) in changed.items():
         arrays[f"rows.{field}"], arrays[f"model.{field}"] = rows, values
     (out / layout.STARTS).mkdir(parents=True, exist_ok=True)

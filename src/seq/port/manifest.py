@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 from seq.errors import SeqInputError
 
@@ -64,7 +64,8 @@ def _check_start(directory: Path, path: Path, key: str, start: dict[str, Any], i
         raise SeqInputError(f"{path}: {key}.scene: expected one of the scenes {ids}, got {_shown(scene)}.")
     file = start.get("file")
     parts = Path(file).parts if isinstance(file, str) else ()
-    if len(parts) != 2 or parts[0] != STARTS or not _is_name(parts[1]) or not parts[1].endswith(".npz"):
+    if (not isinstance(file, str) or len(parts) != 2 or parts[0] != STARTS or not _is_name(parts[1])
+            or not parts[1].endswith(".npz")):
         raise SeqInputError(f"{path}: {key}.file: expected {STARTS}/NAME.npz, got {file!r}.")
     if not (directory / file).is_file():
         raise SeqInputError(f"{path}: {key}.file: no {file} in the folder.")
@@ -96,7 +97,7 @@ def _is_name(value: Any) -> bool:
             and not any(c in value for c in "/\\\0"))
 
 
-def _whole(value: Any) -> bool:
+def _whole(value: Any) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)
 
 

@@ -40,7 +40,7 @@ def scaffold(
         raise SeqInputError(f"--name {name!r}: use lower-case letters, digits and hyphens.")
     target = Path(out or f"{name}")
     if target.exists() and any(target.iterdir()):
-        raise SeqInputError(f"{target}: exists and is not empty; name another folder with --out.")
+        raise SeqInputError(f"{target}: exists and is not empty; name another folder with --output.")
     target.mkdir(parents=True, exist_ok=True)
     size = sum(path.stat().st_size for path in directory.rglob("*")
                if path.is_file() and path.suffix != ".mjb")

@@ -13,12 +13,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from seq.authoring.conditions import check_seed, reseeded
 from seq.errors import SeqInputError
 from seq.port.controls import Controls
 
@@ -45,32 +47,32 @@ class Start:
     contacts: int
 
 
-def check_counts(seeds: int | None, steps: int | None) -> None:
-    """Refuse `--seeds` or `--steps` below 1 (None: not given)."""
-    for flag, value in (("--seeds", seeds), ("--steps", steps)):
-        if value is not None and value < 1:
-            raise SeqInputError(f"{flag} must be 1 or more, got {value}.")
+def check_counts(seeds: Sequence[int] | None, steps: int | None) -> None:
+    """Refuse an empty `--seeds`, a seed out of range, or `--steps` below 1 (None: not given)."""
+    if steps is not None and steps < 1:
+        raise SeqInputError(f"--steps must be 1 or more, got {steps}.")
+    if seeds is not None:
+        if isinstance(seeds, (int, str)) or not len(seeds):
+            raise SeqInputError(f"--seeds {seeds}: expected a list of seeds, such as 0,1,2 or 0-9.")
+        for seed in seeds:
+            check_seed(seed, "--seeds")
 
 
-def select_conditions(spec: Any, suite: str | None, tasks: list[str] | None, seeds: int | None) -> list:
-    """The suite's conditions, only `tasks` (when given), the first `seeds` seeds of each task."""
+def select_conditions(
+    spec: Any, suite: str | None, tasks: Sequence[str] | None, seeds: Sequence[int] | None
+) -> list:
+    """The suite's conditions, only `tasks` (when given), with `seeds` (when given) for each task,
+    as `seq eval run --seeds` makes them."""
     name = suite or spec.default_suite
     if name not in spec.suites:
         raise SeqInputError(f"--suite {name!r}: {spec.name} has suites {sorted(spec.suites)}.")
     known = list(dict.fromkeys(c.task for c in spec.suites[name]))
     for task in tasks or []:
         if task not in known:
-            raise SeqInputError(f"--task {task!r}: suite {name} of {spec.name} has tasks {known}.")
+            raise SeqInputError(f"--tasks {task!r}: suite {name} of {spec.name} has tasks {known}.")
     check_counts(seeds, None)
-    chosen, per_task = [], {}
-    for condition in spec.suites[name]:
-        if tasks and condition.task not in tasks:
-            continue
-        if seeds is not None and per_task.get(condition.task, 0) >= seeds:
-            continue
-        per_task[condition.task] = per_task.get(condition.task, 0) + 1
-        chosen.append(condition)
-    return chosen
+    chosen = [condition for condition in spec.suites[name] if not tasks or condition.task in tasks]
+    return chosen if seeds is None else reseeded(chosen, list(dict.fromkeys(seeds)))
 
 
 def run_classic(mujoco: Any, model: Any, data: Any, controls: Controls) -> tuple[np.ndarray, np.ndarray]:

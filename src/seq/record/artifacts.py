@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from seq.record.paths import ARTIFACTS, artifact_file
+from seq.record.states import EpisodeStatus
 
 log = logging.getLogger("seq.record")
 
@@ -28,11 +29,11 @@ def artifact_name(item_id: str) -> str:
 
 
 def _outcome(episode: Any) -> str:
-    if episode.status == "error":
+    if episode.status == EpisodeStatus.ERROR:
         return "error"
     success = episode.metrics.get("success")
     if success is None:
-        return "timeout" if episode.status == "timed_out" else "done"
+        return "timeout" if episode.status == EpisodeStatus.TIMED_OUT else "done"
     return "success" if success >= 0.5 else "fail"
 
 

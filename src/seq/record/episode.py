@@ -4,14 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-OK = "ok"
-ERROR = "error"
-TIMED_OUT = "timed_out"
+from seq.record.states import EpisodeStatus, Failure
 
-# Whose failure an `error` episode is (`EpisodeResult.failure`): the policy's or the benchmark's own
-# (data, counted in the report), or the infrastructure's (the episode did not run to an end: its work
-# item stays unfinished, and `--resume` runs it again).
-POLICY, BENCHMARK, INFRASTRUCTURE = "policy", "benchmark", "infrastructure"
+OK, ERROR, TIMED_OUT = EpisodeStatus.OK, EpisodeStatus.ERROR, EpisodeStatus.TIMED_OUT
+# whose failure an `error` episode is (`EpisodeResult.failure`)
+POLICY, BENCHMARK, INFRASTRUCTURE = Failure.POLICY, Failure.BENCHMARK, Failure.INFRASTRUCTURE
 
 # An error text is kept to its first and last characters (a traceback's start, and its end: the
 # exception's own line), so what a policy printed into an exception cannot grow the record, the

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 from seq.errors import SeqInputError
 from seq.record.paths import LOGS, eval_folder, is_eval_id, remove_eval_folder, unlink_inside
 from seq.record.schema import insert, select
+from seq.record.states import EvalStatus
 
 if TYPE_CHECKING:
     from seq.record.store import Store
@@ -127,7 +128,7 @@ def streams(
     store: Store, eval_id: str, side: str | None = None, instance: int | None = None
 ) -> list[LogStream]:
     """The eval's streams, oldest first, narrowed to one side and instance."""
-    query, args = select("logs") + " WHERE eval_id=?", [eval_id]
+    query, args = select("logs") + " WHERE eval_id=?", list[Any]([eval_id])
     if side is not None:
         query += " AND side=?"
         args.append(side)
@@ -190,7 +191,7 @@ def read_logs(
     offsets: dict[str, int] = {}
 
     def fresh() -> list[LogLine]:
-        found = []
+        found: list[LogLine] = []
         for stream in streams(store, eval_id, side, instance):
             lines, offsets[stream.stream] = _read_from(stream, offsets.get(stream.stream, 0))
             found.extend(line for line in lines if arm is None or line.arm == arm)
@@ -201,7 +202,7 @@ def read_logs(
         return
     while True:
         row = store.get_eval(eval_id)
-        running = row is not None and row.status == "running"
+        running = row is not None and row.status == EvalStatus.RUNNING
         if not running:
             time.sleep(poll_s)  # the last lines its relays were still writing
             yield from fresh()

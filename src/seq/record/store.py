@@ -31,6 +31,7 @@ from seq.record.manifest import Manifest
 from seq.record.migrations import check_readable, migrate, user_version
 from seq.record.paths import check_eval_id
 from seq.record.schema import SCHEMA_VERSION, columns, insert, select
+from seq.record.states import EvalStatus
 from seq.record.typed import from_plain, to_plain
 from seq.record.work import WorkItem
 
@@ -51,9 +52,13 @@ NEXT_ATTEMPT = (
     "WHERE e.eval_id = i.eval_id AND e.item_id = i.item_id) AS next_attempt"
 )
 GroupKey = tuple[str, str, str]  # (arm, group kind, group name)
-RUNNING, COMPLETED, CANCELED, FAILED = "running", "completed", "canceled", "failed"
-INCOMPLETE = "incomplete"  # ended with work items an infrastructure failure left unfinished
-INTERRUPTED = "interrupted"  # recorded as running, but no live runner holds its lease (killed)
+RUNNING, COMPLETED, CANCELED, FAILED = (
+    EvalStatus.RUNNING,
+    EvalStatus.COMPLETED,
+    EvalStatus.CANCELED,
+    EvalStatus.FAILED,
+)
+INCOMPLETE, INTERRUPTED = EvalStatus.INCOMPLETE, EvalStatus.INTERRUPTED
 
 
 def seq_home() -> Path:
@@ -100,8 +105,21 @@ class EvalRow:
 
 
 class Store:
-    """Typed access to the record database; opening a record of an older seq migrates it
-    (`seq.record.migrations`), one of a newer seq is refused."""
+    """Typed access to the record database (SQLite, WAL): registered versions (`versions`,
+    `version`, `register_version`), evals (`create_eval`, `evals`, `find_eval`,
+    `set_eval_status`), their work items (`items`, `unfinished`, `claim_item`), episodes
+    (`write_episode`, `episodes`, `attempts`) and scores (`write_scores`, `scores`).
+
+    Opening a record of an older seq migrates it (`seq.record.migrations`); one of a newer seq is
+    refused.
+
+    Args:
+        path: the record's file (default: `$SEQ_HOME/seq.db`, `~/.seq/seq.db`); its folder is made.
+
+    Raises:
+        SeqInputError: a folder that cannot hold the record, or a record of a newer seq.
+        RecordDamaged: a file that is not a sound SQLite record, naming it.
+    """
 
     schema_version = SCHEMA_VERSION
 

@@ -39,7 +39,7 @@ def from_plain(cls: type[T], data: Any, where: str) -> T:
     `where` names the place in errors, such as `seq.db: eval ev-1: manifest`."""
     if not isinstance(data, Mapping):
         raise RecordError(f"{where}: expected an object, found {type(data).__name__}.")
-    hints, names = _shape(cls)
+    hints, names = _shape(typing.cast(type, cls))
     unknown = sorted(set(data) - names)
     if unknown:
         raise RecordError(
@@ -58,7 +58,7 @@ def from_plain(cls: type[T], data: Any, where: str) -> T:
 @functools.cache
 def _shape(cls: type) -> tuple[dict[str, Any], set[str]]:
     """A dataclass's resolved field types and field names (resolved once per class)."""
-    return typing.get_type_hints(cls), {f.name for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
+    return typing.get_type_hints(cls), {f.name for f in dataclasses.fields(cls)}
 
 
 def _convert(kind: Any, value: Any, where: str) -> Any:

@@ -16,11 +16,16 @@ from seq.record.store import RUNNING, Store
 from seq.registry.builtins import BUILTIN_BENCHMARKS
 
 
-def benchmarks(store: Store | None = None) -> list[dict[str, Any]]:
+def benchmarks(store: Store | None = None, internal: bool = False) -> list[dict[str, Any]]:
     """Every benchmark usable by name (built-in and deployed): latest version, its check at deploy
-    (`status` ready, failed check or unchecked; `check`: what it measured) and latest eval."""
+    (`status` ready, failed check or unchecked; `check`: what it measured) and latest eval.
+    `internal`: also those seq keeps for itself (`seq evolve`'s candidates and reruns)."""
     store = store or Store()
-    latest_version = {row.name: row for row in store.versions("benchmark")}
+    latest_version = {
+        row.name: row
+        for row in store.versions("benchmark")
+        if internal or not row.declared.get("internal")
+    }
     rows = []
     for name in sorted(set(BUILTIN_BENCHMARKS) | set(latest_version)):
         version = latest_version.get(name)

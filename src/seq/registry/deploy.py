@@ -17,6 +17,7 @@ from seq.authoring.callable_policy import CallablePolicy
 from seq.authoring.policy import Policy, PolicySpec
 from seq.errors import SeqInputError
 from seq.record.checks import CheckRow
+from seq.record.states import VersionKind
 from seq.record.store import Store, VersionRow, seq_home
 from seq.registry.adapters import adapter_declared, check_adapter_source, declares_adapter
 from seq.registry.builtins import BUILTINS
@@ -39,14 +40,14 @@ class Deployed:
         return self.version.label
 
 
-def kind_and_spec(cls: type) -> tuple[str, BenchmarkSpec | PolicySpec | AdapterSpec] | None:
+def kind_and_spec(cls: type) -> tuple[VersionKind, BenchmarkSpec | PolicySpec | AdapterSpec] | None:
     spec = cls.__dict__.get(BENCHMARK_SPEC)
     if isinstance(spec, BenchmarkSpec):
-        return "benchmark", spec
+        return VersionKind.BENCHMARK, spec
     if isinstance(spec, PolicySpec):
-        return "policy", spec
+        return VersionKind.POLICY, spec
     if isinstance(spec, AdapterSpec):
-        return "adapter", spec
+        return VersionKind.ADAPTER, spec
     return None
 
 
@@ -136,7 +137,7 @@ def deploy(target: str | Path, store: Store | None = None) -> list[Deployed]:
             "origin_dir": str(path.parent.resolve()),
             "file": str(path),
         }
-        if kind == "adapter":  # an adapter is its one file, pulled back as it was registered
+        if isinstance(spec, AdapterSpec):  # an adapter is its one file, pulled back as it was registered
             declared, content = adapter_declared(cls, spec, path, data), sha
         else:
             declared, content = spec.describe(), content_sha256(source, cls.__name__, registered)
@@ -178,7 +179,7 @@ def resolve(kind: str, target: Any, store: Store) -> VersionRow:
     """The version an eval runs: a name (latest version), `name@vN`, a built-in name, or a class."""
     if inspect.isclass(target):
         return _register_class(kind, target, store)
-    if kind == "policy" and isinstance(target, Policy):
+    if kind == VersionKind.POLICY and isinstance(target, Policy):
         return _register_instance(target, store)
     text = str(target)
     name, _, version_text = text.partition("@")
@@ -205,7 +206,7 @@ def _register_instance(policy: Policy, store: Store) -> VersionRow:
     model being trained), which only the caller's process can run (see `seq.evaluate`)."""
     cls = type(policy)
     found = kind_and_spec(cls)
-    if found is None or found[0] != "policy":
+    if found is None or found[0] != VersionKind.POLICY:
         raise SeqInputError(f"{cls.__name__} is not decorated with @seq.policy.")
     try:  # a function wrapped as a policy is versioned by its own source
         source = policy.source if isinstance(policy, CallablePolicy) else inspect.getsource(cls).encode()

@@ -53,7 +53,7 @@ def policies(store: Store | None = None) -> list[dict[str, Any]]:
                 "kind": _kind(version.ref if version else None, name),
                 "parameters": _builtin_parameters(name)
                 if name in BUILTIN_POLICIES
-                else (version.declared.get("parameters") or {}),
+                else ((version.declared.get("parameters") if version else None) or {}),
                 "latest_eval": seen[0] if seen else None,
                 "latest_eval_status": seen[1] if seen else None,
             }

@@ -81,9 +81,9 @@ def _group_row(
                     effective_n=interval.effective_n,
                 )
             )
-    for key, value in (scored or {}).items():
-        if key not in names:
-            metrics.append(MetricRow(key, value, None, None, len(counted), "score hook", "score"))
+    for score_name, value in (scored or {}).items():
+        if score_name not in names:
+            metrics.append(MetricRow(score_name, value, None, None, len(counted), "score hook", "score"))
     return GroupRow(
         kind,
         name,

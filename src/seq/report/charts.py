@@ -19,7 +19,6 @@ from seq.errors import SeqInputError
 from seq.report.labels import LABEL_CHARS, distinct_labels
 from seq.report.report import Report
 
-INTERVAL_TOOLTIP = ["group:N", "arm:N", "value:Q", "low:Q", "high:Q"]
 ROW_STEP = 14  # pixels per group (task, suite) on a plot's y axis
 LABEL_LIMIT = 7 * LABEL_CHARS  # pixels an axis label may take: every `distinct_labels` label whole
 OVERALL = "overall"
@@ -63,13 +62,16 @@ def vega_bundle() -> str:
     """Vega, Vega-Lite and vega-embed as one script (~0.9 MB, no imports): what draws the specs
     in a browser (the console), where the file report has its SVG drawn in Python. Bundling takes
     seconds, so the script is kept in the user's cache folder, one file per vl-convert version."""
+    from importlib.metadata import version
+
     import vl_convert
 
     cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "seq"
-    path = cache / f"vega-bundle-{vl_convert.__version__}.js"
+    path = cache / f"vega-bundle-{version('vl-convert-python')}.js"
     if path.is_file():
         return path.read_text(encoding="utf-8")
-    bundle = vl_convert.javascript_bundle()
+    # its stub marks the snippet required; without one the bundle defines vegaEmbed, vegaLite, vega
+    bundle = vl_convert.javascript_bundle()  # type: ignore[call-arg]
     try:
         cache.mkdir(parents=True, exist_ok=True)
         partial = path.with_suffix(f".{os.getpid()}.tmp")

@@ -10,7 +10,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 from seq.errors import SeqInputError
-from seq.record.store import COMPLETED, Store
+from seq.record.episode import EpisodeResult
+from seq.record.store import COMPLETED, GroupKey, Store
 from seq.report.analysis import across_tasks, analyse, declared_kinds
 from seq.report.report import Report
 from seq.stats import check_threshold
@@ -30,7 +31,8 @@ def compare_evals(first: str, second: str, threshold: float = 0.05, store: Store
         rows.append(row)
     a, b = rows
     labels = [f"A {a.id}", f"B {b.id}"]
-    results, scores = [], {}
+    results: list[EpisodeResult] = []
+    scores: dict[GroupKey, tuple[dict | None, str | None]] = {}
     for label, row in zip(labels, rows, strict=True):
         results += [replace(e, arm=label) for e in store.episodes(row.id)]
         scores |= {(label, kind, name): value for (_, kind, name), value in store.scores(row.id).items()}

@@ -145,31 +145,31 @@ def summary_rows(report: Report) -> list[dict[str, Any]]:
                 "agresti_min_high": None if seed_interval is None else seed_interval.high,
             }
         )
-    for row in report.across_tasks:
+    for summary in report.across_tasks:
         rows.append(
             {
                 "row": "across-tasks",
-                "arm": row["arm"],
-                "metric": row["metric"],
-                "n": row["tasks"],
-                "value": row["iqm"],
-                "low": row["iqm_low"],
-                "high": row["iqm_high"],
-                "method": row["method"],
+                "arm": summary["arm"],
+                "metric": summary["metric"],
+                "n": summary["tasks"],
+                "value": summary["iqm"],
+                "low": summary["iqm_low"],
+                "high": summary["iqm_high"],
+                "method": summary["method"],
             }
         )
-        if "probability_of_improvement" in row:
+        if "probability_of_improvement" in summary:
             rows.append(
                 {
                     "row": "across-tasks",
-                    "arm": row["arm"],
+                    "arm": summary["arm"],
                     "baseline": report.arms[0],
-                    "metric": f"P({row['metric']} > A)",
-                    "n": row["tasks"],
-                    "value": row["probability_of_improvement"],
-                    "low": row["poi_low"],
-                    "high": row["poi_high"],
-                    "method": row["poi_method"],
+                    "metric": f"P({summary['metric']} > A)",
+                    "n": summary["tasks"],
+                    "value": summary["probability_of_improvement"],
+                    "low": summary["poi_low"],
+                    "high": summary["poi_high"],
+                    "method": summary["poi_method"],
                 }
             )
     return rows

@@ -15,6 +15,7 @@ from typing import Any
 
 from seq.errors import SeqInputError
 from seq.record.episode import EpisodeResult
+from seq.record.states import EpisodeStatus
 from seq.report.charts import report_plots
 from seq.report.report import Report
 from seq.report.table_views import KIND_TITLES, across_tasks_table, comparison_table, group_tables
@@ -49,7 +50,7 @@ class Links:
 
 def outcome(episode: EpisodeResult) -> str:
     """`success`, `fail`, `error`, `timed_out` or `done` (no success metric): a link's class."""
-    if episode.status != "ok":
+    if episode.status != EpisodeStatus.OK:
         return episode.status
     success = episode.metrics.get("success")
     return "done" if success is None else ("success" if success >= 0.5 else "fail")

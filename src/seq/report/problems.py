@@ -10,8 +10,9 @@ from dataclasses import dataclass
 
 from seq.record.episode import EpisodeResult
 from seq.record.groups import groups
+from seq.record.states import EpisodeStatus
 
-ERROR, TIMED_OUT, SCORE_ERROR = "error", "timed_out", "score_error"
+ERROR, TIMED_OUT, SCORE_ERROR = EpisodeStatus.ERROR, EpisodeStatus.TIMED_OUT, "score_error"
 # not a failure: an episode whose policy sent actions holding NaN or an infinity (the engine's
 # `nan_actions` metric counts both)
 NAN_ACTIONS = "nan_actions"

@@ -25,7 +25,7 @@ class Table:
     """Headers and rows of text; `align` gives `left` or `right` per column (default left)."""
 
     headers: Sequence[str]
-    rows: list[Sequence[str]] = field(default_factory=list)
+    rows: Sequence[Sequence[str]] = field(default_factory=list)
     align: Sequence[str] | None = None
     title: str | None = None
 

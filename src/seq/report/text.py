@@ -6,8 +6,9 @@ from __future__ import annotations
 from typing import Any
 
 from seq.record.manifest import Manifest
+from seq.record.states import EvalStatus
 from seq.record.store import CANCELED, FAILED, error_line
-from seq.report.report import Report
+from seq.report.report import Report, Unfinished
 from seq.report.table_views import method_name
 from seq.stats import SMALL_N
 
@@ -28,7 +29,7 @@ def partial_line(report: Report) -> str | None:
         return None
     if report.compared_evals:
         return _compared_partial_line(report)
-    if report.status == "failed" and report.all_errored and report.done == report.total:
+    if report.status == FAILED and report.all_errored and report.done == report.total:
         return (
             f"FAILED: all {report.done} episodes errored, so nothing was measured (their errors are "
             f"below; seq eval run --rerun-failed {report.eval_id} runs them again)."
@@ -42,7 +43,8 @@ def partial_line(report: Report) -> str | None:
             f"work items were cut short by the infrastructure, not by the policy or the benchmark "
             f"(below){rest}; seq eval run --resume {report.eval_id} runs them again."
         )
-    resume = f"; seq eval run --resume {report.eval_id} runs the rest" if report.status != "running" else ""
+    running = report.status == EvalStatus.RUNNING
+    resume = "" if running else f"; seq eval run --resume {report.eval_id} runs the rest"
     failure = error_line(report.error)
     state = f"failed: {failure}" if report.status == FAILED and failure else f"is {report.status}"
     if report.status == CANCELED and failure:  # stopped by a caller that said why (a budget)
@@ -53,15 +55,26 @@ def partial_line(report: Report) -> str | None:
 
 
 def unfinished_lines(report: Report) -> list[str]:
-    """One line per work item an infrastructure failure left without a result: which, and why
-    (the first `LISTED`, then how many more)."""
-    tried = [entry for entry in report.unfinished if entry.attempts]
+    """One line per reason an infrastructure failure left work items without a result: the item,
+    or how many share the reason and the first of them (the first `LISTED` reasons, then how
+    many more items)."""
+    by_reason: dict[str, list[Unfinished]] = {}
+    for entry in report.unfinished:
+        if entry.attempts:
+            by_reason.setdefault(entry.reason, []).append(entry)
     lines = []
-    for entry in tried[:LISTED]:
-        arm = f" (arm {entry.arm})" if entry.arm and not entry.item_id.startswith(entry.arm + "/") else ""
-        lines.append(f"{entry.item_id}{arm}: {entry.reason}")
-    if len(tried) > LISTED:
-        lines.append(f"… and {len(tried) - LISTED} more (seq eval report {report.eval_id} --json lists them)")
+    for reason, entries in list(by_reason.items())[:LISTED]:
+        first = entries[0]
+        arm = f" (arm {first.arm})" if first.arm and not first.item_id.startswith(first.arm + "/") else ""
+        named = (
+            f"{first.item_id}{arm}"
+            if len(entries) == 1
+            else f"{len(entries)} work items (first {first.item_id}{arm})"
+        )
+        lines.append(f"{named}: {reason}")
+    rest = sum(len(entries) for entries in list(by_reason.values())[LISTED:])
+    if rest:
+        lines.append(f"… and {rest} more (seq eval report {report.eval_id} --json lists them)")
     return lines
 
 
@@ -82,7 +95,7 @@ def _compared_partial_line(report: Report) -> str:
     unfinished = [
         f"{eval_id} is {status}; seq eval run --resume {eval_id} runs its rest"
         for eval_id, status in zip(report.compared_evals, statuses, strict=False)
-        if status != "completed"
+        if status != EvalStatus.COMPLETED
     ]
     return (
         f"PARTIAL: these results cover the {report.done} of {report.total} episodes that pair up "

@@ -33,7 +33,7 @@ import gzip
 import json
 import re
 import shutil
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +42,7 @@ from seq.errors import SeqInputError
 from seq.record.episode import ERROR, EpisodeResult
 from seq.record.manifest import ArmManifest
 from seq.record.paths import artifact_file
+from seq.record.states import Failure
 from seq.record.store import COMPLETED, Store
 from seq.record.typed import to_plain
 
@@ -76,9 +77,9 @@ def _status(episode: EpisodeResult) -> str:
 
 def _failure_reason(episode: EpisodeResult) -> str:
     """Why an episode errored, in vla-eval's words where they apply."""
-    if episode.failure == "policy":
+    if episode.failure == Failure.POLICY:
         return "model_act"
-    if episode.failure == "benchmark":
+    if episode.failure == Failure.BENCHMARK:
         return "env_start" if episode.steps == 0 else "env_step"
     return episode.ended_by or "error"
 
@@ -197,7 +198,7 @@ def _benchmark_result(
         "benchmark": name,
         "mode": "sync",
         "harness_version": VLA_EVAL_VERSION,
-        "created_at": datetime.now(timezone.utc).isoformat(),
+        "created_at": datetime.now(UTC).isoformat(),
         "tasks": tasks,
         "config": {
             "benchmark": f"{row.benchmark}@v{row.benchmark_version}",
@@ -224,9 +225,10 @@ def _benchmark_result(
 def export_vla_eval(eval_id: str, directory: str | Path, store: Store | None = None) -> dict[str, Path]:
     """Write an eval's results in vla-eval's layout into `directory`; returns each aggregate file."""
     store = store or Store()
-    row = store.get_eval(eval_id)
+    row = store.find_eval(eval_id)  # the id, or a unique prefix of it
     if row is None:
         raise SeqInputError(f"no eval has id {eval_id!r} (seq eval ls lists them).")
+    eval_id = row.id
     out = Path(directory)
     out.mkdir(parents=True, exist_ok=True)
     episodes = store.episodes(eval_id)

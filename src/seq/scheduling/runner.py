@@ -33,6 +33,8 @@ from seq.record.store import CANCELED, FAILED, EvalRow, Store
 from seq.scheduling.every import DEPLOY, due_fire, next_fire
 
 Say = Callable[[str], None]
+OnStart = Callable[[EvalRow], None]
+OnResult = Callable[[EpisodeResult], None]
 
 
 class BudgetSpent(KeyboardInterrupt):
@@ -68,17 +70,29 @@ class _Budget:
     """Stops an eval (`BudgetSpent`) once the schedule's earlier runs and this eval together have
     used its core-hours; the eval's cost is counted as its report counts it."""
 
-    def __init__(self, store: Store, spent_s: float, limit_s: float | None) -> None:
+    def __init__(
+        self,
+        store: Store,
+        spent_s: float,
+        limit_s: float | None,
+        on_start: OnStart | None = None,
+        on_result: OnResult | None = None,
+    ) -> None:
         self.store, self.spent_s, self.limit_s = store, spent_s, limit_s
+        self.then_start, self.then_result = on_start, on_result  # the caller's (its progress)
         self.eval_id: str | None = None
         self.episodes_s = 0.0
         self.tripped = False
 
     def on_start(self, row: EvalRow) -> None:
         self.eval_id = row.id
+        if self.then_start is not None:
+            self.then_start(row)
 
     def on_result(self, result: EpisodeResult) -> None:
         self.episodes_s += result.cpu_s
+        if self.then_result is not None:
+            self.then_result(result)
         if self.limit_s is not None and self.spent_s + self.used_s() >= self.limit_s and not self.tripped:
             self.tripped = True
             raise BudgetSpent
@@ -88,7 +102,15 @@ class _Budget:
         return self.episodes_s + (row.setup_cpu_s if row else 0.0)
 
 
-def _run(row: ScheduleRow, fire: _Fire, book: Schedules, store: Store, say: Say) -> ScheduleRun:
+def _run(
+    row: ScheduleRow,
+    fire: _Fire,
+    book: Schedules,
+    store: Store,
+    say: Say,
+    on_start: OnStart | None = None,
+    on_result: OnResult | None = None,
+) -> ScheduleRun:
     """Run one fire as an eval and record how it ended."""
     import seq.eval
 
@@ -99,17 +121,19 @@ def _run(row: ScheduleRow, fire: _Fire, book: Schedules, store: Store, say: Say)
         None, None,
     )  # fmt: skip
     if limit_s is not None and spent_s >= limit_s:
-        note = f"its budget of {row.max_core_hours:g} core-hours is spent ({spent_s / 3600:.3g} used)"
+        spent = f"{spent_s / 3600:.3g} used"
+        note: str | None = f"its budget of {row.max_core_hours:g} core-hours is spent ({spent})"
         run = replace(run, status=RUN_SKIPPED, finished_at=time.time(), note=note)
         book.finish_run(run)
         say(f"{row.label}: skipped, {note}")
         return run
     book.start_run(run)
     policy = f"{row.policy}@v{fire.version}" if fire.version is not None else row.policy
-    budget = _Budget(store, spent_s, limit_s)
+    budget = _Budget(store, spent_s, limit_s, on_start, on_result)
     missed = f" ({fire.missed} fires missed, run once)" if fire.missed > 1 else ""
     say(f"{row.label}: running {policy}{missed}")
-    status, note, eval_id, stop = FAILED, None, None, None
+    status: str = FAILED
+    note, eval_id, stop = None, None, None
     try:
         report = seq.eval.run(
             policy,
@@ -157,10 +181,15 @@ def _run(row: ScheduleRow, fire: _Fire, book: Schedules, store: Store, say: Say)
 
 
 def run_due(
-    now: float | None = None, store: Store | None = None, say: Say | None = None
+    now: float | None = None,
+    store: Store | None = None,
+    say: Say | None = None,
+    on_start: OnStart | None = None,
+    on_result: OnResult | None = None,
 ) -> list[ScheduleRun]:
     """Run every schedule that is due at `now` (default: the clock's time), once each, and return
-    the runs. A fire another scheduler process took is left to it."""
+    the runs. A fire another scheduler process took is left to it. `on_start(row)` and
+    `on_result(episode)` are passed to each eval's `seq.eval.run` (its progress)."""
     store = store or Store()
     book = Schedules(store)
     now = time.time() if now is None else now
@@ -170,7 +199,7 @@ def run_due(
             continue
         fire = _due(row, book, store, now)
         if fire is not None:
-            ran.append(_run(row, fire, book, store, say or (lambda line: None)))
+            ran.append(_run(row, fire, book, store, say or (lambda line: None), on_start, on_result))
     return ran
 
 
@@ -203,7 +232,12 @@ def _sigterm_stops() -> Iterator[None]:
 
 
 def run_scheduler(
-    poll_s: float = 30.0, once: bool = False, store: Store | None = None, say: Say | None = None
+    poll_s: float = 30.0,
+    once: bool = False,
+    store: Store | None = None,
+    say: Say | None = None,
+    on_start: OnStart | None = None,
+    on_result: OnResult | None = None,
 ) -> int:
     """Run due schedules until stopped (Ctrl-C or SIGTERM), looking again at each schedule's next
     fire and at least every `poll_s` seconds; `once`: look once and return. Returns how many
@@ -215,7 +249,7 @@ def run_scheduler(
     with _sigterm_stops():
         try:
             while True:
-                started += len(run_due(store=store, say=say))
+                started += len(run_due(store=store, say=say, on_start=on_start, on_result=on_result))
                 if once:
                     return started
                 time.sleep(max(0.0, _next_wake(store, time.time(), poll_s) - time.time()))

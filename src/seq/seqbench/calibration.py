@@ -12,6 +12,7 @@ import json
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from seq.seqbench.errors import SeqInputError
 from seq.seqbench.run_files import load_run
@@ -64,7 +65,7 @@ def calibrate(weak: list[Path], strong: list[Path], output: Path) -> dict:
     names = [p["name"] for p in runs[0][2].properties]
     properties = {}
     for name in names:
-        values = {"weak": [], "strong": []}
+        values: dict[str, list[dict]] = {"weak": [], "strong": []}
         for path, role, run in runs:
             prop = next((p for p in run.properties if p["name"] == name), None)
             if prop is None or prop["value"] is None:
@@ -100,7 +101,7 @@ def calibrate(weak: list[Path], strong: list[Path], output: Path) -> dict:
         ],
         "properties": properties,
     }
-    data = {"calibration": output.stem, "specs": {}}
+    data: dict[str, Any] = {"calibration": output.stem, "specs": {}}
     if output.is_file():
         try:
             data = json.loads(output.read_text())

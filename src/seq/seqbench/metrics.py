@@ -87,7 +87,7 @@ def group_metrics(records: Sequence[dict], generates: bool) -> dict:
     for stage, groups in stages.items():
         rows = []
         for key, members in sorted(groups.items()):
-            where = {k: (v,) for k, v in zip(GROUP_KEYS, key, strict=True)}
+            where: Where = {k: (v,) for k, v in zip(GROUP_KEYS, key, strict=True)}
             entry: dict = {**dict(zip(GROUP_KEYS, key, strict=True))}
             entry["items"] = len({m["item_id"] for m in members})
             entry["seeds"] = independent_seeds(members)

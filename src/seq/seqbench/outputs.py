@@ -195,11 +195,12 @@ def scaling_json(ctx: RunContext) -> dict:
             if c.stage == name and c.operation == "learn" and c.checkpoint_bytes
         ]
         examples = len(union(ctx.selections, stage.learn_select)) if stage.learn_from else 0
+        mean_bytes = round(sum(sizes) / len(sizes)) if sizes else None
         point = {"stage": name, "examples": examples, "items": len(values)}
         point["accuracy"] = interval_json(interval_of(list(values.values()))) if values else None
-        point["checkpoint_bytes"] = round(sum(sizes) / len(sizes)) if sizes else None
+        point["checkpoint_bytes"] = mean_bytes
         point["bytes_per_example"] = (
-            round(point["checkpoint_bytes"] / examples, 2) if sizes and examples else None
+            round(mean_bytes / examples, 2) if mean_bytes is not None and examples else None
         )
         points.append(point)
     return {"where": {k: list(v) for k, v in spec.scaling_where.items()}, "points": points}

@@ -96,6 +96,14 @@ class RunFiles:
         return read_predictions_table(self.path / "predictions.parquet")
 
 
+def _object(path: Path) -> dict:
+    """A JSON file holding an object."""
+    value = _json(path)
+    if not isinstance(value, dict):
+        raise SeqInputError(f"{path}: expected a JSON object, found {type(value).__name__}.")
+    return value
+
+
 def _json(path: Path) -> dict | list:
     try:
         return json.loads(path.read_text())
@@ -111,7 +119,7 @@ def load_run(path: Path) -> RunFiles:
     for name in ("manifest.json", "properties.json", "resolved_specs.json", "predictions.parquet"):
         if not (path / name).is_file():
             raise SeqInputError(f"{path}: not a finished seqbench run ({name} is missing).")
-    manifest = _json(path / "manifest.json")
-    properties = _json(path / "properties.json")
-    resolved = _json(path / "resolved_specs.json")
+    manifest = _object(path / "manifest.json")
+    properties = _object(path / "properties.json")
+    resolved = _object(path / "resolved_specs.json")
     return RunFiles(path, manifest, manifest["spec"], properties["properties"], resolved)

@@ -139,6 +139,7 @@ def run_seed(
         requests = build_requests(rows, manifest.generate, manifest.score)
         model = models[stage.name]
         if model is None:
+            answers: dict[str, object]
             call, answers = (
                 _skipped("infer", seed, stage.name, "no checkpoint to infer with", len(requests)),
                 {},

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import Any
 
 from seq.seqbench.protocol import GENERATE, Request
 from seq.seqbench.tasks import TaskRow
@@ -20,7 +21,9 @@ LOG_PROBABILITY_FLOOR = -20.0
 OK, MISSING, CALL_FAILED = "ok", "missing", "call_failed"
 
 
-def choice_credit(candidates: Sequence[str], log_probabilities: Sequence[float | None], target: str) -> float:
+def choice_credit(
+    candidates: Sequence[str | None], log_probabilities: Sequence[Any], target: str | None
+) -> float:
     """Credit for ranking the target first among candidates (null = probability zero)."""
     values = [-math.inf if lp is None else lp for lp in log_probabilities]
     best = max(values)

@@ -197,7 +197,8 @@ def _stage(value: object, where: str, selectors: dict, earlier: list[str]) -> St
     name = data.get("name")
     if not isinstance(name, str) or not name or name in earlier or name == INITIAL:
         raise SeqInputError(f"{where}.name: expected a new stage name, found {name!r}.")
-    learn_from, learn_select = None, ()
+    learn_from: str | None = None
+    learn_select: tuple[str, ...] = ()
     if "learn" in data:
         learn = _mapping(data["learn"], f"{where}.learn")
         if set(learn) - {"from", "select"} or "select" not in learn:

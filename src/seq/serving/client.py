@@ -20,15 +20,13 @@ import numpy as np
 from seq.authoring.begin import EpisodeStart
 from seq.authoring.params import Parameter
 from seq.errors import SeqInputError
+from seq.record.states import IMAGE_ENCODINGS, ImageEncoding, PolicyProtocol
 from seq.serving import codec
 from seq.serving.codec import SUBPROTOCOL
 from seq.serving.errors import MessageTooLarge, RemotePolicyError
 from seq.serving.inline import ActRequest, PolicyHandle
 from seq.serving.spaces import describe_space
 from seq.serving.transport import MAX_FRAME_BYTES, BaseClient, SyncSocket
-
-IMAGE_ENCODINGS = ("raw", "jpeg")
-PROTOCOLS = ("seq", "openpi", "vla-eval")
 
 
 class RemotePolicy(BaseClient):
@@ -55,7 +53,7 @@ class RemotePolicy(BaseClient):
         token: str | None = None,
         max_frame_bytes: int | None = MAX_FRAME_BYTES,
     ) -> None:
-        if image_encoding not in IMAGE_ENCODINGS:
+        if image_encoding not in IMAGE_ENCODINGS[PolicyProtocol.SEQ]:
             raise SeqInputError(f"image_encoding must be 'raw' or 'jpeg', got {image_encoding!r}.")
         super().__init__(
             url,
@@ -67,7 +65,7 @@ class RemotePolicy(BaseClient):
             max_frame_bytes=max_frame_bytes,
         )
         self.parameters_sent = dict(parameters) if parameters is not None else None
-        self._encoder = codec.Encoder(jpeg_quality if image_encoding == "jpeg" else None)
+        self._encoder = codec.Encoder(jpeg_quality if image_encoding == ImageEncoding.JPEG else None)
         self._id = 0
         self.max_message_bytes: int | None = None
         self.act_batch = False
@@ -87,7 +85,7 @@ class RemotePolicy(BaseClient):
         if (
             sock.subprotocol != SUBPROTOCOL
             or not isinstance(payload, dict)
-            or payload.get("protocol") != "seq"
+            or payload.get("protocol") != PolicyProtocol.SEQ
         ):
             raise RemotePolicyError(
                 f"the server at {self.url} is not a seq policy server (for an openpi server use "
@@ -211,10 +209,17 @@ class RemotePolicy(BaseClient):
         ]
 
 
-def parameters_of(metadata: dict[str, Any]) -> dict[str, Parameter]:
-    """A server's declared parameters (from its hello) as `Parameter`s, defaults included."""
+def parameters_of(metadata: dict[str, Any], served: bool = False) -> dict[str, Parameter]:
+    """A server's declared parameters (from its hello) as `Parameter`s, defaults included.
+    `served`: each one's default is the value the server runs with (its `--param`), which an
+    eval that does not set the parameter uses."""
     declared = metadata.get("parameters") or {}
-    return {name: Parameter(name, info["type"], info.get("default")) for name, info in declared.items()}
+    return {
+        name: Parameter(
+            name, info["type"], info.get("value", info.get("default")) if served else info.get("default")
+        )
+        for name, info in declared.items()
+    }
 
 
 def connect(
@@ -230,20 +235,21 @@ def connect(
     as `jpeg` (seq, vla-eval) or `png` (vla-eval's default). Options: `timeout_s`, `retries`,
     `backoff_s`, `open_timeout_s`, `jpeg_quality`, `token` (default: `$SEQ_SERVER_TOKEN`),
     `max_frame_bytes` (the largest frame taken from the server)."""
-    if protocol not in PROTOCOLS:
-        raise SeqInputError(f"protocol must be one of {', '.join(PROTOCOLS)}, got {protocol!r}.")
-    if image_encoding == "png" and protocol != "vla-eval":
+    if protocol not in tuple(PolicyProtocol):
+        raise SeqInputError(f"protocol must be one of {', '.join(PolicyProtocol)}, got {protocol!r}.")
+    taken = IMAGE_ENCODINGS[PolicyProtocol(protocol)]
+    if image_encoding == ImageEncoding.PNG and image_encoding not in taken:
         raise SeqInputError(
             f"image_encoding='png' is for vla-eval servers; a {protocol} server takes raw or jpeg."
         )
-    if image_encoding not in (*IMAGE_ENCODINGS, "png"):
+    if image_encoding not in tuple(ImageEncoding):
         raise SeqInputError(f"image_encoding must be raw, png or jpeg, got {image_encoding!r}.")
-    if protocol == "seq":
+    if protocol == PolicyProtocol.SEQ:
         return RemotePolicy(url, parameters=parameters, image_encoding=image_encoding, **options)
     if parameters:
         raise SeqInputError(f"a {protocol} server takes no parameters; got {', '.join(parameters)}.")
-    if protocol == "openpi":
-        if image_encoding != "raw":
+    if protocol == PolicyProtocol.OPENPI:
+        if image_encoding not in taken:
             raise SeqInputError(
                 "the openpi protocol sends images raw; image_encoding='jpeg' is for seq and vla-eval."
             )

@@ -223,7 +223,8 @@ class Encoder:
             return msgpack.ExtType(EXT_SCALAR, _array_ext(np.asarray(value)).data)
         if isinstance(value, tuple):
             return msgpack.ExtType(EXT_TUPLE, self.pack(list(value)))
-        for base in (bool, int, float, str, bytes, list, dict):  # subclasses: enums, OrderedDict …
+        bases: tuple[type[Any], ...] = (bool, int, float, str, bytes, list, dict)
+        for base in bases:  # subclasses: enums, OrderedDict …
             if isinstance(value, base):
                 return base(value)
         raise TypeError(

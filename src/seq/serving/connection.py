@@ -59,12 +59,13 @@ class Frames:
 
     def __init__(self) -> None:
         self.ready: deque[bytes | str] = deque()
-        self._parts: list[bytes] = []
+        self._parts: list[bytes | bytearray | memoryview] = []
         self._text = False
 
-    def feed(self, frame: Frame) -> None:
-        if frame.opcode not in (Opcode.TEXT, Opcode.BINARY, Opcode.CONT):
-            return  # ping, pong, close: the protocol answers those
+    def feed(self, frame: object) -> None:
+        """Take one event of the websocket protocol: a frame of a message, or else nothing to keep."""
+        if not isinstance(frame, Frame) or frame.opcode not in (Opcode.TEXT, Opcode.BINARY, Opcode.CONT):
+            return  # ping, pong, close: the protocol answers those; HTTP events are not messages
         if frame.opcode is not Opcode.CONT:
             self._parts, self._text = [], frame.opcode is Opcode.TEXT
         self._parts.append(frame.data)

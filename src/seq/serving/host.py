@@ -164,7 +164,8 @@ class PolicyHost:
         instance, infer = self.instances[replica], self._infers[replica]
         groups: dict[tuple, list[int]] = {}
         outcomes: list[Outcome] = [(False, "not run")] * len(batch)
-        composite = self.plannings[replica] is not None
+        planning = self.plannings[replica]
+        composite = planning is not None
         for index, request in enumerate(batch):
             if request.prepare is not None or self.adapter is not None or composite:
                 try:
@@ -172,8 +173,8 @@ class PolicyHost:
                         request.obs = request.prepare(request.obs)
                     if self.adapter is not None:
                         request.obs = self.adapter.transform_obs(request.obs)
-                    if self.plannings[replica] is not None:  # the environment's latest plan
-                        request.instruction, request.plans = self.plannings[replica].use(
+                    if planning is not None:  # the environment's latest plan
+                        request.instruction, request.plans = planning.use(
                             request.robot, request.obs, request.instruction
                         )
                 except Exception:

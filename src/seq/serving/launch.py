@@ -136,18 +136,34 @@ def serve(
     idle_timeout_s: float | None = 300.0,
     max_reply_bytes: int | None = None,
 ) -> ServerHandle:
-    """Serve a policy (a name, `NAME@vN`, a built-in, a `@seq.policy` class or an instance) over
-    websockets; returns once it listens. `port=0` picks a free port; see `ServerHandle.url`.
+    """Serve a policy over websockets; returns once it listens.
 
-    Requests from all connections are gathered up to `max_batch_size` or `max_wait_ms` (a batched
-    `@seq.infer` gets them as one call); `replicas` instances each compute in their own thread.
-    `params` sets the policy's declared parameters (a client may override them per episode);
-    `adapter` (an adapter instance) transforms each observation before the policy and each action
-    after it, on the server's side. `token` (default: `$SEQ_SERVER_TOKEN`) is required of every
-    client; binding anything but loopback needs one. A connection is dropped when its handshake
-    takes over `handshake_timeout_s`, and closed after `idle_timeout_s` without a frame (None: never).
-    A request whose reply would be over `max_reply_bytes` (default: `max_message_bytes`) is
-    answered with an error naming it, before it is computed (`seq.serving.backpressure`).
+    Requests from all connections are gathered into batches (a batched `@seq.infer` gets each
+    batch as one call).
+
+    Args:
+        policy: a name, `NAME@vN`, a built-in, a `@seq.policy` class or an instance.
+        host: the address to bind; anything but loopback needs a `token`.
+        port: the port; 0 picks a free one (see `ServerHandle.url`).
+        max_batch_size: the most requests in one batch.
+        max_wait_ms: how long a batch waits for more requests.
+        replicas: instances of the policy, each computing in its own thread.
+        params: the policy's declared parameters (a client may override them per episode).
+        max_message_bytes: the largest request taken.
+        store: the record the policy's name is resolved in (default: `Store()`).
+        adapter: an adapter instance that transforms each observation before the policy and each
+            action after it, on the server's side.
+        token: required of every client (default: `$SEQ_SERVER_TOKEN`).
+        handshake_timeout_s: a connection whose handshake takes longer is dropped.
+        idle_timeout_s: a connection without a frame this long is closed (None: never).
+        max_reply_bytes: a request whose reply would be larger is answered with an error naming
+            it, before it is computed (`seq.serving.backpressure`; default: `max_message_bytes`).
+
+    Returns:
+        The running server's `ServerHandle` (`.url`, `.close()`, a context manager).
+
+    Raises:
+        SeqInputError: an option out of range, a missing token, or a policy that cannot be loaded.
     """
     for name, value, least in (("max_batch_size", max_batch_size, 1), ("replicas", replicas, 1)):
         if not isinstance(value, int) or value < least:
@@ -171,9 +187,9 @@ def serve(
             f"serve: binding to {host} (not loopback) needs a token: pass --token TOKEN "
             f"(token= in Python) or set {TOKEN_VARIABLE}."
         )
-    for name, value in (("handshake_timeout_s", handshake_timeout_s), ("idle_timeout_s", idle_timeout_s)):
-        if value is not None and not (isinstance(value, int | float) and value > 0):
-            raise SeqInputError(f"serve: {name} must be a number of seconds above 0, got {value!r}.")
+    for name, seconds in (("handshake_timeout_s", handshake_timeout_s), ("idle_timeout_s", idle_timeout_s)):
+        if seconds is not None and not (isinstance(seconds, int | float) and seconds > 0):
+            raise SeqInputError(f"serve: {name} must be a number of seconds above 0, got {seconds!r}.")
     policy_host = PolicyHost.load(policy, replicas, params, store)
     policy_host.adapter = adapter
     server = PolicyServer(

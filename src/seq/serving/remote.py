@@ -20,16 +20,22 @@ from urllib.parse import urlsplit
 
 from seq.authoring.params import Parameter
 from seq.errors import SeqInputError
+from seq.record.states import PolicyProtocol
 from seq.record.store import Store, VersionRow
 from seq.registry.builtins import BUILTINS
 
-DEFAULT_NAMES = {"openpi": "openpi-server", "vla-eval": "vla-eval-server", "seq": "remote"}
+DEFAULT_NAMES: dict[str, str] = {
+    PolicyProtocol.OPENPI: "openpi-server",
+    PolicyProtocol.VLA_EVAL: "vla-eval-server",
+    PolicyProtocol.SEQ: "remote",
+}
 
 
 @dataclass(frozen=True)
 class ServedPolicy:
-    """The version a served policy is recorded as, its declared parameters and what its server
-    said (`server`: url, protocol, metadata: plain JSON)."""
+    """The version a served policy is recorded as, its declared parameters (each one's default the
+    value the server runs with) and what its server said (`server`: url, protocol, metadata:
+    plain JSON)."""
 
     row: VersionRow
     parameters: dict[str, Parameter] = field(default_factory=dict)
@@ -61,7 +67,7 @@ def _kebab(name: str) -> str:
 
 def derived_name(url: str, protocol: str, metadata: dict[str, Any]) -> str:
     """A name for an openpi or vla-eval server: what its greeting calls it, then where it runs."""
-    called = metadata.get("model_server") if protocol == "vla-eval" else metadata.get("name")
+    called = metadata.get("model_server") if protocol == PolicyProtocol.VLA_EVAL else metadata.get("name")
     base = _kebab(_slug(called)) if isinstance(called, str) and _slug(called) else DEFAULT_NAMES[protocol]
     where = urlsplit(url)
     parts = [base, where.hostname or "", str(where.port or ""), where.path]
@@ -92,7 +98,7 @@ def register_remote(url: str, protocol: str, store: Store, name: str | None = No
     finally:
         handle.close()  # type: ignore[attr-defined]
     served = metadata.get("policy") if isinstance(metadata.get("policy"), dict) else {}
-    parameters = parameters_of(metadata) if protocol == "seq" else {}
+    parameters = parameters_of(metadata) if protocol == PolicyProtocol.SEQ else {}
     # the values the server was started with (`seq policy serve --param`) are the eval's defaults:
     # an eval that sets none sends them back, and its manifest records what the policy used
     values = metadata.get("parameters") or {}
@@ -120,4 +126,5 @@ def register_remote(url: str, protocol: str, store: Store, name: str | None = No
         "metadata": metadata,
     }
     row, _ = store.register_version("policy", name, sha, ref, declared)
-    return ServedPolicy(row, parameters, server)
+    used = parameters_of(metadata, served=True) if protocol == PolicyProtocol.SEQ else {}
+    return ServedPolicy(row, used, server)

@@ -150,12 +150,16 @@ class SeqSession:
 
     def _act_batch(self, rid: Any, message: dict[str, Any], done: Callable[[], None]) -> None:
         acts = message.get("acts")
-        problem = None if isinstance(acts, list) and acts else "an act_batch needs a non-empty list 'acts'."
-        for act in acts if problem is None else ():
+        if not isinstance(acts, list) or not acts:
+            self._error(rid, "bad_request", "an act_batch needs a non-empty list 'acts'.")
+            done()
+            return
+        problem = None
+        for act in acts:
             problem = _act_problem(act) if isinstance(act, dict) else "each of an act_batch's acts is a map."
             if problem is not None:
                 break
-        problem = problem or self._over_budget(acts if isinstance(acts, list) else [])
+        problem = problem or self._over_budget(acts)
         if problem is not None:
             self._error(rid, "bad_request", problem)
             done()

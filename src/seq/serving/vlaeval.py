@@ -20,6 +20,7 @@ from typing import Any
 import msgpack
 import numpy as np
 
+from seq.record.states import ImageEncoding
 from seq.serving.codec import (
     CodecError,
     checked_dtype,
@@ -33,7 +34,6 @@ from seq.serving.images import PixelBudget, check_image
 
 TYPES = frozenset({"hello", "observation", "action", "episode_start", "episode_end", "error"})
 PROTOCOL_VERSION = 1
-IMAGE_ENCODINGS = ("raw", "png", "jpeg")
 
 
 def peer_dtype(text: Any) -> np.dtype:
@@ -101,9 +101,9 @@ def decode_images(value: Any) -> Any:
 
 def _hook(obj: dict, deferred: list | None, budget: PixelBudget) -> Any:
     if "__image__" in obj:
-        if obj.get("format") == "raw":
+        if obj.get("format") == ImageEncoding.RAW:
             return received_array(obj["data"], peer_dtype(obj["dtype"]), obj["shape"])
-        if obj.get("format") not in ("png", "jpeg"):
+        if obj.get("format") not in (ImageEncoding.PNG, ImageEncoding.JPEG):
             raise CodecError(f"unknown image format {obj.get('format')!r}.")
         if deferred is None:
             return jpeg_array(obj["data"], budget=budget)

@@ -25,11 +25,12 @@ import numpy as np
 from seq._version import __version__
 from seq.authoring.begin import EpisodeStart
 from seq.errors import SeqInputError
+from seq.record.states import IMAGE_ENCODINGS, EpisodeStatus, ImageEncoding, PolicyProtocol
 from seq.serving.codec import CodecError
 from seq.serving.errors import RemotePolicyError, ServerLost
 from seq.serving.inline import as_chunk
 from seq.serving.transport import BaseClient, ConnectionLost, SyncSocket
-from seq.serving.vlaeval import IMAGE_ENCODINGS, PROTOCOL_VERSION, pack_message, unpack_message
+from seq.serving.vlaeval import PROTOCOL_VERSION, pack_message, unpack_message
 
 HARNESS = f"seq-{__version__}"
 
@@ -40,11 +41,11 @@ class VlaEvalPolicy(BaseClient):
     def __init__(
         self, url: str, *, image_encoding: str = "raw", jpeg_quality: int = 95, **options: Any
     ) -> None:
-        if image_encoding not in IMAGE_ENCODINGS:
+        if image_encoding not in IMAGE_ENCODINGS[PolicyProtocol.VLA_EVAL]:
             raise SeqInputError(f"image_encoding must be raw, png or jpeg, got {image_encoding!r}.")
         super().__init__(url, **options)
-        self.jpeg_quality = jpeg_quality if image_encoding == "jpeg" else None
-        self.png = image_encoding == "png"
+        self.jpeg_quality = jpeg_quality if image_encoding == ImageEncoding.JPEG else None
+        self.png = image_encoding == ImageEncoding.PNG
         self._seq = 0
         self._in_episode = False
         self._start_seq: int | None = None  # the episode_start whose error may still come
@@ -161,7 +162,7 @@ class VlaEvalPolicy(BaseClient):
             "steps": result.steps,
             "elapsed_sec": round(result.duration_s, 3),
         }
-        if result.status == "error":
+        if result.status == EpisodeStatus.ERROR:
             ending["failure_reason"] = result.ended_by or "error"
         self._in_episode = False
         try:

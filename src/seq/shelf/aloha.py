@@ -49,7 +49,8 @@ def make_env(task: str, fast_render: bool = True, obs_type: str = "pixels") -> A
         raise ValueError(f"{task!r} is not an ALOHA task (known: {', '.join(TASKS)}).")
     env = Aloha(gymnasium.make(TASKS[task], obs_type=obs_type))
     if fast_render:
-        model = env.unwrapped._env.physics.model
+        simulation: Any = env.unwrapped
+        model = simulation._env.physics.model
         model.light_castshadow[:] = 0
         model.vis.quality.offsamples = 0
     return env

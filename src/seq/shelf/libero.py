@@ -138,7 +138,7 @@ class _Libero(seq.Benchmark):
         return INSTRUCTIONS[str(variant.suite), variant.task]
 
 
-_DECLARATION = dict(
+_DECLARATION: dict[str, Any] = dict(
     conditions=_conditions(),
     max_steps=max(STANDARD_MAX_STEPS.values()),
     # the faithful agentview image when the observation has it, else drawn from the model

@@ -237,7 +237,7 @@ class LiberoEnv:
 
         model, data = self.sim.model._model, self.sim.data._data
         if self._geoms is None or self._geoms[0] is not model:
-            owner = {}
+            owner: dict[str, list[int]] = {}
             for geom in range(model.ngeom):
                 if model.geom_contype[geom] == 0 and model.geom_conaffinity[geom] == 0:
                     continue  # visual only

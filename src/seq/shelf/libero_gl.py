@@ -115,5 +115,6 @@ class CameraGate:
             make_current(self.inner.sim._render_context_offscreen.gl_ctx)
             return sensor(obs_cache)
 
-        camera.__modality__ = sensor.__modality__  # what robosuite's @sensor decorator sets
-        return camera
+        gated: Any = camera
+        gated.__modality__ = sensor.__modality__  # what robosuite's @sensor decorator sets
+        return gated

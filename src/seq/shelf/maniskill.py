@@ -184,8 +184,9 @@ class _Twin:
         class Recording(gymnasium.Wrapper):
             def reset(self, *, seed: int | None = None, options: dict | None = None) -> Any:
                 self.env.reset(seed=0)
-                self.env.unwrapped.set_state(twin.state)
-                return self.env.unwrapped.get_obs(), {}
+                simulation: Any = self.env.unwrapped
+                simulation.set_state(twin.state)
+                return simulation.get_obs(), {}
 
             def step(self, action: Any) -> Any:
                 twin.actions.append(np.asarray(action, dtype=np.float32))
@@ -203,7 +204,8 @@ class _Twin:
         the actions up to there, and one that gives none holds the arm still with the gripper open."""
         import torch
 
-        expected = int(self.env.unwrapped.get_state().shape[-1])
+        simulation: Any = self.env.unwrapped
+        expected = int(simulation.get_state().shape[-1])
         if np.shape(env_state) != (expected,):
             raise ValueError(
                 f"maniskill-motionplanner needs the maniskill benchmark's env_state ({expected} numbers "
@@ -219,7 +221,7 @@ class _Twin:
         self.log = printed.getvalue()
         if not self.actions:
             self.env.reset()
-            joints = _numpy(self.env.unwrapped.agent.robot.get_qpos())[:7]
+            joints = _numpy(simulation.agent.robot.get_qpos())[:7]
             self.actions = [np.append(joints, 1.0).astype(np.float32)]
         return np.stack(self.actions)
 

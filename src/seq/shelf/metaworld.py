@@ -177,7 +177,8 @@ class _Experts:
 
             if task not in ENV_POLICY_MAP:
                 raise ValueError(f"MetaWorld has no scripted expert for task {task!r}.")
-            self._by_task[task] = ENV_POLICY_MAP[task]()
+            expert: Any = ENV_POLICY_MAP[task]  # a concrete expert class; the map is typed by their base
+            self._by_task[task] = expert()
         return np.asarray(self._by_task[task].get_action(obs), dtype=np.float32)
 
 

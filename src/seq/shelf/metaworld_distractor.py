@@ -98,7 +98,7 @@ def env_class(task_class: type, shape: str) -> type:
     """A subclass of MetaWorld's `task_class` whose scene holds the distractor."""
     import mujoco
 
-    class WithDistractor(task_class):  # type: ignore[misc, valid-type]
+    class WithDistractor(task_class):
         _seq_placement: tuple[float, float, float] = (0.0, 0.0, 0.0)
 
         def _initialize_simulation(self) -> tuple[Any, Any]:

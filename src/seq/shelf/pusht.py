@@ -45,7 +45,8 @@ def make_env(obs_type: str = "state", at_goal: bool = False) -> Any:
             obs, _ = self.env.reset(seed=seed, options={"reset_to_state": state})
             # gym-pusht sets the block's angle after its position, turning it about its centre of
             # mass: shift the position by what that turn moved it.
-            moved = np.asarray(self.env.unwrapped.block.position) - GOAL
+            simulation: Any = self.env.unwrapped
+            moved = np.asarray(simulation.block.position) - GOAL
             state = [*agent, *(GOAL - moved), GOAL_ANGLE]
             return self.env.reset(seed=seed, options={"reset_to_state": state})
 

@@ -45,8 +45,8 @@ class Comparison:
     """A paired comparison of one metric: n pairs, each side's interval, B − A, and the verdict.
 
     `kind`: `rate` or `mean` (`seq.stats.kinds`). For a rate, `table`, `p_value` and `test`
-    (McNemar's exact test, `mcnemar-exact`) and `agresti_min` (seed 000's interval, shown beside
-    the verdict's, never used by it); None for a mean. `difference` is the interval the verdict
+    (McNemar's exact test, `mcnemar-exact`) and `agresti_min` (the Agresti–Min interval, shown
+    beside the verdict's, never used by it); None for a mean. `difference` is the interval the verdict
     used, `verdict_interval` its method. `threshold` None: no margin, so no equivalence verdict.
     """
 
@@ -119,7 +119,8 @@ def compare_paired(
     if kind is None:
         kind = metric_kinds({metric: [*a, *b]})[metric].kind
     effect = _pair_effect(a, b, clusters, strata)
-    extra = {} if effect is None else {"conditions": effect.conditions, "effective_n": effect.effective_n}
+    conditions = None if effect is None else effect.conditions
+    effective_n = None if effect is None else effect.effective_n
     if n and kind == RATE:
         table = paired_table(a, b)
         deflated = table if effect is None else effective_table(table, effect.deff)
@@ -139,7 +140,8 @@ def compare_paired(
             kind,
             MCNEMAR_EXACT + (CLUSTERED if _is_clustered(effect) else ""),
             _named(agresti_min_interval(deflated, level), table, effect),
-            **extra,
+            conditions=conditions,
+            effective_n=effective_n,
         )
     rate_a = _side(bootstrap_interval(a, level), a, clusters, strata)
     rate_b = _side(bootstrap_interval(b, level), b, clusters, strata)
@@ -157,7 +159,8 @@ def compare_paired(
         threshold,
         difference.method,
         kind,
-        **extra,
+        conditions=conditions,
+        effective_n=effective_n,
     )
 
 

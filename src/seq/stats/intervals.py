@@ -88,7 +88,7 @@ def bootstrap_interval(values: Sequence[float], level: float = 0.95) -> Interval
     for most twice (a group's row, then its comparison). The key is a digest of the values, not the
     values, so the kept intervals cost the same whatever n (a long-running console keeps them)."""
     data = np.ascontiguousarray(values, dtype=float).ravel()
-    key = (hashlib.blake2b(data, digest_size=32).digest(), float(level))
+    key = (hashlib.blake2b(data.tobytes(), digest_size=32).digest(), float(level))
     with _kept_lock:
         if key in _kept:
             _kept.move_to_end(key)
@@ -158,9 +158,9 @@ def with_design_effect(plain: Interval, effect: DesignEffect) -> Interval:
     few conditions, by each condition counted once: `seq.stats.clusters.edge_guarded`)."""
     if plain.method == "wilson":
         effect = edge_guarded(effect, plain.mean)
-    fields = {"conditions": effect.conditions, "effective_n": effect.effective_n}
+    conditions, effective_n = effect.conditions, effect.effective_n
     if effect.deff == 1.0 or plain.n == 0:
-        return replace(plain, **fields)
+        return replace(plain, conditions=conditions, effective_n=effective_n)
     method = plain.method + CLUSTERED
     # k conditions in T tasks estimate the variance with k − T degrees of freedom: Student's
     # quantile for the normal one (the df-adjusted effective n of Korn & Graubard 1998).
@@ -168,13 +168,20 @@ def with_design_effect(plain: Interval, effect: DesignEffect) -> Interval:
     if plain.method == "wilson":
         successes = plain.mean * effect.effective_n
         low, high = wilson(successes, effect.effective_n, plain.level, quantile)
-        return replace(plain, low=max(0.0, low), high=min(1.0, high), method=method, **fields)
+        return replace(
+            plain,
+            low=max(0.0, low),
+            high=min(1.0, high),
+            method=method,
+            conditions=conditions,
+            effective_n=effective_n,
+        )
     if plain.low is None or plain.high is None or plain.method == ALL_EQUAL:
-        return replace(plain, **fields)
+        return replace(plain, conditions=conditions, effective_n=effective_n)
     scale = math.sqrt(effect.deff) * quantile / _quantile(plain.level, math.inf)
     low = plain.mean - (plain.mean - plain.low) * scale
     high = plain.mean + (plain.high - plain.mean) * scale
-    return replace(plain, low=low, high=high, method=method, **fields)
+    return replace(plain, low=low, high=high, method=method, conditions=conditions, effective_n=effective_n)
 
 
 def _quantile(level: float, df: float) -> float:
@@ -186,9 +193,3 @@ def _quantile(level: float, df: float) -> float:
     from scipy.special import stdtrit
 
     return float(stdtrit(df, upper))
-
-
-def wilson_fractional(successes: float, n: float, level: float = 0.95) -> tuple[float, float]:
-    """The Wilson interval at a non-integer (effective) count, clipped to [0, 1]."""
-    low, high = wilson(successes, n, level)
-    return max(0.0, low), min(1.0, high)

@@ -12,7 +12,7 @@ Every difference here is **B − A** (positive: B is better), in the metric's ow
   at most 2.49 % for every n from 20 to 200 and every discordance (exact enumeration,
   tests/stats/test_false_equivalence.py); the score test's discreteness lifts it to 2.55 % at some
   larger n (n = 284 and 587, with discordance at the margin itself). With every pair agreeing it
-  first fits inside ±0.05 at n = 73. The Agresti–Min interval, seed 000's, first fits at n = 38,
+  first fits inside ±0.05 at n = 73. The Agresti–Min interval first fits at n = 38,
   but declares a difference at the margin equivalent 14.2 % of the time at n = 38 (5 % discordance),
   7.7 % at 50: it is reported beside Tango's, never used for the verdict.
 - Any other metric: the BCa bootstrap of the mean paired difference (`paired_bootstrap_interval`).

@@ -74,7 +74,8 @@ class ScoreWalk:
     """
 
     def __init__(self, drift: float = 0.0) -> None:
-        self.drift, self.info, self.bound = drift, 0.0, None
+        self.drift, self.info = drift, 0.0
+        self.bound: float | None = None
         self._parent: tuple[np.ndarray, np.ndarray, float, float] | None = None
         self._grid: tuple[float, np.ndarray, np.ndarray] | None = None
 
@@ -86,6 +87,7 @@ class ScoreWalk:
         return weighted @ _pdf((u[None, :] - grid[:, None] - shift) / sd) / sd
 
     def _materialise(self, sd: float) -> tuple[np.ndarray, np.ndarray]:
+        assert self.bound is not None  # the first look has no grid to carry
         if self._grid is None or self._grid[0] != sd:
             points = min(_MAX_POINTS, max(_MIN_POINTS, 2 * math.ceil(4 * self.bound / sd) + 1))
             grid, weights = _simpson(self.bound, points)
@@ -119,7 +121,7 @@ class ScoreWalk:
 
 
 def spending_boundaries(
-    information: Sequence[float], times: Sequence[float], alpha: float = 0.05
+    information: Sequence[float] | np.ndarray, times: Sequence[float] | np.ndarray, alpha: float = 0.05
 ) -> np.ndarray:
     """Two-sided boundaries c_k for |Z_k| at looks with `information` I_k and spending `times` t_k.
 

@@ -33,6 +33,7 @@ def newcombe_interval(
         return DifferenceInterval(math.nan, math.nan, math.nan, n_a + n_b, "newcombe", level)
     a = wilson_interval(successes_a, n_a, level)
     b = wilson_interval(successes_b, n_b, level)
+    assert a.low is not None and a.high is not None and b.low is not None and b.high is not None  # n > 0
     d = b.mean - a.mean
     low = d - math.sqrt((b.mean - b.low) ** 2 + (a.high - a.mean) ** 2)
     high = d + math.sqrt((b.high - b.mean) ** 2 + (a.mean - a.low) ** 2)

@@ -79,10 +79,6 @@ def put(x: Any, key: str | None, value: Any) -> Any:
     return out
 
 
-def where_key(key: str | None) -> str:
-    return "" if key is None else repr(key)
-
-
 class KeyTransform(Transform):
     """A transform of one key's value (or of the whole value when `key` is None): subclasses define
     `forward(value)` and, when invertible, `backward(value)`."""
@@ -130,7 +126,7 @@ class Custom(Transform):
             raise SeqInputError("seq.tf.custom: label= must be seq.tf.lossless or seq.tf.lossy('reason').")
         self._apply, self._inverse, self._examples = apply, inverse, examples
         self.label = label
-        self._name = name or getattr(apply, "__name__", "custom")
+        self._name: str = name or str(getattr(apply, "__name__", "custom"))
 
     @property
     def name(self) -> str:

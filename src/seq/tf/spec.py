@@ -127,8 +127,9 @@ def synthetic(spec: Spec, rng: np.random.Generator, count: int = 3) -> list[Any]
     """`count` random values fitting a declaration (a dict of arrays, or one array)."""
 
     def one(array: ArraySpec) -> np.ndarray:
-        assert array.shape is not None
-        return random_array(rng, array.shape, array.dtype or "float64")
+        shape = [size for size in array.shape or () if size is not None]
+        assert array.shape is not None and len(shape) == len(array.shape)  # every size declared
+        return random_array(rng, shape, array.dtype or "float64")
 
     if isinstance(spec, dict):
         return [{key: one(array) for key, array in spec.items()} for _ in range(count)]

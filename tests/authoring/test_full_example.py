@@ -1,4 +1,4 @@
-"""Seed 000's "Author a benchmark" example, unchanged, deploys and runs as the seed tells a user to:
+"""The full authoring example, unchanged, deploys and runs as a user runs it:
 put the volume, set the secret, deploy, run an eval. Over MetaWorld, in an image of its own (built
 once per test session with uv, shared with tests/isolation through `$SEQ_IMAGES`), with its
 recordings, and a `@seq.score` that reads what `@seq.setup` loaded from /assets."""
@@ -13,10 +13,10 @@ from conftest import run_cli
 
 import seq
 
-SEED_FILE = Path(__file__).parent / "seed000" / "metaworld_custom.py"
+EXAMPLE_FILE = Path(__file__).parent / "full_example" / "metaworld_custom.py"
 
 
-def test_seed_000s_benchmark_deploys_and_runs_unchanged(tmp_path):
+def test_the_full_authoring_example_deploys_and_runs_unchanged(tmp_path):
     pytest.importorskip("metaworld")  # the policy runs beside the runner: the benchmark holds a secret
     assets = tmp_path / "assets"
     assets.mkdir()
@@ -26,12 +26,12 @@ def test_seed_000s_benchmark_deploys_and_runs_unchanged(tmp_path):
         "secret", "set", "bench-token", "--env", "BENCH_TOKEN", env={"BENCH_TOKEN": "s3cr3t-v4lue"}
     )
     assert secret.returncode == 0, secret.stderr
-    deployed = run_cli("deploy", f"{SEED_FILE}:MetaWorldSeed000")
+    deployed = run_cli("deploy", f"{EXAMPLE_FILE}:MetaWorldCustom")
     assert deployed.returncode == 0, deployed.stderr
-    assert "metaworld-seed000@v1  (benchmark, registered)" in deployed.stdout
+    assert "metaworld-custom@v1  (benchmark, registered)" in deployed.stdout
 
     ran = run_cli(
-        "eval", "run", "metaworld-expert", "--benchmark", "metaworld-seed000", "--envs", "2", "--json",
+        "eval", "run", "metaworld-expert", "--benchmark", "metaworld-custom", "--envs", "2", "--json",
         timeout=900,
     )  # fmt: skip
     assert ran.returncode == 0, ran.stderr

@@ -1,6 +1,7 @@
-"""Seed 000's "Author a benchmark" example, as it is written there, over MetaWorld.
+"""The full authoring example (a volume, a secret, an image, setup, score and a recording), written
+as a user writes it, over MetaWorld.
 
-Only what the seed leaves to the reader is filled in: TASKS and their suites, `make_env` (a real
+Only what such an example leaves to the reader is filled in: TASKS and their suites, `make_env` (a real
 MetaWorld env whose `done` says it succeeded), the image's packages, the volume's and the secret's
 names, a camera MetaWorld has, and `fast_success`'s step bar, which score reads from what setup loaded.
 """
@@ -35,10 +36,10 @@ def make_env(task, seed):
     return Done(env)
 
 
-# Spaced as seed 000 spaces it.
+# Spaced as a user spaced it: the formatter leaves it so.
 # fmt: off
 @seq.benchmark(
-    name="metaworld-seed000",
+    name="metaworld-custom",
     image=seq.Image.debian_slim().uv_pip_install(
         "metaworld==3.1.1", "mujoco==3.3.0", "gymnasium>=1.0", "packaging", "av>=17,<19",
         "fast-simplification>=0.1.9,<0.3",
@@ -51,7 +52,7 @@ def make_env(task, seed):
     secrets=[seq.Secret.from_name("bench-token")], # env vars for the sim, never the policy
     render=seq.Record(camera="corner2", fps=20),   # an mp4 of each task's first seed
 )
-class MetaWorldSeed000(seq.Benchmark):
+class MetaWorldCustom(seq.Benchmark):
     @seq.setup
     def setup(self):
         self.settings = json.load(open("/assets/tasks.json"))
