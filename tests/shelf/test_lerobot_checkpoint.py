@@ -179,3 +179,13 @@ def test_without_lerobot_the_eval_is_refused_naming_the_extra(tmp_path):
         pytest.fail("this check needs a Python without LeRobot; seq's test environment has none")
     result = run_cli("eval", "run", "lerobot", "--benchmark", "pusht", "--param", f"pretrained={tmp_path}")
     refused_in_one_line(result, "the built-in policy lerobot needs lerobot, torch", "seq[lerobot]")
+
+
+def test_for_a_benchmark_in_its_own_image_the_eval_s_python_still_needs_lerobot(tmp_path):
+    """LIBERO runs in its image; the checkpoint is still read where the eval runs, which needs
+    LeRobot: refused in one sentence before the image is built, not a traceback."""
+    if importlib.util.find_spec("lerobot") is not None:
+        pytest.fail("this check needs a Python without LeRobot; seq's test environment has none")
+    checkpoint = folder(tmp_path / "libero", LIBERO_FEATURES)
+    result = run_cli("eval", "run", "lerobot", "--benchmark", "libero", "--param", f"pretrained={checkpoint}")
+    refused_in_one_line(result, "needs LeRobot and torch in the Python that runs the eval", "lerobot_venv.sh")

@@ -5,8 +5,8 @@
 It loads the policy class its `config.json` names (`act`, `diffusion`, `vqbet`, `pi0`, `smolvla`,
 ...) with its weights, strictly, and LeRobot 0.4's processors saved beside them, then runs each
 act as `lerobot-eval` does: LeRobot's `preprocess_observation` on the environment's observation,
-the task's instruction as `task`, the policy's preprocessor,
-`select_action` (LeRobot's action queue and `n_action_steps`), the postprocessor. `reset()` is
+the task's instruction as `task`, the policy's preprocessor, `select_action` (LeRobot's action
+queue and `n_action_steps`), the postprocessor. `reset()` is
 called as each episode starts, and torch is seeded with the episode's seed before its first act
 (so a diffusion policy draws the same noise each time an episode runs). Nothing is downloaded:
 the Hugging Face libraries run offline, and a folder without its weights is refused
@@ -16,8 +16,8 @@ It needs LeRobot and PyTorch in the Python that runs it (`tools/lerobot_venv.sh`
 takes LeRobot's environment observation (`seq.shelf.lerobot_checkpoint` gives the keys): Push-T's
 and ALOHA's as the `pusht` and `aloha` benchmarks give them with `obs_type=pixels_agent_pos`
 (asked for here: the same gym environments LeRobot evaluates on), LIBERO's through the adapter
-`libero-to-lerobot`. Served (`seq policy serve lerobot`), each
-replica holds one action queue, so give it one replica per environment.
+`libero-to-lerobot`. Served (`seq policy serve lerobot`), each replica holds one action queue, so
+give it one replica per environment.
 """
 
 from __future__ import annotations
@@ -124,9 +124,14 @@ class LeRobotPolicy(seq.Policy):
     def weights_for(cls, parameters: dict[str, Any]) -> dict[str, Any]:
         """What the eval's manifest records: the policy class `config.json` names, the folder and
         the sha256 of its content."""
-        from lerobot.policies.factory import get_policy_class
-
         checkpoint = cls.checkpoint_for(parameters)
+        try:
+            from lerobot.policies.factory import get_policy_class
+        except ImportError as error:
+            raise SeqInputError(
+                f"the lerobot policy needs LeRobot and torch in the Python that runs the eval (it lacks "
+                f"{error.name}): install seq's lerobot extra, or use tools/lerobot_venv.sh's Python."
+            ) from None
         try:
             policy_class = get_policy_class(checkpoint.policy_type)
         except (ValueError, NotImplementedError, ImportError) as error:
