@@ -2,10 +2,11 @@
 `pretrained_model` folder (config.json naming its `type`, model.safetensors, and LeRobot 0.4's
 processors, with no dataset statistics). Nothing is downloaded (no pretrained backbone).
 
-    $SEQ_LEROBOT_PYTHON tools/make_lerobot_checkpoint.py act|diffusion OUT [--features pusht|libero]
+    $SEQ_LEROBOT_PYTHON tools/make_lerobot_checkpoint.py act|diffusion OUT [--features pusht|aloha|libero]
 
 `pusht`: Push-T's features as LeRobot's Push-T environment gives them (a 96×96 image, a 2-D state,
-a 2-D action); `libero`: LIBERO's (256×256 agent-view and wrist images, the 8-D state LeRobot's
+a 2-D action); `aloha`: ALOHA's (the 480×640 top camera, 14 joint positions, 14-D actions);
+`libero`: LIBERO's (256×256 agent-view and wrist images, the 8-D state LeRobot's
 LIBERO processor makes, a 7-D action). ACT plays 7 of each 10-action chunk, Diffusion 8 of 16: a
 queue left part-full at an episode's end shows whether `reset()` empties it.
 """
@@ -23,6 +24,13 @@ FEATURES = {
             "observation.state": PolicyFeature(FeatureType.STATE, (2,)),
         },
         2,
+    ),
+    "aloha": (
+        {
+            "observation.images.top": PolicyFeature(FeatureType.VISUAL, (3, 480, 640)),
+            "observation.state": PolicyFeature(FeatureType.STATE, (14,)),
+        },
+        14,
     ),
     "libero": (
         {

@@ -147,6 +147,36 @@ def test_a_libero_checkpoint_runs_through_libero_to_lerobot(checkpoints, tmp_pat
     assert episode["steps"] == 3 and episode["queries"] >= 1
 
 
+def test_an_aloha_checkpoint_runs_on_gym_aloha_as_lerobot_sees_it(tmp_path):
+    """ALOHA's features (the 480×640 top camera, 14 joint positions): the policy asks the `aloha`
+    benchmark for gym-aloha's `pixels_agent_pos` observation, drawn as LeRobot's env draws it."""
+    checkpoint = tmp_path / "aloha"
+    run(str(TOOLS / "make_lerobot_checkpoint.py"), "act", str(checkpoint), "--features", "aloha")
+    ours = seq_cli(
+        "eval",
+        "run",
+        "lerobot",
+        "--benchmark",
+        "aloha",
+        "--param",
+        f"pretrained={checkpoint}",
+        "--tasks",
+        "transfer-cube",
+        "--seeds",
+        "0",
+        "--max-steps",
+        "5",
+        "--envs",
+        "1",
+    )
+    (episode,) = seq_episodes(eval_id_of(ours), tmp_path / "export")
+    assert episode["status"] == "ok", episode["error"]
+    assert episode["steps"] == 5
+    report = json.loads((tmp_path / "export" / "report.json").read_text())
+    benchmark = report["manifest"]["arms"][0]["parameters"]["benchmark"]
+    assert benchmark == {"obs_type": "pixels_agent_pos", "fast_render": False}
+
+
 def test_a_push_t_checkpoint_without_images_in_the_observation_is_refused(checkpoints):
     result = subprocess.run(
         [
