@@ -1,19 +1,29 @@
 #!/usr/bin/env bash
-# A throwaway environment with lerobot's dataset reader, to check `seq evolve export-hard-cases
-# --format lerobot` against it (tests/evolve/test_metaworld_loop.py reads $SEQ_LEROBOT_PYTHON).
+# A throwaway environment with LeRobot 0.4.4, its policies and its dataset reader, and seq itself
+# (editable, with Push-T and ALOHA): the Python that runs the built-in policy `lerobot`,
+# `lerobot-eval` beside it, and the check of `seq evolve export-hard-cases --format lerobot`
+# against LeRobot's reader.
 #
-#   bash tools/lerobot_venv.sh /tmp/lerobot-venv && export SEQ_LEROBOT_PYTHON=/tmp/lerobot-venv/bin/python
+#   bash tools/lerobot_venv.sh /tmp/seq-lerobot-venv && export SEQ_LEROBOT_PYTHON=/tmp/seq-lerobot-venv/bin/python
 #
-# lerobot >= 0.5 needs Python >= 3.12; on 3.11 the newest is 0.4.4 (dataset format v3.0), which pins
-# torch < 2.11 and so would pull a multi-GB CUDA build. Instead: the CPU torch wheel on disk
-# (TORCH_WHEEL), lerobot without its dependencies, and only what its dataset reader imports.
+# LeRobot >= 0.5 needs Python >= 3.12; on 3.11 the newest is 0.4.4, which pins torch < 2.11 and
+# torchvision < 0.26. Those pins would pull a multi-GB CUDA build from the registry; torch 2.14.1
+# with torchvision 0.29.1 (TORCH, TORCHVISION) run LeRobot's policies on the CPU, so LeRobot is
+# installed without its dependencies, then what its policies, `lerobot-eval` and its dataset
+# reader import. (A CPU-only torch 2.13 beside PyPI's torchvision fails to import torchvision's
+# operators, which ACT's and Diffusion's ResNet backbones need.)
 set -euo pipefail
-target=${1:-/tmp/lerobot-venv}
-wheel=${TORCH_WHEEL:-/opt/wheels/torch-2.13.0+cpu-cp311-cp311-manylinux_2_28_x86_64.whl}
+target=${1:-/tmp/seq-lerobot-venv}
+repo=$(cd "$(dirname "$0")/.." && pwd)
+torch=${TORCH:-torch==2.14.1}
+torchvision=${TORCHVISION:-torchvision==0.29.1}
 python3.11 -m venv "$target"
 pip="$target/bin/pip"
-"$pip" install -q "$wheel"
-"$pip" install -q --no-deps lerobot==0.4.4 torchvision==0.28.0 accelerate
-"$pip" install -q "datasets>=4,<5" "huggingface-hub<0.36" pandas pyarrow av jsonlines draccus einops \
-  imageio deepdiff packaging termcolor pillow safetensors psutil pyyaml
+"$pip" install -q "$torch" "$torchvision"
+"$pip" install -q --no-deps lerobot==0.4.4
+"$pip" install -q "diffusers>=0.27.2,<0.36" "huggingface-hub<0.36,>=0.34.2" "datasets>=4,<5" "draccus==0.10.0" \
+  "accelerate>=1.10,<2" "einops>=0.8,<0.9" "deepdiff>=7.0.1,<9" pyserial safetensors "gymnasium>=1.1.1,<2" \
+  jsonlines "imageio[ffmpeg]>=2.34,<3" "packaging>=24.2,<26" termcolor pillow psutil pyyaml \
+  pandas pyarrow
+"$pip" install -q -e "$repo[pusht,aloha]"
 echo "$target/bin/python"

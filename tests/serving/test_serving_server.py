@@ -103,6 +103,23 @@ def test_server_parameters_are_defaults_a_client_may_override(tmp_path):
                 remote.begin_episode(None)
 
 
+def test_an_eval_against_a_server_uses_the_values_the_server_was_started_with(tmp_path):
+    """`seq policy serve POLICY --param chunk=3`, then an eval naming no value: the server's own
+    value is used and recorded, not the policy's default sent back over it."""
+    deploy_all(tmp_path)
+    with serve("line-controller", port=0, params={"chunk": "3"}) as server:
+        report = seq.eval.run(benchmark="line", policy_url=server.url, tasks=["near"], seeds=[0], envs=1)
+        chosen = seq.eval.run(
+            benchmark="line", policy_url=server.url, tasks=["near"], seeds=[0], envs=1, params={"chunk": 1}
+        )
+    (arm,) = report.manifest.arms
+    assert arm.parameters["policy"]["chunk"] == 3
+    (episode,) = report.episodes
+    assert episode.queries == -(-episode.steps // 3)  # a chunk of 3 for each query
+    assert chosen.manifest.arms[0].parameters["policy"]["chunk"] == 1
+    assert chosen.episodes[0].queries == chosen.episodes[0].steps
+
+
 def test_a_policy_exception_is_an_error_reply_with_its_traceback_and_the_episode_an_error(tmp_path):
     deploy_all(tmp_path)
     with serve("flaky", port=0) as server, RemotePolicy(server.url) as remote:

@@ -3,7 +3,10 @@
 A policy declares its inputs as a class attribute `inputs` (or `@seq.policy(inputs=...)` where
 supported), in the form of `seq.tf.spec`: `{"image": (224, 224, 3), "state": (8,)}`, a dtype with
 `((224, 224, 3), "uint8")`, None for any size or value; or a single shape for an array observation.
-A gym-style `observation_space` class attribute (a `Dict` of `Box`es, or a `Box`) works too.
+A gym-style `observation_space` class attribute (a `Dict` of `Box`es, or a `Box`) works too. A
+policy whose inputs depend on its parameters (the checkpoint a parameter names) defines instead a
+classmethod `input_problems(parameters, observation)` returning each way the observation does not
+fit, as a phrase naming the key.
 
 The benchmark's observation is read in the runner's process: `@seq.setup` with the arm's
 parameters, then the benchmark's own `sample_observations()` if it defines one, else `@seq.reset`
@@ -161,13 +164,28 @@ def check_compatibility(
     adapter: Adapter | None = None,
     adapter_label: str | None = None,
     sampler: Callable[[], list[Any]] | None = None,
+    policy_parameters: Mapping[str, Any] | None = None,
 ) -> Compatibility | None:
     """Refuse an eval whose policy cannot take the benchmark's observation (through the adapter,
     when one is named), before any episode, naming every mismatched key. Returns what it saw, or
     None when there was nothing to check (no declared inputs and no adapter). `sampler` gives the
-    observations instead of a reset in this process (a benchmark isolated in an image)."""
+    observations instead of a reset in this process (a benchmark isolated in an image);
+    `policy_parameters` the values the policy's `input_problems` is given."""
     inputs = policy_inputs(policy_cls)
-    if inputs is None and adapter is None:
+    own_check = getattr(policy_cls, "input_problems", None)
+    if own_check is not None:
+        parameters = dict(policy_parameters or {})
+        inputs = None
+
+        def problems(observation: Any) -> list[str]:
+            return list(own_check(parameters, observation))
+    elif inputs is not None:
+        declared = inputs
+
+        def problems(observation: Any) -> list[str]:
+            return mismatches(declared, observation)
+
+    if inputs is None and own_check is None and adapter is None:
         return None
     if sampler is not None:
         observations = sampler()
@@ -182,10 +200,10 @@ def check_compatibility(
         )
         result.adapter = describe_transforms(adapter)
     result.policy_input = seen[0]
-    if inputs is None:
+    if inputs is None and own_check is None:
         return result
     for observation in seen:
-        found = mismatches(inputs, observation)
+        found = problems(observation)
         if found:
             if adapter is None:
                 raise SeqInputError(

@@ -467,6 +467,9 @@ def _check_compatibility(
     isolated = any(declared.get(key) for key in ("image", "assets", "secrets"))
     checked = []
     for arm, policy_cls in zip(arms, policies, strict=True):
+        weights_for = getattr(policy_cls, "weights_for", None)
+        if weights_for is not None:  # the weights its parameters name, read and pinned by content
+            arm = replace(arm, weights=weights_for(arm.parameters["policy"]))
         adapter = None
         if adapter_row is not None:
             adapter = load_adapter(adapter_row.ref, arm.parameters["adapter"])
@@ -499,6 +502,7 @@ def _check_compatibility(
             )
             if isolated
             else None,
+            policy_parameters=arm.parameters["policy"],
         )
         if seen is not None:
             arm = replace(arm, observation={k: v for k, v in seen.to_manifest().items() if k != "adapter"})

@@ -63,6 +63,8 @@ class ArmManifest:
     image_encoding: str = "raw"  # how the served policy was sent images: raw, jpeg, png
     adapter: AdapterPin | None = None
     observation: dict[str, Any] | None = None  # what the policy was checked to take, key by key
+    # the weights the policy's parameters name (a policy's `weights_for`): class, path, sha256
+    weights: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)

@@ -28,6 +28,7 @@ BUILTIN_POLICIES: dict[str, tuple[str, str]] = {
     "robosuite-scripted": ("seq.shelf.robosuite", "RobosuiteScripted"),
     "maniskill-motionplanner": ("seq.shelf.maniskill", "ManiSkillMotionPlanner"),
     "libero-scripted": ("seq.shelf.libero_scripted", "LiberoScripted"),
+    "lerobot": ("seq.shelf.lerobot_policy", "LeRobotPolicy"),
 }
 
 BUILTINS = {"benchmark": BUILTIN_BENCHMARKS, "policy": BUILTIN_POLICIES}
@@ -65,6 +66,7 @@ BUILTIN_NEEDS: dict[tuple[str, str], tuple[str, tuple[str, ...]]] = {
     ("policy", "metaworld-expert"): ("metaworld", ("metaworld",)),
     ("policy", "noisy-expert"): ("metaworld", ("metaworld",)),
     ("policy", "maniskill-motionplanner"): ("maniskill", ("mani_skill", "mplib")),
+    ("policy", "lerobot"): ("lerobot", ("lerobot", "torch")),
 }
 
 

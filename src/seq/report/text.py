@@ -291,6 +291,12 @@ def manifest_lines(report: Report, whole_hashes: bool = False) -> list[str]:
         f"policy {policy.label} sha256 {sha(policy.sha256)}",
         *([f"adapter {adapter.label} sha256 {sha(adapter.sha256)}"] if (adapter := manifest.adapter) else []),
         *[
+            f"weights{f' of arm {arm.name}' if arm.name else ''}: {arm.weights.get('class', '?')} "
+            f"sha256 {sha(str(arm.weights.get('sha256', '?')))} ({arm.weights.get('path', '?')})"
+            for arm in manifest.arms
+            if arm.weights
+        ],
+        *[
             f"arm {arm.name}: {arm.policy} with "
             + parameter_text({k: v for k, v in arm.parameters.items() if k not in shared})
             for arm in manifest.arms

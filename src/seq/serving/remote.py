@@ -98,7 +98,6 @@ def register_remote(url: str, protocol: str, store: Store, name: str | None = No
     finally:
         handle.close()  # type: ignore[attr-defined]
     served = metadata.get("policy") if isinstance(metadata.get("policy"), dict) else {}
-    # parameters as the policy declares them
     parameters = parameters_of(metadata) if protocol == PolicyProtocol.SEQ else {}
     if name is not None:
         check_policy_name(name, store)

@@ -2,7 +2,9 @@
 MuJoCo 3.3.0, which MetaWorld shares): the `aloha` benchmark, for the `random` policy.
 
 Tasks `insertion` and `transfer-cube`. Observations are images only (`{"top": 480×640×3 uint8}`,
-rendered by MuJoCo offscreen: EGL, else OSMesa, chosen before dm-control is imported). The reward
+rendered by MuJoCo offscreen: EGL, else OSMesa, chosen before dm-control is imported); setup
+parameter `obs_type=pixels_agent_pos` gives gym-aloha's `{"pixels": {"top": ...}, "agent_pos":
+14 joint positions}` instead, the observation LeRobot's ALOHA policies take. The reward
 counts the stages a task reached; `success` is reward == 4, the env's own `is_success`, and
 `max_reward` the highest stage an episode reached, a continuous metric. Episodes are 400 steps.
 Rendering is the cost (~8 steps/s here with MuJoCo's default shadows and multisampling); setup
@@ -19,7 +21,7 @@ TASKS = {"insertion": "gym_aloha/AlohaInsertion-v0", "transfer-cube": "gym_aloha
 MAX_STEPS = 400
 
 
-def make_env(task: str, fast_render: bool = True) -> Any:
+def make_env(task: str, fast_render: bool = True, obs_type: str = "pixels") -> Any:
     """An ALOHA env that keeps its last reward and info for `check`."""
     from seq.capture.render import headless
 
@@ -45,7 +47,7 @@ def make_env(task: str, fast_render: bool = True) -> Any:
 
     if task not in TASKS:
         raise ValueError(f"{task!r} is not an ALOHA task (known: {', '.join(TASKS)}).")
-    env = Aloha(gymnasium.make(TASKS[task]))
+    env = Aloha(gymnasium.make(TASKS[task], obs_type=obs_type))
     if fast_render:
         simulation: Any = env.unwrapped
         model = simulation._env.physics.model
@@ -61,14 +63,16 @@ def make_env(task: str, fast_render: bool = True) -> Any:
 )
 class Aloha(seq.Benchmark):
     @seq.setup
-    def setup(self, fast_render: bool = True) -> None:
-        self.fast_render = fast_render
+    def setup(self, fast_render: bool = True, obs_type: str = "pixels") -> None:
+        if obs_type not in ("pixels", "pixels_agent_pos"):
+            raise ValueError(f"aloha: --param obs_type must be pixels or pixels_agent_pos, got {obs_type!r}.")
+        self.fast_render, self.obs_type = fast_render, obs_type
         self.envs: dict[str, Any] = {}
 
     @seq.reset
     def reset(self, seed: int, variant: seq.Condition) -> Any:
         if variant.task not in self.envs:
-            self.envs[variant.task] = make_env(variant.task, self.fast_render)
+            self.envs[variant.task] = make_env(variant.task, self.fast_render, self.obs_type)
         return self.envs[variant.task]
 
     @seq.check

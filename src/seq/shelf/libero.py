@@ -75,7 +75,7 @@ _PACKAGES = (
 )
 # robosuite warns at every import unless it finds its private macros file: copy its defaults there
 _QUIET = (
-    "python -c \"import pathlib, robosuite; folder = pathlib.Path(robosuite.__file__).parent; "
+    'python -c "import pathlib, robosuite; folder = pathlib.Path(robosuite.__file__).parent; '
     "(folder / 'macros_private.py').write_text((folder / 'macros.py').read_text())\""
 )
 IMAGE = (

@@ -1,0 +1,282 @@
+"""The built-in policy `lerobot` against LeRobot's own `lerobot-eval`: a small ACT and a small
+Diffusion policy for Push-T, randomly initialised and saved as `lerobot-train` saves them, agree
+episode by episode (steps, success, return); a LIBERO checkpoint runs through `libero-to-lerobot`;
+and the policy is served.
+
+These need LeRobot and torch, which do not install beside seq's own environment: they run in the
+Python `$SEQ_LEROBOT_PYTHON` names (`tools/lerobot_venv.sh` builds one, `.ci/run` sets it).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+TOOLS = Path(__file__).resolve().parents[2] / "tools"
+PYTHON = os.environ.get("SEQ_LEROBOT_PYTHON")
+STEPS = 100  # each episode's limit in both (Push-T's own is 300): neither policy reaches the goal
+SEEDS = 2
+
+pytestmark = pytest.mark.skipif(
+    PYTHON is None, reason="LeRobot and torch need an environment of their own: set SEQ_LEROBOT_PYTHON"
+)
+
+
+def run(*args: str, timeout: float = 900, **env: str) -> subprocess.CompletedProcess:
+    result = subprocess.run(
+        [str(PYTHON), *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={**os.environ, "HF_HUB_OFFLINE": "1", "COLUMNS": "200", **env},
+    )
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    return result
+
+
+def seq_cli(*args: str, timeout: float = 900, **env: str) -> subprocess.CompletedProcess:
+    return run("-c", "from seq.cli import main; main()", *args, timeout=timeout, **env)
+
+
+@pytest.fixture(scope="module")
+def checkpoints(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    root = tmp_path_factory.mktemp("lerobot")
+    made = {}
+    for kind in ("act", "diffusion"):
+        run(str(TOOLS / "make_lerobot_checkpoint.py"), kind, str(root / kind))
+        made[kind] = root / kind
+    run(str(TOOLS / "make_lerobot_checkpoint.py"), "act", str(root / "libero"), "--features", "libero")
+    made["libero"] = root / "libero"
+    return made
+
+
+def seq_episodes(eval_id: str, out: Path) -> list[dict]:
+    seq_cli("eval", "export", eval_id, "--output", str(out))
+    rows = [json.loads(line) for line in (out / "episodes.jsonl").read_text().splitlines()]
+    return sorted(rows, key=lambda row: row["seed"])
+
+
+def eval_id_of(result: subprocess.CompletedProcess) -> str:
+    return re.search(r"eval (ev-[0-9a-f]+)", result.stdout + result.stderr).group(1)
+
+
+@pytest.mark.parametrize("kind", ["act", "diffusion"])
+def test_push_t_agrees_with_lerobot_eval_episode_by_episode(kind, checkpoints, tmp_path):
+    """The same seeds, the same steps, success and return (the sum of Push-T's rewards: any action
+    that differed would move the block differently); ACT plays 7 of 10 actions and Diffusion 8 of
+    16, so a queue not emptied by `reset()` would shift the second episode."""
+    theirs = run(
+        str(TOOLS / "lerobot_eval_seeded.py"),
+        "--no-videos",
+        f"--policy.path={checkpoints[kind]}",
+        "--env.type=pusht",
+        f"--env.episode_length={STEPS}",
+        f"--eval.n_episodes={SEEDS}",
+        "--eval.batch_size=1",
+        "--seed=0",
+        "--policy.device=cpu",
+        f"--output_dir={tmp_path / 'lerobot-eval'}",
+    )
+    lerobot = [json.loads(found) for found in re.findall(r"episode (\{.*?\})", theirs.stdout)]
+    ours = seq_cli(
+        "eval",
+        "run",
+        "lerobot",
+        "--benchmark",
+        "pusht",
+        "--param",
+        f"pretrained={checkpoints[kind]}",
+        "--seeds",
+        f"0-{SEEDS - 1}",
+        "--max-steps",
+        str(STEPS),
+        "--envs",
+        "1",
+    )
+    episodes = seq_episodes(eval_id_of(ours), tmp_path / "export")
+    assert [e["seed"] for e in lerobot] == [e["seed"] for e in episodes] == list(range(SEEDS))
+    for mine, reference in zip(episodes, lerobot, strict=True):
+        assert mine["status"] == "ok", mine["error"]
+        assert mine["steps"] == reference["steps"] == STEPS
+        assert mine["metrics"]["success"] == float(reference["success"])
+        assert mine["metrics"]["return"] == pytest.approx(reference["return"], rel=1e-6, abs=1e-9)
+    assert any(e["metrics"]["return"] > 0 for e in episodes)  # the block was moved: a real check
+    report = json.loads((tmp_path / "export" / "report.json").read_text())
+    (arm,) = report["manifest"]["arms"]
+    policy_class = {"act": "ACTPolicy", "diffusion": "DiffusionPolicy"}[kind]
+    assert arm["weights"]["class"].endswith(f".{policy_class}")
+    assert re.fullmatch(r"[0-9a-f]{64}", arm["weights"]["sha256"])
+    assert arm["parameters"]["benchmark"]["obs_type"] == "pixels_agent_pos"
+
+
+def test_a_libero_checkpoint_runs_through_libero_to_lerobot(checkpoints, tmp_path):
+    """A checkpoint with LIBERO's features (two 256² cameras, the 8-D state, 7-D actions), served
+    from LeRobot's Python while LIBERO runs in its own image."""
+    adapter = run("-c", "import seq.shelf.adapters.libero_lerobot as m; print(m.__file__)").stdout.strip()
+    seq_cli("deploy", adapter)
+    ours = seq_cli(
+        "eval",
+        "run",
+        "lerobot",
+        "--benchmark",
+        "libero",
+        "--adapter",
+        "libero-to-lerobot",
+        "--param",
+        f"pretrained={checkpoints['libero']}",
+        "--serve",
+        "--tasks",
+        "pick_up_the_black_bowl_between_the_plate_and_the_ramekin_and_place_it_on_the_plate",
+        "--seeds",
+        "0",
+        "--max-steps",
+        "3",
+        "--envs",
+        "1",
+        timeout=1800,
+    )
+    (episode,) = seq_episodes(eval_id_of(ours), tmp_path / "export")
+    assert episode["status"] == "ok", episode["error"]
+    assert episode["steps"] == 3 and episode["queries"] >= 1
+
+
+def test_an_aloha_checkpoint_runs_on_gym_aloha_as_lerobot_sees_it(tmp_path):
+    """ALOHA's features (the 480×640 top camera, 14 joint positions): the policy asks the `aloha`
+    benchmark for gym-aloha's `pixels_agent_pos` observation, drawn as LeRobot's env draws it."""
+    checkpoint = tmp_path / "aloha"
+    run(str(TOOLS / "make_lerobot_checkpoint.py"), "act", str(checkpoint), "--features", "aloha")
+    ours = seq_cli(
+        "eval",
+        "run",
+        "lerobot",
+        "--benchmark",
+        "aloha",
+        "--param",
+        f"pretrained={checkpoint}",
+        "--tasks",
+        "transfer-cube",
+        "--seeds",
+        "0",
+        "--max-steps",
+        "5",
+        "--envs",
+        "1",
+    )
+    (episode,) = seq_episodes(eval_id_of(ours), tmp_path / "export")
+    assert episode["status"] == "ok", episode["error"]
+    assert episode["steps"] == 5
+    report = json.loads((tmp_path / "export" / "report.json").read_text())
+    benchmark = report["manifest"]["arms"][0]["parameters"]["benchmark"]
+    assert benchmark == {"obs_type": "pixels_agent_pos", "fast_render": False}
+
+
+def test_a_push_t_checkpoint_without_images_in_the_observation_is_refused(checkpoints):
+    result = subprocess.run(
+        [
+            str(PYTHON),
+            "-c",
+            "from seq.cli import main; main()",
+            "eval",
+            "run",
+            "lerobot",
+            "--benchmark",
+            "pusht",
+            "--param",
+            f"pretrained={checkpoints['act']}",
+            "--param",
+            "obs_type=state",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, "HF_HUB_OFFLINE": "1"},
+    )
+    assert result.returncode == 2, result.stderr
+    assert "observation.image, observation.state" in result.stderr and "Traceback" not in result.stderr
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def test_served_it_gives_what_it_gives_inline(checkpoints, tmp_path):
+    """`seq policy serve lerobot --param pretrained=DIR`: an eval against that server, naming no
+    checkpoint of its own, records the episode an inline eval records (one environment: each
+    replica holds one action queue)."""
+    port = free_port()
+    server = subprocess.Popen(
+        [
+            str(PYTHON),
+            "-c",
+            "from seq.cli import main; main()",
+            "policy",
+            "serve",
+            "lerobot",
+            "--param",
+            f"pretrained={checkpoints['act']}",
+            "--port",
+            str(port),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "HF_HUB_OFFLINE": "1"},
+    )
+    try:
+        deadline = time.monotonic() + 300
+        while True:
+            with socket.socket() as probe:
+                if probe.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+            assert server.poll() is None and time.monotonic() < deadline, server.stderr.read()
+            time.sleep(0.5)
+        served = seq_cli(
+            "eval",
+            "run",
+            "--benchmark",
+            "pusht",
+            "--policy-url",
+            f"ws://127.0.0.1:{port}",
+            "--param",
+            "obs_type=pixels_agent_pos",
+            "--seeds",
+            "0",
+            "--max-steps",
+            "30",
+            "--envs",
+            "1",
+        )
+    finally:
+        server.terminate()
+        server.wait(timeout=60)
+    inline = seq_cli(
+        "eval",
+        "run",
+        "lerobot",
+        "--benchmark",
+        "pusht",
+        "--param",
+        f"pretrained={checkpoints['act']}",
+        "--seeds",
+        "0",
+        "--max-steps",
+        "30",
+        "--envs",
+        "1",
+    )
+    (remote,) = seq_episodes(eval_id_of(served), tmp_path / "served")
+    (local,) = seq_episodes(eval_id_of(inline), tmp_path / "inline")
+    assert remote["status"] == local["status"] == "ok"
+    assert remote["steps"] == local["steps"] == 30
+    # the server computes in a thread of its own, where torch may sum in another order
+    assert remote["metrics"]["return"] == pytest.approx(local["metrics"]["return"], rel=1e-6)
+    assert local["metrics"]["return"] > 0
