@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from conftest import refused_in_one_line, run_cli
-from seq.engine.compatibility import check_compatibility
+from seq.engine.observation_fit import check_compatibility
 
 from seq.authoring.conditions import Condition
 from seq.errors import SeqInputError
