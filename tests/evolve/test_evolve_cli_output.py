@@ -128,7 +128,7 @@ def test_diff_takes_unique_prefixes_and_says_when_there_is_nothing_to_compare(ev
 def test_export_says_how_many_and_drops_a_previous_exports_videos(evolved):
     env, home, _ = evolved
     out = home / "hard"
-    done = run_cli("evolve", "export-hard-cases", str(out), env=env)
+    done = run_cli("evolve", "export-hard-cases", "-o", str(out), env=env)
     target = out / "walk-hard-cases.jsonl"
     lines = target.read_text().splitlines()
     assert done.stdout.strip() == f"wrote {len(lines)} hard cases to {target}"
@@ -138,7 +138,7 @@ def test_export_says_how_many_and_drops_a_previous_exports_videos(evolved):
     stale.write_bytes(b"an earlier export's video")
     (dataset / "meta").mkdir()
     (dataset / "meta" / "info.json").write_text("{}")
-    done = run_cli("evolve", "export-hard-cases", str(dataset), "--format", "lerobot", "--no-videos",
+    done = run_cli("evolve", "export-hard-cases", "-o", str(dataset), "--format", "lerobot", "--no-videos",
                    "--max-episodes", "1", env=env)  # fmt: skip
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip() == f"wrote 1 hard case to {dataset}"
@@ -194,7 +194,7 @@ def test_paths_that_cannot_be_written_are_one_sentence(evolved, tmp_path):
     assert folder.returncode == 2 and "that is a folder" in folder.stderr
     afile = tmp_path / "taken.txt"
     afile.write_text("")
-    taken = run_cli("evolve", "export-hard-cases", str(afile), env=env)
+    taken = run_cli("evolve", "export-hard-cases", "-o", str(afile), env=env)
     assert taken.returncode == 2 and "expected a directory" in taken.stderr
     assert "Traceback" not in folder.stderr + taken.stderr
     deep = tmp_path / "new" / "report.md"  # a missing folder is made, as --html does

@@ -31,7 +31,7 @@ def evolved(tmp_path_factory):
 def test_reruns_that_do_not_repeat_the_failure_are_said(evolved):
     home, env = evolved
     out = home / "dataset"
-    done = run_cli("evolve", "export-hard-cases", str(out), "--format", "lerobot", env=env)
+    done = run_cli("evolve", "export-hard-cases", "-o", str(out), "--format", "lerobot", env=env)
     assert done.returncode == 0, done.stderr[-2000:]
     episodes = pq.read_table(out / "meta" / "episodes" / "chunk-000" / "file-000.parquet").to_pydict()
     unrepeated = episodes["seq/reproduced"].count(False)
@@ -41,7 +41,7 @@ def test_reruns_that_do_not_repeat_the_failure_are_said(evolved):
 
 def test_a_file_in_place_of_the_directory_is_bad_input(evolved):
     home, env = evolved
-    done = run_cli("evolve", "export-hard-cases", str(home / "walk.py"), env=env)
+    done = run_cli("evolve", "export-hard-cases", "-o", str(home / "walk.py"), env=env)
     assert done.returncode == 2
     assert "expected a directory" in done.stderr and "Traceback" not in done.stderr
 
@@ -59,7 +59,7 @@ def test_pruning_keeps_every_trace_on_a_negative_count_and_nothing_left_is_no_ex
     assert done.returncode == 2 and "--keep-cycles -1" in done.stderr
     assert sorted(tmp_path.rglob("*.trace")) == traces
     assert run_cli("evolve", "prune", "--keep-cycles", "0", env=env).returncode == 0
-    done = run_cli("evolve", "export-hard-cases", str(tmp_path / "out"), env=env)
+    done = run_cli("evolve", "export-hard-cases", str(tmp_path / "out"), env=env)  # the old spelling
     assert done.returncode == 2 and "no failed episode" in done.stderr
     assert not (tmp_path / "out").exists()
 

@@ -86,9 +86,10 @@ def exported(evolved, tmp_path_factory):
     env, state = evolved
     root = tmp_path_factory.mktemp("export")
     for form, flags in (("jsonl", []), ("lerobot", ["--no-videos"])):
-        done = run_cli("evolve", "export-hard-cases", str(root / form), "--format", form, *flags, env=env)
+        out = str(root / form)
+        done = run_cli("evolve", "export-hard-cases", "-o", out, "--format", form, *flags, env=env)
         assert done.returncode == 0, done.stderr
-    done = run_cli("evolve", "export-hard-cases", str(root / "videos"), "--format", "lerobot",
+    done = run_cli("evolve", "export-hard-cases", "-o", str(root / "videos"), "--format", "lerobot",
                    "--max-episodes", str(VIDEO_EPISODES), env=env)  # fmt: skip
     assert done.returncode == 0, done.stderr
     return state, root

@@ -8,7 +8,7 @@ from pathlib import Path
 import typer
 from rich.console import Console
 
-from seq.cli.options import parse_seeds, split_list
+from seq.cli.options import either_spelling, parse_seeds, split_list
 from seq.errors import SeqInputError
 
 app = typer.Typer(
@@ -214,10 +214,19 @@ def diff_command(
         )
 
 
-@app.command("export-hard-cases", short_help="The failed episodes as JSONL or a LeRobot dataset.")
+@app.command(
+    "export-hard-cases",
+    short_help="The failed episodes as JSONL or a LeRobot dataset.",
+    context_settings={"allow_extra_args": True},  # the folder as a bare argument, the old spelling
+)
 def export_command(
-    directory: Path = typer.Argument(
-        ..., help="A folder (made if missing): NAME-hard-cases.jsonl, or the LeRobot dataset."
+    context: typer.Context,
+    output: Path = typer.Option(
+        None,
+        "-o",
+        "--output",
+        metavar="DIR",
+        help="A folder (made if missing): NAME-hard-cases.jsonl, or the LeRobot dataset.",
     ),
     format: str = typer.Option("jsonl", "--format", help="jsonl or lerobot."),
     benchmark: str = typer.Option(None, "--benchmark", help=_BENCHMARK_HELP),
@@ -229,6 +238,12 @@ def export_command(
     """The failed episodes as a dataset (JSONL, or LeRobot's on-disk layout with videos)."""
     import seq.evolve
 
+    if len(context.args) > 1:
+        raise SeqInputError(f"seq evolve export-hard-cases: one folder, as -o DIR (got {context.args}).")
+    old_directory = Path(context.args[0]) if context.args else None
+    directory = either_spelling(output, old_directory, "--output", "DIR")
+    if directory is None:
+        raise SeqInputError("seq evolve export-hard-cases: give the folder to write, as -o DIR.")
     done = seq.evolve.export_hard_cases(
         directory, format, benchmark, videos=videos, max_episodes=max_episodes
     )
