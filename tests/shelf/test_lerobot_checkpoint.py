@@ -12,9 +12,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 from conftest import refused_in_one_line, run_cli
-from seq.engine.observation_fit import check_compatibility
 
 from seq.authoring.conditions import Condition
+from seq.engine.observation_fit import check_compatibility
 from seq.errors import SeqInputError
 from seq.shelf.lerobot_checkpoint import input_problems, nest, read_checkpoint
 from seq.shelf.lerobot_policy import LeRobotPolicy
