@@ -199,6 +199,7 @@ def test_ls_and_show_on_the_command_line(adapter_file):
     seq.deploy(adapter_file)
     listed = _cli("ls")
     assert listed.exit_code == 0 and "to-policy" in listed.output and "yes (1)" in listed.output
+    assert "first names them:\n  libero-to-lerobot, libero-to-openpi" in listed.output
     shown = _cli("show", "to-policy")
     assert shown.exit_code == 0
     assert "lossy: yes" in shown.output and "the policy takes 32x32" in shown.output

@@ -119,8 +119,7 @@ def test_push_t_agrees_with_lerobot_eval_episode_by_episode(kind, checkpoints, t
 def test_a_libero_checkpoint_runs_through_libero_to_lerobot(checkpoints, tmp_path):
     """A checkpoint with LIBERO's features (two 256² cameras, the 8-D state, 7-D actions), served
     from LeRobot's Python while LIBERO runs in its own image."""
-    adapter = run("-c", "import seq.shelf.adapters.libero_lerobot as m; print(m.__file__)").stdout.strip()
-    seq_cli("deploy", adapter)
+    # libero-to-lerobot is built in: no deploy step
     ours = seq_cli(
         "eval",
         "run",

@@ -109,7 +109,8 @@ def test_its_options_episode_and_action_are_vla_eval_s(tmp_path):
 
 def test_built_in_adapters_resolve_by_name_and_keep_their_names(tmp_path):
     store = Store(tmp_path / "seq.db")
-    assert resolve_adapter("libero-to-openpi", store).name == "libero-to-openpi"
+    for name in ("libero-to-openpi", "libero-to-lerobot"):
+        assert resolve_adapter(name, store).name == name
     (tmp_path / "mine.py").write_text(
         "import seq\n\n\n@seq.adapter(name='libero-to-vla-eval')\nclass Mine(seq.Adapter):\n    pass\n"
     )

@@ -21,6 +21,7 @@ from seq.registry.adapters import (
     show_adapter,
     stored_bytes,
 )
+from seq.registry.builtins import BUILTIN_ADAPTERS
 
 app = typer.Typer(help="List, inspect, fetch, check and remove adapters.", no_args_is_help=True)
 
@@ -40,6 +41,9 @@ def ls_command(as_json: bool = typer.Option(False, "--json", help="Print as JSON
         created = time.strftime("%Y-%m-%d %H:%M", time.localtime(row["created_at"]))
         table.add_row(row["name"], f"v{row['version']}", lossy, str(row["file"] or "—"), created)
     Console().print(table)
+    waiting = sorted(set(BUILTIN_ADAPTERS) - {row["name"] for row in rows})
+    if waiting:
+        typer.echo(f"built in, registered when an eval first names them:\n  {', '.join(waiting)}")
 
 
 @app.command("show")

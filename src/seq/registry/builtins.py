@@ -36,6 +36,7 @@ BUILTINS = {"benchmark": BUILTIN_BENCHMARKS, "policy": BUILTIN_POLICIES}
 # Adapters that ship with `seq`: each is its own file (an adapter is versioned as the file it is),
 # registered from it by the first eval that names it.
 BUILTIN_ADAPTERS: dict[str, str] = {
+    "libero-to-lerobot": "seq.shelf.adapters.libero_lerobot",
     "libero-to-openpi": "seq.shelf.adapters.libero_openpi",
     "libero-to-vla-eval": "seq.shelf.adapters.libero_vla_eval",
 }
