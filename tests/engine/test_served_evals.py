@@ -49,6 +49,8 @@ def test_a_servers_param_stands_unless_the_eval_sets_it(toy_file):
     with seq.serve("line-controller", port=0, params={"noise": 0.3}) as server:
         served = seq.eval.run(benchmark="line", envs=1, policy_url=server.url)
         overridden = seq.eval.run(benchmark="line", envs=1, policy_url=server.url, params={"noise": "0"})
+        planned = seq.eval.dry_run(benchmark="line", policy_url=server.url)
+    assert planned["arms"][0]["parameters"]["policy.noise"] == {"value": 0.3, "from": "the server's"}
     assert _rows(served) == _rows(noisy) and _rows(overridden) == _rows(quiet)
     assert served.manifest.arms[0].parameters["policy"]["noise"] == 0.3  # what the policy used
     assert overridden.manifest.arms[0].parameters["policy"]["noise"] == 0.0

@@ -214,11 +214,16 @@ def start_eval(request: EvalRequest, store: Store) -> EvalRow:
 
 def _value_source(arm: ArmManifest, flagged: Arm | None, side: str, name: str) -> str:
     """Where an arm's value came from: the flag that set it (`--param`, `--sweep`, `--vs-param`),
-    the policy asking the benchmark for it, or the declaring side's default."""
+    the policy asking the benchmark for it, the server a served policy runs on, or the declaring
+    side's default."""
     key = f"{side}.{name}" if f"{side}.{name}" in arm.params else name if name in arm.params else None
     if key is not None:
         return flagged.flag(key) if flagged is not None else "--param"
-    return f"asked by {arm.policy}" if f"{side}.{name}" in arm.asked else f"{side} default"
+    if f"{side}.{name}" in arm.asked:
+        return f"asked by {arm.policy}"
+    if side == "policy" and arm.policy_url is not None:
+        return "the server's"  # what it was started with (`--param`), else the policy's default
+    return f"{side} default"
 
 
 def dry_run(request: EvalRequest, store: Store) -> dict[str, Any]:
