@@ -197,3 +197,12 @@ def test_limits_no_record_or_simulator_could_hold_are_refused_in_one_line(toy_fi
     seq.deploy(toy_file)
     refused_in_one_line(run_cli("eval", "run", "line-controller", "-b", "line", *option), said)
     assert seq.eval.ls() == []
+
+
+def test_one_task_or_seed_given_alone_in_python_is_that_one_not_its_letters(toy_file):
+    seq.deploy(toy_file)
+    planned = seq.eval.dry_run("line-controller", benchmark="line", tasks="far", seeds=2)
+    assert planned["episodes"] == 1
+    for seeds in ("5-2", [0, "1"], 2.5):
+        with pytest.raises(seq.SeqInputError, match="expected seeds as integers"):
+            seq.eval.dry_run("line-controller", benchmark="line", seeds=seeds)

@@ -10,8 +10,9 @@ into the Python value by the field's `Cli.kind`.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence, Sized
+from collections.abc import Iterable, Mapping, Sequence, Sized
 from dataclasses import MISSING, Field, dataclass, field, fields
+from numbers import Integral
 from typing import Any
 
 from seq.errors import SeqInputError
@@ -269,10 +270,33 @@ def request_fields() -> tuple[Field, ...]:
     return fields(EvalRequest)
 
 
+def _is_integer(value: Any) -> bool:
+    return isinstance(value, Integral) and not isinstance(value, bool)
+
+
 def request_of(arguments: Mapping[str, Any]) -> EvalRequest:
     """The request of a call whose keyword parameters are the request's fields (`seq.eval.run`,
     `seq.eval.dry_run`), from its `locals()`: the other arguments are left out."""
-    return EvalRequest(**{item.name: arguments[item.name] for item in request_fields()})
+    given = {item.name: arguments[item.name] for item in request_fields()}
+    for name in ("suites", "tasks"):  # one name given alone, not its letters
+        if isinstance(given[name], str):
+            given[name] = [given[name]]
+    seeds = given["seeds"]
+    if _is_integer(seeds):
+        given["seeds"] = [int(seeds)]
+    elif seeds is not None:
+        if isinstance(seeds, str) or not isinstance(seeds, Iterable):
+            seeds = None
+        else:
+            seeds = list(seeds)
+            if not all(_is_integer(seed) for seed in seeds):
+                seeds = None
+        if seeds is None:
+            raise SeqInputError(
+                f"seeds={given['seeds']!r}: expected seeds as integers, such as range(10) or [0, 3]."
+            )
+        given["seeds"] = [int(seed) for seed in seeds]
+    return EvalRequest(**given)
 
 
 # The sections of `seq eval run --help`, in order; each field of `EvalRequest` in one of them.
