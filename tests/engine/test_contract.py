@@ -9,7 +9,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from seq.engine.contract import ContractError, action_size, checked_chunk
+from seq.authoring.env_contract import ContractError
+from seq.engine.contract import action_size, checked_chunk
 
 
 class Box:

@@ -241,3 +241,48 @@ def test_what_a_worker_wrote_to_files_it_never_closed_is_kept(tmp_path: Path, mo
     logs = [marks / "python.log", marks / "native.log"]
     _wait_until(lambda: [log.read_text() for log in logs] == [expected] * 2)  # it exits after the eval
     assert [log.read_text() for log in logs] == [expected] * 2
+
+
+KEEPING = _module("""
+    import os
+
+    import numpy as np
+
+    import seq
+
+    {env}
+
+    class ClosingEnv(Env):
+        def close(self):
+            with open(os.path.join(os.environ["SEQ_TEST_MARKS"], "closed"), "a") as marks:
+                marks.write(f"closed in {os.getpid()}\\n")
+
+
+    class Unclosable(Env):
+        def close(self):
+            raise RuntimeError("already gone")
+
+
+    @seq.benchmark(name="keeping", conditions=seq.conditions(tasks=["a", "b"], seeds=range(2)), max_steps=2)
+    class Keeping(seq.Benchmark):
+        @seq.setup
+        def setup(self):
+            self.envs = {"a": Unclosable(), "b": ClosingEnv()}  # one env per task, kept across episodes
+
+        @seq.reset
+        def reset(self, seed, variant):
+            return self.envs[variant.task]
+
+        {check}
+
+
+    {policy}
+""")
+
+
+def test_a_worker_closes_each_env_its_benchmark_kept_once_when_it_ends(tmp_path: Path, monkeypatch):
+    marks = _deploy_marking(tmp_path, monkeypatch, KEEPING, check=False)
+    report = seq.eval.run("still", benchmark="keeping", envs=1)
+    assert report.status == "completed" and len(report.episodes) == 4
+    _wait_until(lambda: (marks / "closed").exists())
+    assert len((marks / "closed").read_text().splitlines()) == 1  # the env failing to close costs nothing

@@ -1,7 +1,7 @@
-"""What the episode loop checks of what it is handed: the policy's output must be an action, the
-env's `step` must keep the gym contract. A breach is a `ContractError` whose message names whose
-it is (the policy, or the env and its benchmark) and what was wrong; it is recorded as that one's
-error, without a traceback (seq's own frames would say nothing more)."""
+"""What the episode loop checks of the policy's output: it must be an action (the env's side is
+`seq.authoring.env_contract`). A breach is a `ContractError` whose message names whose it is (the
+policy, or the env and its benchmark) and what was wrong; it is recorded as that one's error,
+without a traceback (seq's own frames would say nothing more)."""
 
 from __future__ import annotations
 
@@ -10,11 +10,9 @@ from typing import Any
 
 import numpy as np
 
+from seq.authoring.env_contract import ContractError
+
 _SUMMED_IN_PYTHON = 64  # values; numpy's reduction costs more below about this
-
-
-class ContractError(TypeError):
-    """A policy's output that is not an action, or an env's `step` that breaks the gym contract."""
 
 
 def policy_name(handle: Any) -> str:
@@ -107,24 +105,3 @@ def nan_rows(chunk: np.ndarray) -> np.ndarray | None:
         return None
     rows = ~np.isfinite(chunk.reshape(len(chunk), -1)).all(axis=1)  # or finite values overflowed: look
     return rows if rows.any() else None
-
-
-def step_output(output: Any, env: Any, benchmark: str) -> tuple[Any, float, bool]:
-    """`(obs, reward, env_done)` of what `env.step` returned, either API; a `ContractError` naming
-    the env when it is neither."""
-    if not isinstance(output, (tuple, list)) or len(output) not in (4, 5):
-        name = f"the env {type(env).__name__} of benchmark {benchmark}"
-        got = f"{len(output)} values" if isinstance(output, (tuple, list)) else type(output).__name__
-        raise ContractError(
-            f"{name}: step returned {got}; expected gymnasium's 5 (obs, reward, terminated, "
-            "truncated, info) or gym's 4 (obs, reward, done, info)."
-        )
-    try:
-        reward = float(output[1])
-    except (TypeError, ValueError):
-        name = f"the env {type(env).__name__} of benchmark {benchmark}"
-        raise ContractError(
-            f"{name}: step returned the reward {output[1]!r}, which is not a number."
-        ) from None
-    done = bool(output[2] or output[3]) if len(output) == 5 else bool(output[2])
-    return output[0], reward, done

@@ -95,13 +95,12 @@ def check_episode(
     told each stage as it starts (import, setup, reset, step, render), for a caller that must say
     where a process that died stopped."""
     from seq.authoring.benchmark import spec_of
+    from seq.authoring.env_contract import check_metrics, close_env, reset_env, step_outcome
     from seq.engine.batch import step_alone
-    from seq.engine.contract import step_output
-    from seq.engine.episode import _metrics, _observation
     from seq.registry.loader import load_class
 
     figures: dict[str, Any] = {"python": sys.version.split()[0]}
-    stage, env = "import", None
+    stage, kept = "import", list[Any]()  # kept: the env once built, closed even if its reset fails
     started = time.perf_counter()
 
     def enter(name: str) -> str:
@@ -122,8 +121,7 @@ def check_episode(
         condition = spec.suites[spec.default_suite][0]
         figures["condition"] = condition.key
         stage, started = enter("reset"), time.perf_counter()
-        env = getattr(benchmark, spec.hooks["reset"])(condition.seed, condition)
-        obs = _observation(env.reset(seed=condition.seed))
+        env, obs, _ = reset_env(benchmark, spec, condition, kept.append)
         figures["reset_s"] = round(time.perf_counter() - started, 3)
         figures["observation"] = describe_value(obs)
         space = getattr(env, "action_space", None)
@@ -134,10 +132,11 @@ def check_episode(
             action = _random_action(space, rng)
             if action is None:
                 break  # no bounds to draw an action from: the eval's policy will say what it sends
-            obs, _, done = step_output(step_alone(env, action), env, spec.name)
+            outcome = step_outcome(step_alone(env, action), env, spec.name)
+            obs = outcome.observation
             taken += 1
-            _metrics(getattr(benchmark, spec.hooks["check"])(env))
-            if done:
+            check_metrics(getattr(benchmark, spec.hooks["check"])(env))
+            if outcome.done:
                 break
         figures["steps"] = taken
         if taken:
@@ -150,11 +149,8 @@ def check_episode(
     except Exception as error:
         failure = _failure(error, stage)
     finally:
-        if env is not None and hasattr(env, "close"):
-            try:
-                env.close()
-            except Exception:
-                pass
+        for made in kept:
+            close_env(made)
     return {"figures": figures, "failure": failure}
 
 

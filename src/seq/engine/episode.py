@@ -1,10 +1,8 @@
 """The one episode loop: reset → policy → env.step → check, until done, max_steps or timeout_s.
 
-The env contract (gym-style, both APIs):
-- `@seq.reset(self, seed, variant)` returns an env; `seq` then calls `env.reset(seed=seed)` and
-  takes the observation from gymnasium's `(obs, info)` or old gym's bare `obs`.
-- `env.step(action)` may return gymnasium's `(obs, reward, terminated, truncated, info)` or old
-  gym's `(obs, reward, done, info)`; the reward is summed into the `return` metric.
+The env contract (gym-style, both APIs: `seq.authoring.env_contract`):
+- `@seq.reset(self, seed, variant)` returns an env; `seq` then calls `env.reset(seed=seed)`.
+- `env.step(action)` returns either API's tuple; the reward is summed into the `return` metric.
 - `@seq.check(self, env)` runs after every step; the episode ends when it says `done`, when the
   env reports terminated / truncated / done, at the condition's `max_steps` (else the
   benchmark's), or past its `timeout_s` (status `timed_out`). The metrics are the last check's.
@@ -14,7 +12,7 @@ The env contract (gym-style, both APIs):
 What the policy returns must be an action: numbers, as many per action as the env's
 `action_space` holds (where it declares a shape); anything else (None, a string, the wrong size)
 ends the episode as the policy's error, naming it. A `step` that returns other than 4 or 5 values
-is the env's error, naming it (`seq.engine.contract`). An action holding NaN or an infinity is sent
+is the env's error, naming it (`ContractError`). An action holding NaN or an infinity is sent
 as it is, and counted: the episode's `nan_actions` metric is the number of steps that sent one,
 either kind (absent when none did). A batched env (`seq.engine.batch`: one world of several that
 step together) is stepped by staging its action and yielding a `BatchStep` to whoever drives the
@@ -27,16 +25,17 @@ from __future__ import annotations
 
 import time
 import traceback
-from collections.abc import Callable, Generator, Mapping, Sequence
+from collections.abc import Callable, Generator, Sequence
 from typing import Any
 
 import numpy as np
 
 from seq.authoring.begin import EpisodeStart
 from seq.authoring.benchmark import Benchmark, BenchmarkSpec, Step
+from seq.authoring.env_contract import check_metrics, reset_env, step_env, step_outcome
 from seq.authoring.seeding import act_seeds
 from seq.engine.batch import BatchStep, batch_of, release
-from seq.engine.contract import action_size, checked_chunk, policy_name, step_output
+from seq.engine.contract import action_size, checked_chunk, policy_name
 from seq.engine.failures import Phase, classify, describe
 from seq.engine.observer import EpisodeObserver, Finishing
 from seq.record.episode import BENCHMARK, ERROR, POLICY, TIMED_OUT, EpisodeResult
@@ -45,32 +44,6 @@ from seq.serving.inline import ActRequest, PolicyHandle
 
 NAN_ACTIONS = "nan_actions"
 PLANS = "plans"  # a composite policy's: the plans that reached infer in the episode
-
-
-def _observation(reset_output: Any) -> Any:
-    if isinstance(reset_output, tuple) and len(reset_output) == 2 and isinstance(reset_output[1], dict):
-        return reset_output[0]
-    return reset_output
-
-
-def _metrics(step: Any) -> dict[str, float]:
-    if not isinstance(step, Step):
-        raise TypeError(
-            f"@seq.check returned {type(step).__name__}; expected seq.Step(done=..., metrics={{...}})."
-        )
-    if not isinstance(step.metrics, Mapping):
-        raise TypeError(
-            f"@seq.check returned seq.Step(metrics={step.metrics!r}); expected a dict of numbers."
-        )
-    metrics = {}
-    for key, value in step.metrics.items():
-        try:
-            metrics[str(key)] = float(value)
-        except (TypeError, ValueError):
-            raise TypeError(
-                f"@seq.check returned metric {key!r} = {value!r}, which is not a number."
-            ) from None
-    return metrics
 
 
 class EpisodeRunner:
@@ -93,7 +66,6 @@ class EpisodeRunner:
         self.spec = spec
         self.policy = policy
         self.steps_per_query = steps_per_query
-        self._reset = getattr(benchmark, spec.hooks["reset"])
         self._check = getattr(benchmark, spec.hooks["check"])
         self._on_env = on_env
         self.observers = list(observers)
@@ -183,13 +155,17 @@ class EpisodeRunner:
         steps = queries = 0  # the result's, kept here while the episode runs
         planning = False  # a composite policy: its acts may carry plans (asked once, in the try:
         # a served policy's answer needs its server)
-        env = batch = None
-        try:  # 1. reset
-            env = self._reset(condition.seed, condition)
-            batch = batch_of(env)
+        env: Any = None
+        batch: Any = None
+
+        def built(made: Any) -> None:  # kept before its reset: a batched env is released after all
+            nonlocal env, batch
+            env, batch = made, batch_of(made)
             if self._on_env is not None:
-                self._on_env(env)
-            obs = _observation(env.reset(seed=condition.seed))
+                self._on_env(made)
+
+        try:  # 1. reset
+            _, obs, _ = reset_env(self.benchmark, self.spec, condition, built)
             if watching:
                 self._notify(watching, observer_errors, "begin", item, env, obs)
             instruction = self.benchmark.instruction(condition)
@@ -231,26 +207,23 @@ class EpisodeRunner:
                 if nan_actions is not None and nan_actions[position]:
                     nan_steps += 1
                 if batch is None:
-                    output = env.step(action)
+                    outcome = step_env(env, action, self.spec.name)
                 else:  # its world steps with the others: whoever drives the episode steps them
                     env.stage(action)
                     yield BatchStep(batch)
-                    output = env.outcome()
+                    outcome = step_outcome(env.outcome(), env, self.spec.name)
                 position += 1
                 steps += 1
-                if type(output) is tuple and len(output) == 5 and isinstance(output[1], float):
-                    obs, reward, env_done = output[0], float(output[1]), bool(output[2] or output[3])
-                else:  # the other API, another reward type, or a breach (`step_output` names it)
-                    obs, reward, env_done = step_output(output, env, self.spec.name)
+                obs, reward = outcome.observation, outcome.reward
                 total_reward += reward
                 if watching:
                     self._notify(watching, observer_errors, "step", env, obs, action, reward, seed)
                 step = check(env)  # 5. check
-                metrics = {} if type(step) is Step and step.metrics == {} else _metrics(step)
+                metrics = {} if type(step) is Step and step.metrics == {} else check_metrics(step)
                 if step.done:
                     ended_by = "check"
                     break
-                if env_done:
+                if outcome.terminated or outcome.truncated:
                     ended_by = "env"
                     break
             result.ended_by = ended_by

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 
-from seq.engine.contract import ContractError
+from seq.authoring.env_contract import ContractError
 from seq.record.episode import BENCHMARK, ERROR, INFRASTRUCTURE, POLICY, EpisodeResult
 from seq.record.work import WorkItem
 

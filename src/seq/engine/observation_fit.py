@@ -26,6 +26,7 @@ from typing import Any
 from seq.authoring.adapter import Adapter
 from seq.authoring.benchmark import spec_of
 from seq.authoring.conditions import Condition
+from seq.authoring.env_contract import close_env, reset_env
 from seq.authoring.policy import policy_spec_of
 from seq.errors import SeqInputError
 from seq.registry.adapters import check_instance, describe_transforms
@@ -80,12 +81,6 @@ def policy_inputs(policy_cls: type | None) -> Spec | None:
     return parse_spec(declared, f"policy {spec.name!r}: inputs", wildcards=True)
 
 
-def _observation(reset_output: Any) -> Any:
-    if isinstance(reset_output, tuple) and len(reset_output) == 2 and isinstance(reset_output[1], dict):
-        return reset_output[0]
-    return reset_output
-
-
 def sample_observations(
     benchmark_cls: type, setup_parameters: Mapping[str, Any], conditions: Sequence[Condition], label: str
 ) -> list[Any]:
@@ -108,18 +103,14 @@ def sample_observations(
         ) from None
     errors = []
     for condition in list(conditions)[:TRIES]:
-        env = None
+        kept: list[Any] = []  # the env once built, closed even if its reset fails
         try:
-            env = getattr(benchmark, spec.hooks["reset"])(condition.seed, condition)
-            return [_observation(env.reset(seed=condition.seed))]
+            return [reset_env(benchmark, spec, condition, kept.append).observation]
         except Exception:
             errors.append(f"{condition.task} seed {condition.seed}: {traceback.format_exc(limit=1).strip()}")
         finally:
-            if env is not None and hasattr(env, "close"):
-                try:
-                    env.close()
-                except Exception:
-                    pass
+            for env in kept:
+                close_env(env)
     raise SeqInputError(
         f"benchmark {label}: no reset of its first conditions gave an observation to check the policy's "
         f"inputs against ({'; '.join(errors) or 'no conditions'})."

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from seq.authoring.benchmark import spec_of
+from seq.authoring.env_contract import close_env
 from seq.authoring.policy import policy_spec_of
 from seq.engine.environment import describe_environment
 from seq.engine.episode import EpisodeRunner
@@ -94,11 +95,8 @@ class _EnvCloser:
     def close_all(self) -> None:
         for ref in self._envs:
             env = ref()
-            if env is not None and hasattr(env, "close"):
-                try:
-                    env.close()
-                except Exception:
-                    pass
+            if env is not None:
+                close_env(env)
 
 
 def _policy_handle(arm: ArmConfig, closer: _EnvCloser | None) -> PolicyHandle:

@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from seq.authoring.env_contract import reset_env
 from seq.errors import SeqInputError
 from seq.port import scene as layout
 from seq.port.controls import DEFAULT_STEPS, controls_for
@@ -67,8 +68,7 @@ def export_here(
     scenes: list[dict[str, Any]] = []
     starts: list[dict[str, Any]] = []
     for condition in conditions:
-        env = reset(condition.seed, condition)
-        env.reset(seed=condition.seed)
+        env = reset_env(benchmark, spec, condition).env
         try:
             found = find_mujoco(env, mujoco)
         except ValueError as error:

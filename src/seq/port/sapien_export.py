@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from seq.authoring.env_contract import reset_observation
 from seq.port import manifest as layout
 from seq.port.controls import seeded_controls
 from seq.port.manifest import BUILD
@@ -126,7 +127,7 @@ def export_sapien(
     for condition in conditions:
         env = reset(condition.seed, condition)
         with recording_no_gpu_calls() as at_reset:
-            env.reset(seed=condition.seed)
+            reset_observation(env, condition.seed)
         system = physx_system(env)
         if system is None:
             raise ExportError(f"{spec.name} task {condition.task}: no SAPIEN PhysX system in its env.")
