@@ -48,6 +48,7 @@ ALLOWED: dict[str, set[str]] = {
     "cli": {"authoring", "tf", "record", "capture", "isolation", "registry", "serving", "engine",
             "report", "eval", "image", "volume", "secret", "grid", "console", "scheduling", "port",
             "deployment", "evolve"},
+    "__main__": {"cli"},  # `python -m seq`: the command itself
     # on top: drives seq.eval.run with arms (engine) and reads policies' declarations (registry)
     "grid": {"record", "registry", "engine", "eval"},
     "seqbench": {"report", "cli"},  # its own CLI reuses seq's seed-range parsing and help

@@ -25,7 +25,7 @@ import numpy as np
 
 from seq.errors import SeqInputError
 from seq.port import scene as layout
-from seq.port.check_model import field_differences
+from seq.port.mujoco_check import field_differences
 from seq.port.mujoco_state import apply_fields, model_fields, names, pin_options, set_state
 from seq.port.worlds import WarpWorlds
 

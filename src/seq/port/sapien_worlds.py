@@ -40,8 +40,8 @@ class SapienWorlds:
         import torch
 
         self.directory = Path(scene)
-        self.manifest = layout.read_manifest(self.directory)
-        make = self.manifest.get("makes", {}).get(task)
+        self.export = layout.read_manifest(self.directory)
+        make = self.export.get("makes", {}).get(task)
         if make is None:
             raise SeqInputError(f"{self.directory}: export.json: makes: no entry for task {task!r}.")
         if backend == Backend.AUTO:
@@ -61,7 +61,7 @@ class SapienWorlds:
         self.env = gymnasium.make(make["id"], **kwargs)
         self.env.reset(seed=0)  # the system starts here; starts are written back after
         self.unwrapped: Any = self.env.unwrapped  # ManiSkill's env: device, agent, scene, state
-        self.starts = [s for s in self.manifest["starts"] if s["task"] == task]
+        self.starts = [s for s in self.export["starts"] if s["task"] == task]
         self.free = list(range(nworld))
 
     def claim(self) -> int:

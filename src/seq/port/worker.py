@@ -24,7 +24,7 @@ def main(argv: list[str]) -> int:
             arguments["out"] = Path(arguments["out"])
             result = export_here(**arguments, log=lambda line: print(line, file=sys.stderr))
         elif command == "check-model":
-            from seq.port.check_model import check_model_here
+            from seq.port.mujoco_check import check_model_here
 
             result = check_model_here(**arguments)
         elif command == "replay":
