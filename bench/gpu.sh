@@ -67,7 +67,7 @@ say "$(nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,nohe
 # 3. The scene.
 if [ ! -f "$LIFT_SCENE/export.json" ]; then
     step "export robosuite's Lift, seeds 0-49, into $LIFT_SCENE" \
-        "$PYTHON" bench/lift_warp.py --export-only "$LIFT_SCENE" --seeds 50
+        "$PYTHON" bench/lift_warp.py --export-only "$LIFT_SCENE" --seeds 0-49
 fi
 
 # 4. Physics and the batched engine.
@@ -79,8 +79,8 @@ step "bench/port.py: MuJoCo Warp at 1/64/1,024 worlds vs classic MuJoCo on $(npr
 WORLDS="${LIFT_WORLDS:-100}"
 EPISODES="${LIFT_EPISODES:-300}"
 step "lift-warp: $EPISODES episodes on $WORLDS worlds" \
-    "$SEQ_PORT_PYTHON" bench/lift_warp.py --direct "$LIFT_SCENE" --seeds 50 \
-    --trials $(((EPISODES + 49) / 50)) --worlds "$WORLDS" --out "$FIGURES.lift.json"
+    "$SEQ_PORT_PYTHON" bench/lift_warp.py --direct "$LIFT_SCENE" --seeds 0-49 \
+    --trials $(((EPISODES + 49) / 50)) --worlds "$WORLDS" -o "$FIGURES.lift.json"
 
 # 6. SAPIEN's GPU PhysX.
 PICK_SCENE="${PICK_SCENE:-.gpu/pick}"

@@ -1,10 +1,10 @@
 """robosuite's Lift against its MuJoCo Warp port (`examples/lift_warp.py`), paired over many seeds.
 
-    python bench/lift_warp.py [--seeds 50] [--max-steps 100] [--worlds 10] [--out FILE]
-    python bench/lift_warp.py --direct SCENE [--seeds 50] [--trials 6] [--worlds 300] [--out FILE]
+    python bench/lift_warp.py [--seeds 0-49] [--max-steps 100] [--worlds 10] [-o FILE]
+    python bench/lift_warp.py --direct SCENE [--seeds 0-49] [--trials 6] [--worlds 300] [-o FILE]
 
 In a fresh seq home (the images cached in `$SEQ_IMAGES`, default the temp folder's
-`seq-bench-images`, shared with bench/port.py): robosuite's Lift exported for seeds 0..N-1 (its
+`seq-bench-images`, shared with bench/port.py): robosuite's Lift exported for `--seeds` (its
 starts, through robosuite's own reset), put in `lift-warp-scene`, `lift-warp` deployed, then
 
 - by default `seq benchmark compare robosuite lift-warp --policy robosuite-scripted` on those
@@ -12,13 +12,13 @@ starts, through robosuite's own reset), put in `lift-warp-scene`, `lift-warp` de
   envs in lockstep), the policy served: both success rates, the paired counts, B - A with its
   interval, McNemar's p and the verdict;
 - with `--direct SCENE`, no seq eval and no images: in this Python (which needs MuJoCo Warp),
-  `examples/lift_warp.py`'s worlds on an exported Lift scene (its starts of seeds 0..N-1),
+  `examples/lift_warp.py`'s worlds on an exported Lift scene (its starts of `--seeds`),
   `--worlds` of them stepped together on Warp's default device (the GPU where there is one), each
   world's episode driven by `robosuite-scripted`'s own function in-process, `--trials` episodes
   per seed, in waves of `--worlds`: the success rate and control steps/s (25 physics steps each).
 
 `--export-only DIR` only exports the scene (for `--direct`, or a machine without PyPI).
-`--out FILE` writes the figures as JSON (the command's report under `report`).
+`-o FILE` writes the figures as JSON (the command's report under `report`).
 """
 
 from __future__ import annotations
@@ -57,7 +57,7 @@ import seq
 from seq.shelf.robosuite import IMAGE, MAX_STEPS, RobosuiteEnv
 
 
-@seq.benchmark(name="robosuite-lift-seeds", conditions=seq.conditions(tasks=["Lift"], seeds=range({seeds})),
+@seq.benchmark(name="robosuite-lift-seeds", conditions=seq.conditions(tasks=["Lift"], seeds={seeds}),
                max_steps=MAX_STEPS, image=IMAGE)
 class LiftSeeds(seq.Benchmark):
     @seq.setup
@@ -76,16 +76,16 @@ class LiftSeeds(seq.Benchmark):
 """
 
 
-def export(scene: Path, seeds: int) -> None:
-    """robosuite's Lift exported for seeds 0..seeds-1 into `scene`, through robosuite's own reset."""
+def export(scene: Path, seeds: list[int]) -> None:
+    """robosuite's Lift exported for `seeds` into `scene`, through robosuite's own reset."""
     with tempfile.TemporaryDirectory() as scratch:
         declared = Path(scratch) / "lift_seeds.py"
         declared.write_text(LIFT_SEEDS.format(seeds=seeds))
         cli("benchmark", "export", str(declared), "-o", str(scene))
 
 
-def deploy(home: Path, seeds: int) -> None:
-    """robosuite's Lift exported for seeds 0..seeds-1 into lift-warp's volume; lift-warp deployed."""
+def deploy(home: Path, seeds: list[int]) -> None:
+    """robosuite's Lift exported for `seeds` into lift-warp's volume; lift-warp deployed."""
     scene = home / "volume" / "scene"
     export(scene, seeds)
     for mjb in scene.rglob("*.mjb"):  # only robosuite's MuJoCo reads it
@@ -95,11 +95,10 @@ def deploy(home: Path, seeds: int) -> None:
     cli("deploy", str(home / "lift_warp.py"))
 
 
-def direct(scene: Path, seeds: int, trials: int, nworld: int, max_steps: int) -> dict:
+def direct(scene: Path, seeds: list[int], trials: int, nworld: int, max_steps: int) -> dict:
     """lift-warp's worlds driven by robosuite-scripted in this process, in waves of `nworld`."""
     import importlib.util
 
-    sys.path.insert(0, str(ROOT / "src"))
     from seq.shelf.robosuite import scripted_action
 
     spec = importlib.util.spec_from_file_location("lift_warp", EXAMPLE)
@@ -112,7 +111,7 @@ def direct(scene: Path, seeds: int, trials: int, nworld: int, max_steps: int) ->
     envs = [lift.LiftEnv(worlds, "Lift") for _ in range(nworld)]
     worlds.step()  # compiles (or loads) Warp's kernels before timing
     loaded = time.perf_counter() - began
-    queue = [seed for _ in range(trials) for seed in range(seeds)]
+    queue = [seed for _ in range(trials) for seed in seeds]
     successes = steps = 0
     began = time.perf_counter()
     while queue:
@@ -135,7 +134,7 @@ def direct(scene: Path, seeds: int, trials: int, nworld: int, max_steps: int) ->
         for env in envs[: len(wave)]:
             env.release()
     seconds = time.perf_counter() - began
-    episodes = seeds * trials
+    episodes = len(seeds) * trials
     figures = {
         "device": str(warp.get_device()),
         "worlds": nworld,
@@ -158,7 +157,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--seeds", type=int, default=50, help="Seeds 0..N-1.")
+    parser.add_argument("--seeds", default="0-49", help="Seeds, such as 0-49 or 0,1,2 (as seq takes them).")
     parser.add_argument("--max-steps", type=int, default=100, help="Control steps of each episode, at most.")
     parser.add_argument("--worlds", type=int, default=10, help="Episodes side by side (the port's worlds).")
     parser.add_argument("--direct", type=Path, metavar="SCENE", help="Run the port alone on this scene.")
@@ -166,24 +165,31 @@ def main() -> None:
     parser.add_argument(
         "--export-only", type=Path, metavar="DIR", help="Only export the seeds' scene into DIR."
     )
-    parser.add_argument("--out", type=Path, help="Write the figures here as JSON.")
+    parser.add_argument("-o", "--output", type=Path, help="Write the figures here as JSON.")
     args = parser.parse_args()
-    if args.seeds < 1 or args.worlds < 1 or args.trials < 1:
-        raise SystemExit("--seeds, --worlds and --trials must each be 1 or more.")
+    sys.path.insert(0, str(ROOT / "src"))
+    from seq.cli.options import parse_seeds
+    from seq.errors import SeqInputError
+
+    try:
+        seeds = parse_seeds([args.seeds])
+    except SeqInputError as error:
+        parser.error(str(error))
+    if args.worlds < 1 or args.trials < 1:
+        raise SystemExit("--worlds and --trials must each be 1 or more.")
     if args.export_only:
-        export(args.export_only, args.seeds)
+        export(args.export_only, seeds)
         return
     if args.direct:
-        figures = direct(args.direct, args.seeds, args.trials, args.worlds, args.max_steps)
-        if args.out:
-            args.out.write_text(json.dumps({"max_steps": args.max_steps, **figures}, indent=1))
+        figures = direct(args.direct, seeds, args.trials, args.worlds, args.max_steps)
+        if args.output:
+            args.output.write_text(json.dumps({"max_steps": args.max_steps, **figures}, indent=1))
         return
     os.environ.setdefault("SEQ_IMAGES", str(Path(tempfile.gettempdir()) / "seq-bench-images"))
-    seeds = f"0-{args.seeds - 1}"
     with tempfile.TemporaryDirectory() as home:
         os.environ["SEQ_HOME"] = home
         began = time.perf_counter()
-        deploy(Path(home), args.seeds)
+        deploy(Path(home), seeds)
         prepared = time.perf_counter() - began
         began = time.perf_counter()
         text = cli(
@@ -196,7 +202,7 @@ def main() -> None:
             "--tasks",
             "Lift",
             "--seeds",
-            seeds,
+            args.seeds,
             "--envs",
             "1",
             "--envs-per-worker",
@@ -208,9 +214,9 @@ def main() -> None:
         print(text)
         ran = time.perf_counter() - began
         print(f"prepared (export, volume, deploy) in {prepared:.0f} s; ran in {ran:.0f} s")
-    if args.out:
-        figures = {"seeds": args.seeds, "max_steps": args.max_steps, "worlds": args.worlds}
-        args.out.write_text(
+    if args.output:
+        figures = {"seeds": seeds, "max_steps": args.max_steps, "worlds": args.worlds}
+        args.output.write_text(
             json.dumps({**figures, "prepare_s": prepared, "run_s": ran, "report": text}, indent=1)
         )
 

@@ -4,7 +4,7 @@ MuJoCo with one process per core, measured side by side in one run.
     python bench/port.py SCENE [--worlds 1,64,1024] [--steps 20] [--cores N] [--engine-worlds 1,8]
 
 SCENE is a folder written by `seq benchmark export` (robosuite's Lift:
-`seq benchmark export robosuite --task Lift --seeds 8 --out lift/`). Both sides run in the port
+`seq benchmark export robosuite --tasks Lift --seeds 0-7 -o lift/). Both sides run in the port
 environment (`seq.port.environment`): classic MuJoCo 4.0.0 steps each start in `--cores`
 processes at once (the CPU benchmark with `--envs` = cores, physics only); MuJoCo Warp steps
 every world together on its default device (the GPU where there is one, else the CPU), worlds

@@ -1,6 +1,6 @@
 """lift-warp: robosuite's Lift (Panda, its default OSC_POSE controller, 20 Hz) on MuJoCo Warp.
 
-The scaffold of `seq benchmark convert robosuite --task Lift --seeds 10 --name lift-warp`, completed:
+The scaffold of `seq benchmark convert robosuite --tasks Lift --seeds 0-9 --name lift-warp`, completed:
 the controller is robosuite 1.5.2's, recomputed at each of the 25 physics steps of a control
 step (`robosuite/controllers/parts/arm/osc.py`: position and orientation goals from the pose the
 arm has reached plus the action's deltas, uncoupled through the operational-space inertias,
@@ -10,7 +10,7 @@ robosuite's GRIP controller, the observation holds what `robosuite-scripted` rea
 than 4 cm above the table. The Jacobians and mass matrix are taken on the host (classic MuJoCo, on
 each world's state) while MuJoCo Warp steps every world at once.
 
-    seq benchmark export robosuite --task Lift --seeds 10 --out lift/
+    seq benchmark export robosuite --tasks Lift --seeds 0-9 -o lift/
     mkdir volume && cp -r lift volume/scene && seq volume put lift-warp-scene volume --kind dataset
     seq deploy examples/lift_warp.py
     seq benchmark compare robosuite lift-warp --policy robosuite-scripted --tasks Lift \\

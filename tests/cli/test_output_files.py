@@ -31,3 +31,16 @@ def test_an_eval_whose_report_file_cannot_be_written_is_refused_before_it_runs(t
         run_cli("eval", "run", "line-controller", "-b", "line", "--csv", str(tmp_path)), "--csv", "folder"
     )
     assert seq.eval.ls() == []
+
+
+def test_an_export_folder_that_is_a_file_is_refused(toy_file, tmp_path):
+    seq.deploy(toy_file)
+    report = seq.eval.run("line-controller", benchmark="line", envs=1, seeds=[0])
+    a_file = tmp_path / "a_file.txt"
+    a_file.write_text("mine")
+    for export_format in ("seq", "vla-eval"):
+        refused_in_one_line(
+            run_cli("eval", "export", report.eval_id, "-o", str(a_file), "--format", export_format),
+            f"--output {a_file}: cannot make a folder there",
+        )
+    assert a_file.read_text() == "mine"

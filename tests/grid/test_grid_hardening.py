@@ -173,7 +173,7 @@ def test_an_output_dir_that_cannot_hold_runs_is_one_sentence(tmp_path: Path) -> 
     path = _config(tmp_path, GRID)
     (tmp_path / "afile").write_text("")
     refused_in_one_line(run_cli("grid", "run", str(path), "-o", str(tmp_path / "afile")),
-                        "--output", "afile", "cannot make a run directory")  # fmt: skip
+                        "--output", "afile", "cannot make a folder there")  # fmt: skip
     refused_in_one_line(run_cli("grid", "run", str(path), "--output-dir", "/proc/nope"),  # the old spelling
                         "--output", "/proc/nope")  # fmt: skip
     path.write_text(GRID.replace("output_dir: runs", "output_dir: afile"))

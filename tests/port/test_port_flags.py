@@ -32,3 +32,23 @@ def test_export_takes_seeds_as_eval_run_does_and_the_old_spellings(tmp_path: Pat
         run_cli("benchmark", "export", f"{source}:Ball", "-o", str(out), "--out", str(old)),
         "give it once, as --output",
     )
+
+
+def test_an_output_that_is_a_file_is_refused_in_one_sentence(tmp_path: Path) -> None:
+    source = tmp_path / "ball_bench.py"
+    source.write_text(BALL)
+    a_file = tmp_path / "a_file.txt"
+    a_file.write_text("mine")
+    refused_in_one_line(
+        run_cli("benchmark", "export", f"{source}:Ball", "--seeds", "0", "-o", str(a_file), "--steps", "5"),
+        f"--output {a_file}: cannot make a folder there",
+    )
+    scene = tmp_path / "scene"
+    exported = run_cli("benchmark", "export", f"{source}:Ball", "--seeds", "0", "-o", str(scene),
+                       "--steps", "5")  # fmt: skip
+    assert exported.returncode == 0, exported.stderr
+    refused_in_one_line(
+        run_cli("benchmark", "scaffold", str(scene), "-o", str(a_file)),
+        f"--output {a_file}: cannot make a folder there",
+    )
+    assert a_file.read_text() == "mine"

@@ -172,7 +172,7 @@ def compare_command(
         serve=serve,
         max_steps=max_steps,
         adapter=adapter,
-        tasks=split_list(tasks),
+        tasks=split_list(tasks, "--tasks"),
         seeds=parse_seeds(seeds),
     )
     _emit(report, Console(), as_json, None, None)

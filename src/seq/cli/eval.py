@@ -328,7 +328,8 @@ def export_command(
     ),
 ) -> None:
     """Write the eval's episodes (JSONL), report (JSON) and unfinished work items."""
-    files = api.export(eval_id, output, report_to=split_list(report_to) or (), format=export_format)
+    mirrors = split_list(report_to, "--report-to") or ()
+    files = api.export(eval_id, output, report_to=mirrors, format=export_format)
     for kind, path in files.items():
         Console().print(f"wrote {kind}: {path}", highlight=False)
 

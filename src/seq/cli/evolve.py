@@ -72,8 +72,8 @@ def run_command(
         raise SeqInputError("--max-candidates and --envs must be 1 or more.")
     progress = EvalProgress(Console(stderr=True), Store(), announce=False, bar=False)
     settings = seq.evolve.Settings(
-        suites=split_list(suites),
-        tasks=split_list(tasks),
+        suites=split_list(suites, "--suite"),
+        tasks=split_list(tasks, "--tasks"),
         seeds=parse_seeds(seeds),  # 0,1,2 or 0-4, as seq eval run takes
         trials=trials,
         reference_trials=reference_trials,

@@ -18,11 +18,25 @@ from seq.engine.request import Cli, cli_of, default_of, help_group, help_of
 from seq.errors import SeqInputError
 
 
-def split_list(values: list[str] | None) -> list[str] | None:
-    """`--tasks a,b --tasks c` → `["a", "b", "c"]`."""
+def split_list(values: list[str] | None, flag: str) -> list[str] | None:
+    """`--tasks a,b --tasks c` → `["a", "b", "c"]`; an empty item (`--tasks ''`, `0,,2`) is refused,
+    naming `flag`, rather than dropped: dropping it would silently widen or change the selection."""
     if not values:
         return None
-    return [part.strip() for value in values for part in value.split(",") if part.strip()]
+    items = []
+    for value in values:
+        parts = [part.strip() for part in value.split(",")]
+        example = "0,1,2 or 0-4" if flag == "--seeds" else "a,b"
+        if not value.strip():
+            raise SeqInputError(
+                f"{flag} {value!r} is empty; give at least one, such as {example}, or leave it out."
+            )
+        if "" in parts:
+            raise SeqInputError(
+                f"{flag} {value}: an empty item; separate items with single commas, such as {example}."
+            )
+        items.extend(parts)
+    return items
 
 
 def either_spelling(value: Any, old: Any, flag: str, old_flag: str) -> Any:
@@ -35,7 +49,7 @@ def either_spelling(value: Any, old: Any, flag: str, old_flag: str) -> Any:
 
 def parse_seeds(values: list[str] | None) -> list[int] | None:
     """`--seeds 0,1,2`, `--seeds 0-4` (inclusive) or repeated `--seeds`."""
-    parts = split_list(values)
+    parts = split_list(values, "--seeds")
     if parts is None:
         return None
     seeds: list[int] = []
@@ -50,6 +64,10 @@ def parse_seeds(values: list[str] | None) -> list[int] | None:
             raise SeqInputError(
                 f"--seeds {part}: expected integers like 0,1,2 or a range like 0-4."
             ) from None
+        if not span:
+            raise SeqInputError(
+                f"--seeds {part}: a descending range; write it low to high, as {last}-{first}."
+            )
         if len(span) > 10**7:  # an eval holds at most that many episodes (seq.engine.plan)
             raise SeqInputError(f"--seeds {part}: {len(span):,} seeds; at most 10,000,000.")
         seeds.extend(span)
@@ -92,7 +110,7 @@ def parse_option(item: Field, value: Any) -> Any:
     assert cli is not None
     flag = cli.spellings(item.name)[0]
     if cli.kind == "list":
-        return split_list(value)
+        return split_list(value, flag)
     if cli.kind == "seeds":
         return parse_seeds(value)
     if cli.kind == "params":

@@ -32,7 +32,7 @@ OLD_OUT = typer.Option(None, "--out", hidden=True)
 def _tasks(tasks: list[str] | None, old: list[str] | None) -> list[str] | None:
     from seq.cli.options import split_list
 
-    return split_list([*(tasks or []), *(old or [])])
+    return split_list([*(tasks or []), *(old or [])], "--tasks")
 
 
 def _output(output: Path | None, old: Path | None) -> Path | None:

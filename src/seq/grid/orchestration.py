@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from seq.errors import EvalCanceled, SeqInputError
+from seq.errors import EvalCanceled, SeqInputError, make_output_folder
 from seq.grid import rundir, summary, versions
 from seq.grid.cells import Arm, Cell, EvalGroup, check_floors, expand, floor_of, group
 from seq.grid.config import GridConfig
@@ -154,6 +154,7 @@ def _run_dir(grid: GridConfig, output_dir: Path, resume: bool, where: str, say: 
                 say(f"warning: {key} changed since {latest.name} began; the gate uses the new value")
             return latest, True
         say(f"--resume: {output_dir} holds no run of {grid.source}; starting a fresh one")
+    make_output_folder(output_dir, where)
     try:
         run_dir = rundir.new_run_dir(output_dir)
         rundir.write_grid(run_dir, grid)

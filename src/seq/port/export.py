@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from seq.authoring.env_contract import reset_env
-from seq.errors import SeqInputError
+from seq.errors import SeqInputError, make_output_folder
 from seq.port import scene as layout
 from seq.port.controls import DEFAULT_STEPS, controls_for
 from seq.port.find import find_mujoco
@@ -106,7 +106,8 @@ def _on_sapien(env: Any) -> bool:
 
 def _clear(out: Path) -> None:
     """An empty folder to export into: a previous export there is replaced, anything else refused."""
-    if out.exists() and any(out.iterdir()):
+    make_output_folder(out)
+    if any(out.iterdir()):
         if not (out / layout.MANIFEST).is_file():
             raise SeqInputError(f"--output {out}: exists and holds other files; name an empty or new folder.")
         for part in (layout.SCENES, layout.STARTS, layout.MANIFEST):
@@ -115,7 +116,6 @@ def _clear(out: Path) -> None:
                 shutil.rmtree(target)
             elif target.exists():
                 target.unlink()
-    out.mkdir(parents=True, exist_ok=True)
 
 
 def _new_scene(

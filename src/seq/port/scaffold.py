@@ -17,7 +17,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from seq.errors import SeqInputError
+from seq.errors import SeqInputError, make_output_folder
 from seq.port import scene as layout
 from seq.port.environment import PORT_REQUIREMENTS
 from seq.port.manifest import Engine
@@ -41,9 +41,8 @@ def scaffold(
     if not re.fullmatch(r"[a-z0-9][a-z0-9-]*", name):
         raise SeqInputError(f"--name {name!r}: use lower-case letters, digits and hyphens.")
     target = Path(out or f"{name}")
-    if target.exists() and any(target.iterdir()):
+    if any(make_output_folder(target).iterdir()):
         raise SeqInputError(f"{target}: exists and is not empty; name another folder with --output.")
-    target.mkdir(parents=True, exist_ok=True)
     size = sum(path.stat().st_size for path in directory.rglob("*")
                if path.is_file() and path.suffix != ".mjb")
     in_volume = size > VOLUME_OVER_BYTES

@@ -52,8 +52,10 @@ def check_counts(seeds: Sequence[int] | None, steps: int | None) -> None:
     if steps is not None and steps < 1:
         raise SeqInputError(f"--steps must be 1 or more, got {steps}.")
     if seeds is not None:
-        if isinstance(seeds, (int, str)) or not len(seeds):
+        if isinstance(seeds, (int, str)):
             raise SeqInputError(f"--seeds {seeds}: expected a list of seeds, such as 0,1,2 or 0-9.")
+        if not len(seeds):
+            raise SeqInputError("--seeds is empty; give at least one seed, such as 0,1,2 or 0-9.")
         for seed in seeds:
             check_seed(seed, "--seeds")
 

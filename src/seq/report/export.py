@@ -7,6 +7,7 @@ import json
 from dataclasses import asdict
 from pathlib import Path
 
+from seq.errors import make_output_folder
 from seq.record.store import Store
 from seq.report.report import build_report, finite
 
@@ -16,8 +17,7 @@ def export_eval(eval_id: str, directory: str | Path, store: Store | None = None)
     store = store or Store()
     report = build_report(eval_id, store)
     eval_id = report.eval_id  # the whole id, when a prefix named it
-    out = Path(directory)
-    out.mkdir(parents=True, exist_ok=True)
+    out = make_output_folder(directory)
     episodes = out / "episodes.jsonl"
     with episodes.open("w") as handle:
         for episode in report.episodes:

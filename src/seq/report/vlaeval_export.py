@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from seq._version import __version__
-from seq.errors import SeqInputError
+from seq.errors import SeqInputError, make_output_folder
 from seq.record.episode import ERROR, EpisodeResult
 from seq.record.manifest import ArmManifest
 from seq.record.paths import artifact_file
@@ -229,8 +229,7 @@ def export_vla_eval(eval_id: str, directory: str | Path, store: Store | None = N
     if row is None:
         raise SeqInputError(f"no eval has id {eval_id!r} (seq eval ls lists them).")
     eval_id = row.id
-    out = Path(directory)
-    out.mkdir(parents=True, exist_ok=True)
+    out = make_output_folder(directory)
     episodes = store.episodes(eval_id)
     arms = row.manifest.arms
     partial = row.status != COMPLETED or len(episodes) < store.count_items(eval_id)
