@@ -7,6 +7,7 @@ in a shell loop is coreutils' and is handed over before anything heavy is import
 from __future__ import annotations
 
 import logging
+import os
 import sys
 
 from seq.cli.coreutils import is_coreutils_form, run_system_seq
@@ -15,6 +16,14 @@ from seq.errors import EvalCanceled, SeqInputError
 # The exit code of every command stopped by Ctrl-C (or SIGTERM), as a shell gives a program it
 # interrupts: neither a failure (1) nor bad input (2).
 CANCELED = 130
+
+
+def silence_broken_stdout() -> None:
+    """Point stdout at the null device once its reader is gone (`seq … | head` ended): what is
+    still buffered for it is dropped instead of raising BrokenPipeError again at exit."""
+    null = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(null, sys.stdout.fileno())
+    os.close(null)
 
 
 def _show_progress_log() -> None:
@@ -43,5 +52,9 @@ def main(argv: list[str] | None = None) -> None:
         print(f"seq: error: {error}", file=sys.stderr)
         sys.exit(2)
     except EvalCanceled as canceled:  # a command that did not say more: what ran is kept
-        print(f"seq: canceled eval {canceled}; what ran is kept.", file=sys.stderr)
+        print(
+            f"seq: canceled eval {canceled}; what ran is kept; "
+            f"seq eval run --resume {canceled} runs the rest.",
+            file=sys.stderr,
+        )
         sys.exit(CANCELED)
