@@ -39,15 +39,18 @@ def _show_progress_log() -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Entry point of the `seq` script: bad input is one sentence on stderr and exit code 2."""
+    """Entry point of the `seq` script: bad input is one sentence on stderr and exit code 2; Ctrl-C
+    exits 130 whenever it comes, the command tree's imports included, without a traceback."""
     args = sys.argv[1:] if argv is None else list(argv)
     if is_coreutils_form(args):
         run_system_seq(args)
-    _show_progress_log()
-    from seq.cli.app import app
-
     try:
+        _show_progress_log()
+        from seq.cli.app import app
+
         app(args=args, standalone_mode=True)
+    except KeyboardInterrupt:  # before a command ran (the command tree is imported in ~0.5 s)
+        sys.exit(CANCELED)
     except SeqInputError as error:
         print(f"seq: error: {error}", file=sys.stderr)
         sys.exit(2)
