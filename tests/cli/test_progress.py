@@ -101,3 +101,22 @@ def test_a_piped_grid_prints_progress_lines_of_its_evals(seq_home: Path, tmp_pat
     assert done.returncode == 0, done.stderr
     counts = _progress_counts(done.stderr)
     assert len(counts) >= 2 and counts == sorted(counts) and counts[-1] == 16, done.stderr
+
+
+def test_a_piped_grid_of_several_arms_names_them_within_80_columns(seq_home: Path, tmp_path: Path):
+    seq.deploy(str(COIN))
+    config = tmp_path / "grid.yaml"
+    config.write_text(
+        "policies: [coin-player]\n"
+        "modes:\n  steady-hands: {params: {skill: 1.0}}\n  shaky-hands: {params: {skill: 0.5}}\n"
+        "  trembling-hands: {params: {skill: 0.2}}\n"
+        "families:\n  coin:\n    variations:\n      both: {tasks: [heads, tails]}\n"
+        "seeds: [0]\ntrials: 1\nworkers: 1\noutput_dir: runs\n"
+    )
+    done = run_cli("grid", "run", str(config))
+    assert done.returncode == 0, done.stderr
+    lines = [line for line in done.stderr.splitlines() if not line.startswith("run directory ")]
+    assert all(len(line) <= 80 for line in lines), done.stderr  # a path is as long as it is
+    words = " ".join(done.stderr.split())
+    arms = "steady-hands@coin-player, shaky-hands@coin-player, trembling-hands@coin-player"
+    assert "coin/both: eval ev-" in words and f"arms {arms}" in words, done.stderr
