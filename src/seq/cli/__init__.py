@@ -13,8 +13,9 @@ import sys
 from seq.cli.coreutils import is_coreutils_form, run_system_seq
 from seq.errors import EvalCanceled, SeqInputError
 
-# The exit code of every command stopped by Ctrl-C (or SIGTERM), as a shell gives a program it
-# interrupts: neither a failure (1) nor bad input (2).
+# The exit code of a command stopped by Ctrl-C (or SIGTERM) with its work unfinished, as a shell
+# gives a program it interrupts: neither a failure (1) nor bad input (2). A foreground server
+# (`seq policy serve`, `seq ui`, `seq scheduler run`) is stopped that way normally: it exits 0.
 CANCELED = 130
 
 
