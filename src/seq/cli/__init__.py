@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 import os
 import sys
+import textwrap
 
 from seq.cli.coreutils import is_coreutils_form, run_system_seq
 from seq.errors import EvalCanceled, SeqInputError
@@ -56,9 +57,7 @@ def main(argv: list[str] | None = None) -> None:
         print(f"seq: error: {error}", file=sys.stderr)
         sys.exit(2)
     except EvalCanceled as canceled:  # a command that did not say more: what ran is kept
-        print(
-            f"seq: canceled eval {canceled}; what ran is kept; "
-            f"seq eval run --resume {canceled} runs the rest.",
-            file=sys.stderr,
-        )
+        line = f"seq: canceled eval {canceled}; what ran is kept; "
+        line += f"seq eval run --resume {canceled} runs the rest."
+        print(textwrap.fill(line, 80, subsequent_indent="  ", break_on_hyphens=False), file=sys.stderr)
         sys.exit(CANCELED)
