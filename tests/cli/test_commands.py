@@ -6,8 +6,10 @@ from __future__ import annotations
 import json
 import os
 import signal
+import subprocess
+import sys
 
-from conftest import refused_in_one_line, run_cli
+from conftest import default_ctrl_c, refused_in_one_line, run_cli
 from test_resume import _start_slow_eval, _wait_for_episodes
 
 import seq
@@ -104,3 +106,26 @@ def test_eval_compare_refuses_evals_of_two_benchmarks(toy_file):
     both = run_cli("benchmark", "compare", "--evals", "ev-line", "--evals", "ev-errs", "--json")
     assert both.returncode == 0, both.stderr
     assert json.loads(both.stdout)["benchmark"] == "line@v1 vs line-errors@v1"
+
+
+def test_ctrl_c_while_the_command_tree_imports_exits_130_without_a_traceback():
+    """SIGINT as the command tree starts importing, as Ctrl-C in the first second sends it."""
+    interrupt_on_import = (
+        "import os, signal, sys\n"
+        "class CtrlC:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name == 'seq.cli.app':\n"
+        "            os.kill(os.getpid(), signal.SIGINT)\n"
+        "sys.meta_path.insert(0, CtrlC())\n"
+        "from seq.cli import main\n"
+        "main()\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", interrupt_on_import, "eval", "ls"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        preexec_fn=default_ctrl_c,
+    )
+    assert result.returncode == 130, result.stderr
+    assert "Traceback" not in result.stderr and len(result.stderr.splitlines()) <= 1, result.stderr

@@ -109,3 +109,20 @@ def test_a_resume_refuses_the_options_it_would_not_take(toy_file, seq_home):
                 f"so {option[0]} is not taken",
             )
     assert run_cli("eval", "run", "--resume", eval_id, "--envs", "1").returncode == 0
+
+
+def test_ctrl_c_with_the_reader_of_stdout_gone_still_exits_130_and_says_how_to_resume(toy_file, seq_home):
+    """`seq eval run … | cat`: Ctrl-C stops `cat` too, so the report cannot be written."""
+    assert run_cli("deploy", str(toy_file)).returncode == 0
+    process = _start_slow_eval(toy_file)
+    _wait_for_episodes(seq_home, 1, process)
+    process.stdout.close()  # the reader is gone: writing the report breaks the pipe
+    os.killpg(process.pid, signal.SIGINT)
+    stderr = process.stderr.read()
+    process.wait(timeout=60)
+    assert process.returncode == 130, stderr
+    assert "Traceback" not in stderr and "BrokenPipe" not in stderr, stderr
+    (row,) = seq.eval.ls()
+    said = stderr[stderr.index("seq: canceled") :]  # the last thing said, within 80 columns
+    assert all(len(line) <= 80 for line in said.splitlines()), stderr
+    assert f"seq eval run --resume {row['id']} runs the rest." in " ".join(said.split()), stderr

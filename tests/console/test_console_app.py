@@ -4,10 +4,13 @@ refuse, and that a list costs the same few queries however many evals the record
 from __future__ import annotations
 
 import math
+import signal
 import socket
+import subprocess
+import sys
 
 import pytest
-from conftest import refused_in_one_line, run_cli
+from conftest import default_ctrl_c, refused_in_one_line, run_cli
 from console_records import RUNNING_ID, running_eval
 
 import seq
@@ -89,6 +92,27 @@ def test_seq_ui_refuses_a_missing_record_and_a_taken_port(tmp_path, toy_file):
         port = taken.getsockname()[1]
         refused_in_one_line(run_cli("ui", "--port", str(port)), f"--port {port}", "is taken")
     refused_in_one_line(run_cli("ui", "--refresh", "-1"), "--refresh -1", "from 0 (never)")
+
+
+def test_seq_ui_stopped_with_ctrl_c_exits_0_as_a_server_stops(toy_file):
+    seq.deploy(toy_file)
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = subprocess.Popen(
+        [sys.executable, "-c", "from seq.cli import main; main()", "ui", "--port", str(port)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=default_ctrl_c,
+    )
+    try:
+        assert "seq console at" in server.stdout.readline()
+        server.send_signal(signal.SIGINT)
+        _, err = server.communicate(timeout=30)
+    finally:
+        server.kill()
+    assert server.returncode == 0 and "Traceback" not in err, err
 
 
 def test_a_benchmark_page_orders_its_evals_by_version(client, toy_file):

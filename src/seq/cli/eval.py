@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import textwrap
 import time
 from pathlib import Path
@@ -15,7 +16,7 @@ from rich.live import Live
 from rich.table import Table
 
 import seq.eval as api
-from seq.cli import CANCELED
+from seq.cli import CANCELED, silence_broken_stdout
 from seq.cli.help import SectionedHelp
 from seq.cli.options import command_from, extra_option, split_list
 from seq.cli.progress import EvalProgress
@@ -78,6 +79,21 @@ def _emit(
         console.print(f"wrote {html}", highlight=False)
 
 
+def _emit_canceled(
+    report: Report, console: Console, as_json: bool, markdown: Path | None, csv_path: Path | None
+) -> None:
+    """The report of a canceled eval, then exit 130. Where stdout is not a terminal (a pipe, a
+    file, or a reader that Ctrl-C stopped too) the line saying how to finish it goes to stderr."""
+    try:
+        _emit(report, console, as_json, markdown, csv_path)
+        sys.stdout.flush()
+    except (BrokenPipeError, SystemExit):  # rich's console exits 1 on a broken pipe: not here
+        silence_broken_stdout()
+    if sys.stdout.isatty():
+        raise typer.Exit(CANCELED)
+    raise EvalCanceled(report.eval_id)
+
+
 def _run(
     request: dict[str, Any],
     dry_run: bool,
@@ -115,9 +131,9 @@ def _run(
         except WorkersFailed as failed:  # no worker could start: one line, not a traceback
             Console(stderr=True).print(f"seq: the eval stopped: {failed}", style="red", highlight=False)
             raise typer.Exit(1) from None
-    _emit(report, console, as_json, markdown, csv_path)
     if canceled:  # Ctrl-C: the report of what ran, then the code every command exits with
-        raise typer.Exit(CANCELED)
+        _emit_canceled(report, console, as_json, markdown, csv_path)
+    _emit(report, console, as_json, markdown, csv_path)
     if report.partial and report.status == "running" and request["shard_id"] is not None:
         console.print("this shard has no work item left; the others are finishing the eval.", highlight=False)
     elif report.partial or report.all_errored:  # incomplete or failed: exit code 1

@@ -3,8 +3,9 @@
 On a terminal, a rich bar shows the episodes done of the total and the success rate so far. Where
 output is not a terminal (CI, `nohup`, a pipe) a bar draws nothing, so lines are written to stderr
 instead, every tenth of the eval or every 30 seconds, whichever comes first: episodes done of the
-total, success so far with its interval (clustered by condition, as the report's), elapsed time
-and an estimate of what is left. `seq grid run`, `seq evolve run` and `seq scheduler run` feed the
+total, success so far with its interval (clustered by condition, as the report's; an eval of
+several arms shows each arm's success, `A` the first), elapsed time and an estimate of what is
+left, each line within 80 columns. `seq grid run`, `seq evolve run` and `seq scheduler run` feed the
 same lines from the evals they run, one eval after another.
 """
 
@@ -22,6 +23,7 @@ from seq.record.store import EvalRow, Store
 
 LINE_EVERY_S = 30.0  # a log line at least this often while episodes finish
 LINE_EVERY_SHARE = 0.1  # and one each tenth of the eval
+LINE_WIDTH = 80
 
 
 def duration_text(seconds: float) -> str:
@@ -32,6 +34,13 @@ def duration_text(seconds: float) -> str:
     if seconds < 3600:
         return f"{seconds // 60} min {seconds % 60} s"
     return f"{seconds // 3600} h {seconds % 3600 // 60:02d} min"
+
+
+def arm_labels(names: list[str]) -> dict[str, str]:
+    """Each arm's short label in a progress line: A, B, … in the eval's order (A: the policy the
+    others are compared against), then arm27, arm28, …"""
+    letters = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+    return {name: letters[i] if i < len(letters) else f"arm{i + 1}" for i, name in enumerate(names)}
 
 
 class ProgressLog:
@@ -50,7 +59,8 @@ class ProgressLog:
         return (done // step + 1) * step
 
     def update(self, done: int, summary: str) -> None:
-        """Write a line when `done` reached the next tenth or the last line is 30 s old."""
+        """Write a line when `done` reached the next tenth or the last line is 30 s old. A line
+        too long for 80 columns leaves out the time left, then the summary."""
         now = time.monotonic()
         if done < self.next_share and now - self.last_line < LINE_EVERY_S and done < self.total:
             return
@@ -60,9 +70,12 @@ class ProgressLog:
         ran = done - self.first_done
         left = (self.total - done) * elapsed / ran if ran > 0 and done < self.total else None
         share = f" ({done / self.total:.0%})" if self.total else ""
-        line = f"{self.name}: {done}/{self.total}{share} · {summary} · {duration_text(elapsed)}"
-        line += f", ~{duration_text(left)} left" if left is not None else ""
-        print(line, file=self.stream, flush=True)
+        head, took = f"{self.name}: {done}/{self.total}{share}", duration_text(elapsed)
+        lines = [f"{head} · {summary} · {took}", f"{head} · {took}"]
+        if left is not None:
+            lines.insert(0, f"{lines[0]}, ~{duration_text(left)} left")
+        fitting = [line for line in lines if len(line) <= LINE_WIDTH]
+        print(fitting[0] if fitting else lines[-1], file=self.stream, flush=True)
 
 
 class EvalProgress:
@@ -100,6 +113,8 @@ class EvalProgress:
         self.shown = False  # the bar appears once the eval starts: a refused one prints nothing
         self.successes = self.counted = self.errors = self.cut_short = 0
         self.outcomes: list[tuple[float, str, str]] = []  # success, condition, task: for the interval
+        self.arm_labels: dict[str, str] = {}  # arm → A, B, …: where the eval has several arms
+        self.arm_outcomes: dict[str, list[float]] = {}
 
     def __enter__(self) -> EvalProgress:
         return self
@@ -118,6 +133,9 @@ class EvalProgress:
             )
         self.successes = self.counted = self.errors = self.cut_short = 0
         self.outcomes = []
+        names = row.manifest.arm_names
+        self.arm_labels = arm_labels(names) if len(names) > 1 else {}
+        self.arm_outcomes = {name: [] for name in self.arm_labels}
         if self.task is not None:  # the previous eval's bar
             self.progress.remove_task(self.task)
             self.task = None
@@ -150,11 +168,27 @@ class EvalProgress:
         success = float(result.metrics.get("success", 0.0) >= 1.0)
         self.successes += int(success)
         self.outcomes.append((success, f"{result.arm}/{result.condition_key}", result.task))
+        self.arm_outcomes.setdefault(result.arm, []).append(success)
+
+    def _arm_rates(self, percent: bool) -> str:
+        """`A 1.00, B 0.50`: each arm's success so far (`A —` before its first episode)."""
+        parts = []
+        for name, label in self.arm_labels.items():
+            values = self.arm_outcomes.get(name) or []
+            rate = sum(values) / len(values) if values else None
+            shown = "—" if rate is None else f"{rate:.0%}" if percent else f"{rate:.2f}"
+            parts.append(f"{label} {shown}")
+        return ", ".join(parts)
 
     def _rate(self) -> str:
-        rate = (
-            f"success {self.successes / self.counted:.0%} of {self.counted}" if self.counted else "success —"
-        )
+        if self.arm_labels:  # arms are not pooled: each has its own rate
+            rate = f"success {self._arm_rates(percent=True)}" + (
+                f" of {self.counted}" if self.counted else ""
+            )
+        elif self.counted:
+            rate = f"success {self.successes / self.counted:.0%} of {self.counted}"
+        else:
+            rate = "success —"
         rate += f", {self.errors} error(s)" if self.errors else ""
         return rate + (f", {self.cut_short} cut short (infrastructure)" if self.cut_short else "")
 
@@ -162,6 +196,10 @@ class EvalProgress:
         """Success so far with its 95% interval, clustered by condition as the report's."""
         if not self.counted:
             return "success —"
+        if self.arm_labels:  # one interval per arm would not fit a line: each arm's rate
+            text = f"success {self._arm_rates(percent=False)}"
+            text += f", {self.errors} errored" if self.errors else ""
+            return text + (f", {self.cut_short} cut short" if self.cut_short else "")
         from seq.stats import clustered_interval
 
         values, clusters, tasks = zip(*self.outcomes, strict=True)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import textwrap
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -215,7 +216,8 @@ def _run_group(
         nonlocal eval_id
         eval_id = row.id
         rundir.save_group_state(run_dir, found.id, row.id, names)
-        say(f"{found.first.column}: eval {row.id}, arms {', '.join(names)}")
+        arms = f"{found.first.column}: eval {row.id}, arms {', '.join(names)}"
+        say(textwrap.fill(arms, 80, subsequent_indent="    ", break_on_hyphens=False, break_long_words=False))
         if on_start is not None:
             on_start(row)
 
