@@ -53,7 +53,7 @@ def test_a_real_run_past_the_machine_runs_no_more_workers_than_it_holds(line):
 @pytest.mark.parametrize("flag", ["--tasks", "--seeds", "--suite"])
 def test_an_empty_list_is_refused_not_read_as_everything(line, flag):
     refused_in_one_line(
-        run_cli("eval", "run", "line-controller", "-b", "line", flag, ""), f"{flag} is empty"
+        run_cli("eval", "run", "line-controller", "-b", "line", flag, ""), f"{flag} '' is empty"
     )
     assert seq.eval.ls() == []
     with pytest.raises(seq.SeqInputError, match="--tasks is empty"):
