@@ -41,6 +41,8 @@ RIM_APPROACH = 0.02  # the fingers' gap on the way down to a rim (m)
 RIM_HELD = 0.004  # the gap, less 5 mm, of fingers closed on a rim (its wall is ~3 mm thick)
 LEANING_RIM_APPROACH = 0.04  # a leaning bowl's opening faces sideways: a finger may go in
 LEANING_RIM_HELD = 0.02
+BURNER_X = 0.107  # LIBERO's flat stove: its burner, from its box's -x side (the knob before it)
+BURNER_TOP = 0.045  # the burner's top above the box's bottom
 KNOB_PITCH = 0.5  # how far the fingers lean back towards the robot at the stove's knob (rad)
 KNOB_RADIUS = 0.03  # how far from the knob's hinge the fingers push its bar (m)
 KNOB_SWEEP = 0.03  # how far ahead round the hinge each step aims (m)
@@ -83,6 +85,10 @@ def _target_box(target: str, boxes: dict[str, np.ndarray], resting_z: float) -> 
         return np.array(
             [cabinet[0] + 0.03, cabinet[1] + 0.19, floor, cabinet[0] + 0.23, cabinet[4] - 0.044, floor]
         )
+    stove = target.removesuffix("_cook_region")
+    if stove != target and stove in boxes and "flat_stove" in stove:  # its burner, not its knob
+        box = boxes[stove]
+        return np.array([box[0] + BURNER_X, box[1], box[2], box[3], box[4], box[2] + BURNER_TOP])
     for name in sorted(boxes, key=len, reverse=True):
         if target == name or target.startswith(name + "_"):
             return boxes[name]
@@ -92,7 +98,8 @@ def _target_box(target: str, boxes: dict[str, np.ndarray], resting_z: float) -> 
             if fixture in name:
                 middle = (box[1] + box[4]) / 2
                 return np.array(
-                    [box[3] + 0.08, middle - 0.04, resting_z, box[3] + 0.16, middle + 0.04, resting_z]
+                    # the region's far (+y) side: the clearer one in LIBERO's scene
+                    [box[3] + 0.08, middle - 0.02, resting_z, box[3] + 0.16, middle + 0.06, resting_z]
                 )
     raise ValueError(f"libero-scripted: the target {target!r} is not a tracked object.")
 
@@ -118,13 +125,14 @@ def _turn_to_down(
 
 
 def _grasp(
-    box: np.ndarray, pose: np.ndarray | None, others: list[np.ndarray], hand: np.ndarray
+    box: np.ndarray, pose: np.ndarray | None, others: list[np.ndarray], hand: np.ndarray, shift: np.ndarray
 ) -> tuple[np.ndarray, bool]:
     """Where to grip an object relative to its box's centre, and whether the fingers close along
     x: across the narrower side that fits the fingers, at the centre; or for an object too wide
     both ways (a bowl), its rim, on the side with room round it that the arm reaches best (the
-    one nearer the robot, at -x, when it has room; the side nearer the hand when two score
-    about the same, so that the choice holds while the hand moves)."""
+    one nearer the robot, at -x, when it has room, here and where it goes, `shift` away; the
+    side nearer the hand when two score about the same, so that the choice holds while the hand
+    moves)."""
     size = box[3:] - box[:3]
     if size[1] <= MAX_GRIP:
         return np.zeros(2), False
@@ -147,7 +155,7 @@ def _grasp(
     def score(side: np.ndarray) -> float:
         point = centre + offset(side)
         room = min((_distance_xy(point, other) for other in others), default=1.0)
-        reach = max(0.0, float(point[0]) - REACH_X)  # the arm straightens past it
+        reach = max(0.0, float(max(point[0], point[0] + shift[0])) - REACH_X)  # the arm straightens past it
         return min(room, 0.05) - 0.25 * float(np.linalg.norm(point - hand[:2])) - reach
 
     side, across_x = max(sides, key=lambda choice: score(choice[0]))
@@ -207,7 +215,10 @@ def scripted_action(obs: dict[str, Any]) -> np.ndarray:
     # what the hand could hit on the way down: whatever stands higher than the object's bottom
     others = [b for key, b in boxes.items() if key != name and b[5] > box[2] + 0.01]
     pose = obs.get("objects", {}).get(name)
-    offset, across_x = _grasp(box, None if pose is None else np.asarray(pose, np.float64), others, state[:3])
+    shift = (target[:2] + target[3:5]) / 2 - (box[:2] + box[3:5]) / 2  # from here to the target
+    offset, across_x = _grasp(
+        box, None if pose is None else np.asarray(pose, np.float64), others, state[:3], shift
+    )
     centre = (box[:3] + box[3:]) / 2
     rim = bool(offset.any())
     leaning = rim and pose is not None and _tilted_rim(box, np.asarray(pose, np.float64)) is not None
@@ -334,6 +345,8 @@ def _push(state: np.ndarray, box: np.ndarray, target: np.ndarray) -> np.ndarray:
     eef = state[:3]
     centre = (box[:2] + box[3:5]) / 2
     way = (target[:2] + target[3:5]) / 2 - centre
+    if abs(way[1]) > 0.02:  # along y first, then x: a straight way may take things along with it
+        way[0] = 0.0
     low, high = box[2] + 0.012, box[5] + 0.05
     if float(np.linalg.norm(way)) < 0.01:
         return _move(state, np.array([eef[0], eef[1], high]), CLOSE)
