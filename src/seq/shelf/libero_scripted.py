@@ -333,9 +333,13 @@ def _open_drawer(state: np.ndarray, cabinet: np.ndarray, level: str) -> np.ndarr
         return move(handle, CLOSE)
     turned = float(np.linalg.norm(_turn_to_down(state[3:6], False, roll=-np.pi / 2)))
     in_line = float(np.linalg.norm(eef[[0, 2]] - handle[[0, 2]])) < 0.006
-    if not in_line or turned > 0.1 or gap < 0.06:  # back in front of it, fingers open
-        return move(front if eef[1] > handle[1] + 0.03 else np.array([*front[:2], eef[2] + 0.05]), OPEN)
-    return move(handle, OPEN)
+    if in_line and turned < 0.1 and gap > 0.06 and eef[1] > handle[1]:
+        return move(handle, OPEN)
+    # in front of it, fingers open, coming down from above (the hand, turned, is tall: going
+    # low across the table it would sweep what stands there against the drawer)
+    if float(np.linalg.norm(eef[:2] - front[:2])) > 0.01:
+        return move(np.array([*front[:2], max(eef[2], front[2] + 0.12)]), OPEN)
+    return move(front, OPEN)
 
 
 def _push(state: np.ndarray, box: np.ndarray, target: np.ndarray) -> np.ndarray:
