@@ -56,6 +56,7 @@ DRAWER_OPEN = 0.15  # how far a drawer slides out to count as open (LIBERO: 14 c
 CLOSED_FRONT = 0.221  # a closed drawer's handle, out from the box's back (m)
 POSITION_GAIN = 40.0  # action per metre of error (LIBERO's OSC: 1.0 is a 5 cm step)
 ROTATION_GAIN = 2.0
+FAR_SIDE_X = -0.2  # an object further out than this is gripped where the arm reaches it placed (m)
 REACH_X = -0.05  # beyond this x, the arm reaching down to a table-top object nears full stretch (m)
 
 
@@ -155,7 +156,7 @@ def _grasp(
     def score(side: np.ndarray) -> float:
         point = centre + offset(side)
         room = min((_distance_xy(point, other) for other in others), default=1.0)
-        reach = max(0.0, float(max(point[0], point[0] + shift[0])) - REACH_X)  # the arm straightens past it
+        reach = max(0.0, float(max(point[0], point[0] + shift[0])) - REACH_X)  # the arm straightens
         return min(room, 0.05) - 0.25 * float(np.linalg.norm(point - hand[:2])) - reach
 
     side, across_x = max(sides, key=lambda choice: score(choice[0]))
@@ -215,7 +216,11 @@ def scripted_action(obs: dict[str, Any]) -> np.ndarray:
     # what the hand could hit on the way down: whatever stands higher than the object's bottom
     others = [b for key, b in boxes.items() if key != name and b[5] > box[2] + 0.01]
     pose = obs.get("objects", {}).get(name)
-    shift = (target[:2] + target[3:5]) / 2 - (box[:2] + box[3:5]) / 2  # from here to the target
+    # from here to the target, for an object already out towards the arm's reach: nearer the
+    # robot, the side gripped matters less there than the room round it
+    shift = (target[:2] + target[3:5]) / 2 - (box[:2] + box[3:5]) / 2
+    if (box[0] + box[3]) / 2 < FAR_SIDE_X:
+        shift = np.zeros(2)
     offset, across_x = _grasp(
         box, None if pose is None else np.asarray(pose, np.float64), others, state[:3], shift
     )
