@@ -190,7 +190,8 @@ def _distance_xy(point: np.ndarray, box: np.ndarray) -> float:
 
 
 def scripted_action(obs: dict[str, Any]) -> np.ndarray:
-    """One action of the pick-and-place state machine (module doc)."""
+    """One action towards the observation's goal: pick-and-place, a slide, the stove's knob or a
+    drawer (module doc)."""
     if "object_boxes" not in obs:
         raise ValueError(
             "libero-scripted needs the libero benchmark's privileged state: --param obs_mode=state "
@@ -206,7 +207,9 @@ def scripted_action(obs: dict[str, Any]) -> np.ndarray:
         if goals[0][0] == "open" or _opened(boxes[drawer[0]]) < DRAWER_OPEN:
             return _open_drawer(state, boxes[drawer[0]], drawer[1])  # to put something in, open it first
     if len(goals) != 1 or goals[0][0] not in ("on", "in"):
-        raise ValueError(f"libero-scripted handles one On/In goal, or turning on a stove, not {goals}.")
+        raise ValueError(
+            f"libero-scripted handles one On/In goal, turning on a stove or opening a drawer, not {goals}."
+        )
     predicate, name, target_name = (str(part) for part in goals[0])
     box = boxes[name]
     target = _target_box(target_name, boxes, box[2])
