@@ -38,6 +38,25 @@ def test_scripted_places_a_bowl_and_a_can_random_does_not():
         assert random.metrics["success"] == 0.0 and random.steps == 130
 
 
+def test_scripted_reaches_a_bowl_far_back_and_slides_a_plate():
+    """The bowl on the cabinet, at the far edge of the arm's reach (gripped by the rim facing the
+    robot), and libero_goal's plate slid to the front of the stove (a table region, no object)."""
+    far_bowl = SUITES["libero_spatial"][9][0]
+    plate = SUITES["libero_goal"][5][0]
+    report = seq.eval.run(
+        "libero-scripted",
+        benchmark="libero",
+        suites=["libero_spatial", "libero_goal"],
+        tasks=[far_bowl, plate],
+        seeds=[0],
+        envs=2,
+    )
+    episodes = {e.task: e for e in report.episodes}
+    assert set(episodes) == {far_bowl, plate}
+    for episode in episodes.values():
+        assert episode.metrics["success"] == 1.0 and episode.ended_by == "check", episode
+
+
 def _in_image(script: str, timeout: float = 900) -> str:
     """Run `script` in the libero image's Python (where LIBERO is); its stdout."""
     from seq.isolation.images import ensure_image
