@@ -275,7 +275,7 @@ def dry_run(
     """What `run` with the same arguments would do, without running or storing anything: each
     arm's parameter values and where each came from, the episodes, and at most how many policy
     queries."""
-    from seq.engine.prepare import dry_run as plan_only
+    from seq.engine.dry_run import dry_run as plan_only
 
     request = request_of(locals())
     return plan_only(request, store or Store())
