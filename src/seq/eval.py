@@ -25,7 +25,7 @@ from seq.record.episode import EpisodeResult
 from seq.record.logs import LogLine
 from seq.record.store import EvalRow, Store
 from seq.registry.loader import importing_user_file
-from seq.report.report import Report, build_report
+from seq.report.eval_report import Report, build_report
 
 _Function = TypeVar("_Function", bound=Callable[..., Any])
 
@@ -432,7 +432,7 @@ def export(
 
         files = export_vla_eval(eval_id, directory, store)
     else:
-        from seq.report.export import export_eval
+        from seq.report.eval_export import export_eval
 
         files = export_eval(eval_id, directory, store)
     if report_to:
