@@ -132,7 +132,7 @@ def ls_command(
     """Past grid runs, newest first: cells, trials, pooled success and the gate."""
     import seq.grid
     from seq.record.integrity import refuse_unsound
-    from seq.record.store import seq_home
+    from seq.record.paths import seq_home
 
     refuse_unsound(seq_home() / "seq.db")  # the runs' evals are in the record: refused as every command does
     rows = seq.grid.ls(limit)

@@ -19,7 +19,7 @@ from seq.engine.scoring import Scores, score_eval
 from seq.engine.sequential import decide, plan_rounds
 from seq.engine.shards import HealthCheck, Shard, ShardUnhealthy, SharedQueue
 from seq.engine.side_by_side import auto_side_by_side
-from seq.engine.worker import ArmConfig, WorkerConfig
+from seq.engine.worker_config import ArmConfig, WorkerConfig
 from seq.engine.worker_isolation import Isolation, isolate
 from seq.errors import EvalCanceled, SeqInputError
 from seq.record.arguments import ServeOptions

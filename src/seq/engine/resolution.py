@@ -19,7 +19,8 @@ from seq.engine.request import EvalRequest
 from seq.errors import SeqInputError
 from seq.record.manifest import AdapterPin
 from seq.record.store import Store, VersionRow
-from seq.registry.adapters import adapter_spec, describe_transforms, load_adapter, resolve_adapter
+from seq.registry.adapter_checks import describe_transforms
+from seq.registry.adapters import adapter_spec, load_adapter, resolve_adapter
 from seq.registry.deploy import load_version, resolve
 
 EVAL_PARAMETERS = {"steps_per_query": Parameter("steps_per_query", "int", None)}

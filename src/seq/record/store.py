@@ -29,7 +29,7 @@ from seq.record.lease import LeaseKey, LeaseRow, held_clause, lease_rows, this_p
 from seq.record.logs import prune_logs, remove_logs
 from seq.record.manifest import Manifest
 from seq.record.migrations import check_readable, migrate, user_version
-from seq.record.paths import check_eval_id
+from seq.record.paths import check_eval_id, seq_home
 from seq.record.schema import SCHEMA_VERSION, columns, insert, select
 from seq.record.states import EvalStatus
 from seq.record.typed import from_plain, to_plain
@@ -59,11 +59,6 @@ RUNNING, COMPLETED, CANCELED, FAILED = (
     EvalStatus.FAILED,
 )
 INCOMPLETE, INTERRUPTED = EvalStatus.INCOMPLETE, EvalStatus.INTERRUPTED
-
-
-def seq_home() -> Path:
-    """The workspace folder: `$SEQ_HOME`, else `~/.seq`."""
-    return Path(os.environ.get("SEQ_HOME") or Path.home() / ".seq")
 
 
 @dataclass(frozen=True)
