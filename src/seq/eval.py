@@ -390,9 +390,7 @@ def prune_logs(days: float | None = None, store: Store | None = None) -> int:
     """Delete the logs of streams that ended more than `days` days ago (default:
     `$SEQ_LOG_RETENTION_DAYS`, else 7); returns how many streams went. Opening the record
     prunes at the default too."""
-    from seq.record.logs import prune_logs as prune
-
-    return prune(store or Store(), days)
+    return (store or Store()).prune_logs(days)
 
 
 def compare(first: str, second: str, threshold: float = 0.05, store: Store | None = None) -> Report:
