@@ -1,8 +1,8 @@
 """Resolve an eval (the first stage of `seq.engine.prepare`): the arms asked for; the benchmark,
 the adapter and each arm's policy as versions of the record, their classes; each arm's parameter
 values, the weights they name and the adapter they load. Fails only on what cannot be resolved (a
-name not in the record, a parameter no side declares); what can be resolved but not run is
-refused by `seq.engine.eval_checks`."""
+name not in the record, a parameter no side declares, a value its side refuses); what resolves
+but cannot run is refused by `seq.engine.eval_checks`."""
 
 from __future__ import annotations
 
@@ -40,7 +40,7 @@ class ResolvedArm:
     server: dict[str, Any] | None = None  # the served policy's greeting
     weights: dict[str, Any] | None = None  # the weights its parameters name, pinned by content
     adapter: Adapter | None = None  # the adapter, loaded with this arm's values
-    adapter_pin: AdapterPin | None = None
+    adapter_pin: AdapterPin | None = None  # its version and lossy transforms, for the manifest
 
 
 @dataclass(frozen=True)
