@@ -16,7 +16,8 @@ from seq.capture.trajectory import TrajectoryWriter
 from seq.record.arguments import EvalArguments
 from seq.record.lease import Lease
 from seq.record.manifest import Manifest, Pinned, SeqBuild
-from seq.record.store import RUNNING, Store, WorkItem, seq_home
+from seq.record.paths import seq_home
+from seq.record.store import RUNNING, Store, WorkItem
 
 RUNNING_ID = "ev-running0001"
 

@@ -5,7 +5,8 @@ table describes each plane).
 Every import counts: inside functions, under `if TYPE_CHECKING:` (an annotation's import is a
 dependency of the reader all the same), and relative ones (`from ..record import store`). Inside a
 plane, `import seq` (the flat API, whose lazy exports reach every plane) is refused: a plane names
-the module it uses.
+the module it uses; and its modules import each other without a loop, but for the known ones
+(`KNOWN_MODULE_CYCLES`, each with why it stays).
 """
 
 from __future__ import annotations
@@ -127,6 +128,77 @@ def plane_cycles(root: Path) -> list[str]:
     return []
 
 
+# Module cycles inside a package that stay, each with why no small move removes it: the members
+# of each cycle, as paths under `seq/`.
+KNOWN_MODULE_CYCLES = {
+    # a Report renders itself (`to_markdown`, `to_html`, `to_csv`, `print`) through the views, which
+    # each take a Report
+    frozenset(
+        f"report/{name}.py"
+        for name in ("charts", "csv_views", "eval_report", "html", "table_views", "terminal", "text", "views")
+    ),
+    # a server's connection starts each protocol's session and hands it itself, and is handed its
+    # server and replica: each side names the other's type for its annotations
+    frozenset(
+        f"serving/{name}.py"
+        for name in ("connection", "openpi", "replica", "server", "session", "vlaeval_session")
+    ),
+}
+
+
+def module_cycles(root: Path) -> set[frozenset[str]]:
+    """The modules of one package that import each other, directly or around a loop, as paths
+    under `root`; every import counts, as between planes."""
+    name = root.name
+    modules = {
+        ".".join([name, *path.relative_to(root).with_suffix("").parts]): path
+        for path in root.rglob("*.py")
+        if path.name != "__init__.py"
+    }
+    graph: dict[str, set[str]] = {module: set() for module in modules}
+    for module, path in modules.items():
+        for target, _ in imports(path, root):
+            same_package = target.rpartition(".")[0] == module.rpartition(".")[0]
+            if target in modules and target != module and same_package:
+                graph[module].add(target)
+    cycles = set()
+    for members in _strongly_connected(graph):
+        if len(members) > 1:
+            cycles.add(frozenset(str(modules[m].relative_to(root)) for m in members))
+    return cycles
+
+
+def _strongly_connected(graph: dict[str, set[str]]) -> list[set[str]]:
+    """Tarjan's strongly connected components of `graph`."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    components: list[set[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for target in graph[node]:
+            if target not in index:
+                visit(target)
+                low[node] = min(low[node], low[target])
+            elif target in stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            component = set()
+            while True:
+                member = stack.pop()
+                component.add(member)
+                if member == node:
+                    break
+            components.append(component)
+
+    for node in graph:
+        if node not in index:
+            visit(node)
+    return components
+
+
 def test_the_allowed_arrows_have_no_cycle():
     graphlib.TopologicalSorter({plane: targets - {"seq"} for plane, targets in ALLOWED.items()}).prepare()
 
@@ -185,3 +257,20 @@ def test_a_planted_cycle_is_found(tmp_path, record_module, found):
 def test_the_flat_api_is_refused_inside_a_plane(tmp_path):
     package = _tree(tmp_path, {"grid/__init__.py": "", "grid/cells.py": "import seq\n"})
     assert against_the_planes(package) == ["seq/grid/cells.py:1 imports seq"]
+
+
+def test_no_modules_of_one_package_import_each_other_but_the_known_ones():
+    assert module_cycles(SRC) == KNOWN_MODULE_CYCLES
+
+
+def test_a_planted_module_cycle_hidden_in_a_function_is_found(tmp_path):
+    package = _tree(
+        tmp_path,
+        {
+            "record/__init__.py": "",
+            "record/store.py": "from seq.record.logs import prune\n",
+            "record/logs.py": "def prune(store):\n    from seq.record.store import Store\n",
+            "record/paths.py": "from seq.record.store import Store\n",
+        },
+    )
+    assert module_cycles(package) == {frozenset({"record/store.py", "record/logs.py"})}

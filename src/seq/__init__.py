@@ -57,7 +57,7 @@ _EXPORTS = {
     "remove_benchmark": "seq.registry.benchmarks",
     "deploy": "seq.deployment",  # registers (seq.registry.deploy), then checks each benchmark
     "policies": "seq.registry.policies",
-    "Report": "seq.report.report",
+    "Report": "seq.report.eval_report",
     # composite policies and policy resources
     "plan": "seq.authoring.hooks",
     "Chat": "seq.isolation.models",
@@ -94,7 +94,7 @@ if TYPE_CHECKING:
     from seq.registry.adapters import adapter_source, adapters, check_adapter, remove_adapter, show_adapter
     from seq.registry.benchmarks import benchmarks, remove_benchmark
     from seq.registry.policies import policies
-    from seq.report.report import Report
+    from seq.report.eval_report import Report
     from seq.scheduling import install_scheduler, run_due, run_scheduler, schedule, schedules
     from seq.scheduling.trend import trend
 

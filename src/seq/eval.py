@@ -25,7 +25,7 @@ from seq.record.episode import EpisodeResult
 from seq.record.logs import LogLine
 from seq.record.store import EvalRow, Store
 from seq.registry.loader import importing_user_file
-from seq.report.report import Report, build_report
+from seq.report.eval_report import Report, build_report
 
 _Function = TypeVar("_Function", bound=Callable[..., Any])
 
@@ -275,7 +275,7 @@ def dry_run(
     """What `run` with the same arguments would do, without running or storing anything: each
     arm's parameter values and where each came from, the episodes, and at most how many policy
     queries."""
-    from seq.engine.prepare import dry_run as plan_only
+    from seq.engine.dry_run import dry_run as plan_only
 
     request = request_of(locals())
     return plan_only(request, store or Store())
@@ -390,9 +390,7 @@ def prune_logs(days: float | None = None, store: Store | None = None) -> int:
     """Delete the logs of streams that ended more than `days` days ago (default:
     `$SEQ_LOG_RETENTION_DAYS`, else 7); returns how many streams went. Opening the record
     prunes at the default too."""
-    from seq.record.logs import prune_logs as prune
-
-    return prune(store or Store(), days)
+    return (store or Store()).prune_logs(days)
 
 
 def compare(first: str, second: str, threshold: float = 0.05, store: Store | None = None) -> Report:
@@ -432,7 +430,7 @@ def export(
 
         files = export_vla_eval(eval_id, directory, store)
     else:
-        from seq.report.export import export_eval
+        from seq.report.eval_export import export_eval
 
         files = export_eval(eval_id, directory, store)
     if report_to:

@@ -171,7 +171,7 @@ def test_a_simplified_mesh_is_kept_for_the_next_process(model, monkeypatch):
     import fast_simplification
 
     from seq.capture import lod
-    from seq.record.store import seq_home
+    from seq.record.paths import seq_home
 
     simplify = fast_simplification.simplify
     monkeypatch.setattr(lod, "_simplified", {})

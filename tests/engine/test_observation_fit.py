@@ -136,7 +136,7 @@ def test_the_labels_are_checked_again_on_the_benchmarks_real_observation():
         ]
 
     seq.adapter(name="rounds-state")(RoundsState)
-    from seq.registry.adapters import check_instance
+    from seq.registry.adapter_checks import check_instance
 
     check_instance(RoundsState(), "adapter rounds-state")  # registration: examples only, passes
     with pytest.raises(seq.SeqInputError) as refused:

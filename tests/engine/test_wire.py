@@ -10,7 +10,7 @@ import pytest
 
 import seq
 from seq.engine.wire import Channel
-from seq.engine.worker import ArmConfig, WorkerConfig
+from seq.engine.worker_config import ArmConfig, WorkerConfig
 from seq.record.store import WorkItem
 
 

@@ -18,7 +18,7 @@ from seqbench_helpers import (
     seqbench_cli,
 )
 
-from seq.seqbench.errors import SeqInputError
+from seq.errors import SeqInputError
 from seq.seqbench.pipeline import run
 from seq.seqbench.selectors import select
 from seq.seqbench.specs import Sample, Selector, load_run_spec

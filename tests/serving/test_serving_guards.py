@@ -15,7 +15,7 @@ from serving_helpers import deploy_all
 
 import seq
 from seq.serving import RemotePolicy, connect, serve
-from seq.serving.errors import ServerRefusedToken, ServerUnreachable
+from seq.serving.remote_errors import ServerRefusedToken, ServerUnreachable
 from seq.serving.transport import ConnectionLost, SyncSocket
 
 TOKEN = "s3cret-token"

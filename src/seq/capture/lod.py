@@ -132,7 +132,7 @@ def _coarsen_planes(model: Any, cells: int) -> None:
 
 
 def _cache_path(key: tuple[bytes, int]) -> Path:
-    from seq.record.store import seq_home
+    from seq.record.paths import seq_home
 
     return seq_home() / "cache" / "meshes" / f"{key[0].hex()}-{key[1]}-{CACHE_VERSION}.npz"
 

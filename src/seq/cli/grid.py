@@ -80,7 +80,7 @@ def run_command(
         raise typer.Exit(CANCELED) from None
     out = sys.stderr if as_json else sys.stdout  # with --json, stdout is the JSON alone
     if as_json:
-        from seq.report.report import finite  # JSON has no NaN: a NaN figure prints as null
+        from seq.report.eval_report import finite  # JSON has no NaN: a NaN figure prints as null
 
         print(json.dumps(finite(summary.summary), indent=2, default=str))
     else:
@@ -132,7 +132,7 @@ def ls_command(
     """Past grid runs, newest first: cells, trials, pooled success and the gate."""
     import seq.grid
     from seq.record.integrity import refuse_unsound
-    from seq.record.store import seq_home
+    from seq.record.paths import seq_home
 
     refuse_unsound(seq_home() / "seq.db")  # the runs' evals are in the record: refused as every command does
     rows = seq.grid.ls(limit)

@@ -25,8 +25,9 @@ from starlette.routing import Route
 from seq.console.hosts import LOOPBACK_HOSTS, HostCheck
 from seq.console.pages import EPISODE_FIELDS, ConsoleData, episode_href, measured, video_href
 from seq.errors import SeqInputError
+from seq.record.paths import seq_home
 from seq.record.states import EvalStatus
-from seq.record.store import Store, seq_home
+from seq.record.store import Store
 from seq.report.charts import require_plotting, vega_bundle
 from seq.report.html import Links, template_environment
 

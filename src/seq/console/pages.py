@@ -19,8 +19,8 @@ from seq.record.states import EvalStatus
 from seq.record.store import Store
 from seq.report.charts import Plot
 from seq.report.compare import compare_evals
+from seq.report.eval_report import Report, build_report
 from seq.report.html import Links, html_context, template_environment
-from seq.report.report import Report, build_report
 
 CACHED_REPORTS = 32
 

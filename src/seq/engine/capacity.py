@@ -9,6 +9,7 @@ launch holds at `WORKER_MEMORY` each. Ray's workers run on the cluster: not capp
 from __future__ import annotations
 
 import logging
+import os
 from dataclasses import dataclass
 
 from seq.engine.side_by_side import available_memory
@@ -17,6 +18,14 @@ WORKERS_PER_CORE = 4
 WORKER_MEMORY = 160 * 2**20  # measured: 30 idle workers held 4.7 GB
 _said: set[tuple[int | None, int]] = set()
 log = logging.getLogger("seq")
+
+
+def default_envs() -> int:
+    """One worker per core this process may use."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:
+        return os.cpu_count() or 1
 
 
 @dataclass(frozen=True)
@@ -29,8 +38,6 @@ class Capacity:
 
 def machine_capacity(cores: int | None = None, free: int | None = None) -> Capacity:
     """What this machine holds (`cores`, `free` bytes: default, this process's)."""
-    from seq.engine.prepare import default_envs
-
     cores = cores or default_envs()
     free = free if free is not None else available_memory()
     by_cores = cores * WORKERS_PER_CORE

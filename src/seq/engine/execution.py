@@ -11,15 +11,15 @@ from contextlib import ExitStack, contextmanager, nullcontext
 from dataclasses import asdict, replace
 from typing import Any
 
-from seq.engine.capacity import capped_workers
+from seq.engine.capacity import capped_workers, default_envs
 from seq.engine.dispatch import Backend, Dispatcher, WorkersFailed
+from seq.engine.eval_checks import check_envs
 from seq.engine.logs import EvalLogs
-from seq.engine.prepare import check_envs, default_envs
 from seq.engine.scoring import Scores, score_eval
 from seq.engine.sequential import decide, plan_rounds
 from seq.engine.shards import HealthCheck, Shard, ShardUnhealthy, SharedQueue
 from seq.engine.side_by_side import auto_side_by_side
-from seq.engine.worker import ArmConfig, WorkerConfig
+from seq.engine.worker_config import ArmConfig, WorkerConfig
 from seq.engine.worker_isolation import Isolation, isolate
 from seq.errors import EvalCanceled, SeqInputError
 from seq.record.arguments import ServeOptions

@@ -14,7 +14,8 @@ from typing import Any
 
 from seq.engine.dispatch import DONE, READY, Message
 from seq.engine.environment import describe_environment
-from seq.engine.worker import WorkerConfig, _EnvCloser, build_runners, run_item
+from seq.engine.worker import _EnvCloser, build_runners, run_item
+from seq.engine.worker_config import WorkerConfig
 from seq.record.work import WorkItem
 
 

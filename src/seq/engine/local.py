@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from seq.engine.dispatch import DIED, Message
 from seq.engine.logs import TAG_VARIABLE
 from seq.engine.wire import Channel
-from seq.engine.worker import WorkerConfig
+from seq.engine.worker_config import WorkerConfig
 from seq.engine.worker_isolation import WorkerProcess
 from seq.record.work import WorkItem
 

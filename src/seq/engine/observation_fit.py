@@ -29,7 +29,7 @@ from seq.authoring.conditions import Condition
 from seq.authoring.env_contract import close_env, reset_env
 from seq.authoring.policy import policy_spec_of
 from seq.errors import SeqInputError
-from seq.registry.adapters import check_instance, describe_transforms
+from seq.registry.adapter_checks import check_instance, describe_transforms
 from seq.tf.spec import Spec, describe_value, parse_spec
 
 TRIES = 3  # conditions tried, in order, to read one observation

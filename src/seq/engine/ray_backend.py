@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from seq.engine.dispatch import DIED, DONE, READY, Message
-from seq.engine.worker import WorkerConfig, build_runners, run_item
+from seq.engine.worker import build_runners, run_item
+from seq.engine.worker_config import WorkerConfig
 from seq.errors import SeqInputError
 from seq.record.episode import EpisodeResult
 from seq.record.work import WorkItem

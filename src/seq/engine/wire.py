@@ -14,6 +14,7 @@ from multiprocessing.connection import Connection
 from typing import Any
 
 from seq.authoring.conditions import Condition
+from seq.engine.worker_config import ArmConfig, WorkerConfig
 from seq.record.episode import EpisodeResult
 from seq.record.work import WorkItem
 from seq.serving.codec import pack, unpack
@@ -22,8 +23,6 @@ TAG = "__seq__"
 
 
 def _message_types() -> dict[str, type]:
-    from seq.engine.worker import ArmConfig, WorkerConfig  # the worker module imports this one
-
     return {cls.__name__: cls for cls in (WorkerConfig, ArmConfig, WorkItem, Condition, EpisodeResult)}
 
 

@@ -21,8 +21,8 @@ import time
 import weakref
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from dataclasses import replace
+from typing import Any
 
 from seq.authoring.benchmark import spec_of
 from seq.authoring.env_contract import close_env
@@ -33,6 +33,8 @@ from seq.engine.failures import SetupFailed
 from seq.engine.lockstep import Lockstep, Runner
 from seq.engine.logs import TAG_VARIABLE, tag_line
 from seq.engine.observer import Finishing, build_observers
+from seq.engine.wire import Channel
+from seq.engine.worker_config import ArmConfig, WorkerConfig
 from seq.engine.worker_lifecycle import RUNNER_VARIABLE
 from seq.record.episode import BENCHMARK, ERROR, POLICY, EpisodeResult
 from seq.record.states import PolicyProtocol
@@ -42,38 +44,8 @@ from seq.registry.loader import IN_MEMORY, load_class
 from seq.serving.adapted import AdaptedPolicy
 from seq.serving.inline import InlinePolicy, PolicyHandle
 
-if TYPE_CHECKING:
-    from seq.engine.wire import Channel
-
 MAX_FINISHING = 1  # ended episodes whose files are being written while the next one runs
 FINISHING_POLL_S = 0.005  # how often an idle worker looks whether they are done
-
-
-@dataclass(frozen=True)
-class ArmConfig:
-    """One arm as a worker runs it: the policy class, its parameters and the benchmark's."""
-
-    policy_ref: dict[str, Any]
-    setup_parameters: dict[str, Any] = field(default_factory=dict)
-    policy_parameters: dict[str, Any] = field(default_factory=dict)
-    steps_per_query: int | None = None
-    adapter_ref: dict[str, Any] | None = None  # the adapter version's ref, when the eval names one
-    adapter_parameters: dict[str, Any] = field(default_factory=dict)
-    policy_url: str | None = None  # the policy is served there (`--serve`, `--policy-url`)
-    protocol: str = "seq"  # the server's protocol: seq, openpi or vla-eval
-    image_encoding: str = "raw"  # how images travel to the server: raw, jpeg, png (vla-eval)
-
-
-@dataclass(frozen=True)
-class WorkerConfig:
-    """What every worker of an eval needs: the benchmark class and each arm."""
-
-    benchmark_ref: dict[str, Any]
-    arms: dict[str, ArmConfig]
-    observers: list[dict[str, Any]] = field(default_factory=list)
-    envs_per_worker: int = 1  # episodes a worker runs side by side (`seq.engine.lockstep`)
-    # seq chose envs_per_worker: its slots beyond the first open once they pay (`Lockstep`)
-    open_slots_as_they_pay: bool = False
 
 
 class _EnvCloser:

@@ -4,13 +4,13 @@ a new version of the benchmark."""
 
 from seq.evolve.commands import diff, prune, review_decide, review_list, status
 from seq.evolve.evals import Settings
-from seq.evolve.export import export_hard_cases
 from seq.evolve.gates import Thresholds
+from seq.evolve.hard_cases import export_hard_cases
 from seq.evolve.llm import Deferred, Endpoint
+from seq.evolve.log_report import markdown as report
+from seq.evolve.log_report import report_data, report_json
+from seq.evolve.log_report_html import write_html as report_html
 from seq.evolve.loop import run
-from seq.evolve.report import markdown as report
-from seq.evolve.report import report_data, report_json
-from seq.evolve.report_html import write_html as report_html
 
 __all__ = [
     "Deferred",

@@ -16,7 +16,8 @@ from typing import Any
 
 from seq.authoring.benchmark import spec_of
 from seq.authoring.conditions import Condition
-from seq.record.store import Store, VersionRow, seq_home
+from seq.record.paths import seq_home
+from seq.record.store import Store, VersionRow
 from seq.registry.content import content_sha256
 from seq.registry.deploy import load_version
 

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from seq.errors import SeqInputError
-from seq.record.store import seq_home
+from seq.record.paths import seq_home
 
 
 def _index() -> Path:

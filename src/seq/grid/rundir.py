@@ -29,8 +29,7 @@ from seq.errors import SeqInputError
 from seq.grid.cells import video_name
 from seq.grid.config import GridConfig
 from seq.grid.results import CellResult
-from seq.record.paths import artifact_file
-from seq.record.store import seq_home
+from seq.record.paths import artifact_file, seq_home
 
 SENTINEL = "aaa_done_flag.txt"
 ORIGIN = "origin.json"  # the config that started the run (resume picks this config's runs)

@@ -35,7 +35,7 @@ from typing import Any
 
 from seq.authoring.declarations import Image
 from seq.errors import SeqInputError
-from seq.record.store import seq_home
+from seq.record.paths import seq_home
 
 IMAGE_FILE = "image.json"  # written last: a folder without it is not an image
 LAST_USED_FILE = "last_used"  # its modification time is the last ensure_image

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from seq.errors import SeqInputError
-from seq.record.store import seq_home
+from seq.record.paths import seq_home
 
 CONFIG_NAME = "models.toml"
 NO_REASONING = {"effort": "none"}  # a planner wants its one short line now, not a chain of thought

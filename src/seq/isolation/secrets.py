@@ -20,7 +20,7 @@ from typing import Any, overload
 
 from seq.errors import SeqInputError
 from seq.isolation.volumes import check_name
-from seq.record.store import seq_home
+from seq.record.paths import seq_home
 
 ENV_VAR = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 MASK = "***"

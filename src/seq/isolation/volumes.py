@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from seq.errors import SeqInputError
-from seq.record.store import seq_home
+from seq.record.paths import seq_home
 
 KINDS = ("dataset", "weights")
 NAME = re.compile(r"[A-Za-z0-9._-]+")

@@ -31,7 +31,7 @@ def export_benchmark(
     benchmark runs: in its image when it declares one, else in this Python. `seeds` and `tasks`
     narrow the suite's conditions as `seq.eval.run`'s do. The manifest."""
     from seq.isolation.images import ensure_image, image_of
-    from seq.port.export import export_here
+    from seq.port.mujoco_export import export_here
     from seq.port.target import load_benchmark
 
     say = log or (lambda line: print(line, file=sys.stderr))

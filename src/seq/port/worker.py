@@ -19,7 +19,7 @@ def main(argv: list[str]) -> int:
     command, arguments, result_path = argv[0], json.loads(argv[1]), Path(argv[2])
     try:
         if command == "export":
-            from seq.port.export import export_here
+            from seq.port.mujoco_export import export_here
 
             arguments["out"] = Path(arguments["out"])
             result = export_here(**arguments, log=lambda line: print(line, file=sys.stderr))

@@ -16,7 +16,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from seq.record.paths import ARTIFACTS, artifact_file
+from seq.record.paths import ARTIFACTS, artifact_file, seq_home
 from seq.record.states import EpisodeStatus
 
 log = logging.getLogger("seq.record")
@@ -57,8 +57,6 @@ def export_name(episode: Any, suffix: str) -> str:
 def _export(
     report: Any, directory: str | Path, kind: str, suffix: str, home: str | Path | None
 ) -> list[Path]:
-    from seq.record.store import seq_home  # not at import: capture, in workers, imports this module
-
     root = Path(home) if home is not None else seq_home()
     target = Path(directory)
     target.mkdir(parents=True, exist_ok=True)

@@ -25,6 +25,7 @@ from typing import Any
 
 from seq.errors import SeqInputError
 from seq.record.migrations import check_layout, migrate, user_version
+from seq.record.paths import seq_home
 from seq.record.schema import SCHEMA_VERSION
 
 SQLITE_CORRUPT, SQLITE_NOTADB = 11, 26
@@ -295,8 +296,6 @@ def check_record(path: str | Path | None = None) -> RecordCheck:
     True
     """
     if path is None:
-        from seq.record.store import seq_home
-
         path = seq_home() / "seq.db"
     path = Path(path)
     if not path.is_file():

@@ -8,35 +8,29 @@ name, says which eval, side and instance a file holds. Lines are masked before t
 (`seq.isolation.secrets.Masker`), so no secret reaches the disk.
 
 Logs are kept `SEQ_LOG_RETENTION_DAYS` days (7 by default) after their stream ended; older ones are
-pruned whenever the record is opened, or by `seq eval prune-logs`.
+pruned whenever the record is opened, or by `seq eval prune-logs` (`seq.record.log_retention`).
 """
 
 from __future__ import annotations
 
 import json
-import os
 import secrets
 import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from seq.errors import SeqInputError
-from seq.record.paths import LOGS, eval_folder, is_eval_id, remove_eval_folder, unlink_inside
+from seq.record.paths import LOGS, eval_folder
 from seq.record.schema import insert, select
 from seq.record.states import EvalStatus
-
-if TYPE_CHECKING:
-    from seq.record.store import Store
+from seq.record.store import Store
 
 BENCHMARK_SIDE, POLICY_SIDE = "benchmark", "policy"
 SIDES = (BENCHMARK_SIDE, POLICY_SIDE)
-RETENTION_VARIABLE = "SEQ_LOG_RETENTION_DAYS"
-DEFAULT_RETENTION_DAYS = 7.0
 FOLLOW_POLL_S = 0.2
-DAY_S = 86400.0
 
 
 @dataclass(frozen=True)
@@ -209,49 +203,3 @@ def read_logs(
             return
         time.sleep(poll_s)
         yield from fresh()
-
-
-def retention_days() -> float:
-    """How many days logs are kept after their stream ended: `$SEQ_LOG_RETENTION_DAYS`, else 7."""
-    text = os.environ.get(RETENTION_VARIABLE)
-    if not text:
-        return DEFAULT_RETENTION_DAYS
-    try:
-        days = float(text)
-    except ValueError:
-        days = -1.0
-    if not days >= 0:
-        raise SeqInputError(f"{RETENTION_VARIABLE}={text}: expected a number of days, 0 or more.")
-    return days
-
-
-def prune_logs(store: Store, days: float | None = None, now: float | None = None) -> int:
-    """Delete the log files (and their rows) of streams that ended more than `days` days ago
-    (default: `retention_days()`); a running eval's are kept. Returns how many streams went."""
-    days = retention_days() if days is None else days
-    if days < 0:
-        raise SeqInputError(f"--days {days}: expected a number of days, 0 or more.")
-    cutoff = (time.time() if now is None else now) - days * DAY_S
-    old = store._db.execute(
-        "SELECT l.eval_id, l.stream, l.path FROM logs l LEFT JOIN evals e ON e.id = l.eval_id "
-        "WHERE COALESCE(l.ended_at, l.started_at) < ? AND COALESCE(e.status, '') != 'running'",
-        (cutoff,),
-    ).fetchall()
-    if not old:
-        return 0
-    with store.transaction() as db:
-        db.executemany("DELETE FROM logs WHERE eval_id=? AND stream=?", [(r[0], r[1]) for r in old])
-    for eval_id, _, path in old:
-        if not is_eval_id(eval_id):
-            continue  # a row that names no folder of this record's: its file is not deleted
-        folder = logs_folder(store, eval_id)
-        unlink_inside(Path(path), folder)
-        if folder.is_dir() and not folder.is_symlink() and not any(folder.iterdir()):
-            folder.rmdir()
-    return len(old)
-
-
-def remove_logs(store: Store, eval_id: str) -> None:
-    """An eval removed: its log rows and files go with it."""
-    store._db.execute("DELETE FROM logs WHERE eval_id=?", (eval_id,))
-    remove_eval_folder(store.path.parent, LOGS, eval_id)

@@ -10,6 +10,7 @@ folder built here and never follows a symlink out of it.
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 from pathlib import Path, PurePath
@@ -22,6 +23,11 @@ EVAL_ID_RULE = "1 to 128 letters, digits, '.', '_' or '-', the first a letter or
 ARTIFACTS = "artifacts"  # SEQ_HOME/artifacts/ID: videos, trajectories, traces
 LOGS = "logs"  # SEQ_HOME/logs/ID: what the eval's processes printed
 FILE_KINDS = ("video", "trajectory", "trace")  # the artifacts that name files (not observer_errors)
+
+
+def seq_home() -> Path:
+    """The workspace folder: `$SEQ_HOME`, else `~/.seq`."""
+    return Path(os.environ.get("SEQ_HOME") or Path.home() / ".seq")
 
 
 def is_eval_id(text: object) -> bool:

@@ -26,10 +26,10 @@ from seq.record.arguments import EvalArguments
 from seq.record.episode import ERROR, INFRASTRUCTURE, EpisodeResult, bounded_error
 from seq.record.integrity import damaged, is_damage, open_record
 from seq.record.lease import LeaseKey, LeaseRow, held_clause, lease_rows, this_process
-from seq.record.logs import prune_logs, remove_logs
+from seq.record.log_retention import expired_streams, remove_log_files
 from seq.record.manifest import Manifest
 from seq.record.migrations import check_readable, migrate, user_version
-from seq.record.paths import check_eval_id
+from seq.record.paths import LOGS, check_eval_id, remove_eval_folder, seq_home
 from seq.record.schema import SCHEMA_VERSION, columns, insert, select
 from seq.record.states import EvalStatus
 from seq.record.typed import from_plain, to_plain
@@ -59,11 +59,6 @@ RUNNING, COMPLETED, CANCELED, FAILED = (
     EvalStatus.FAILED,
 )
 INCOMPLETE, INTERRUPTED = EvalStatus.INCOMPLETE, EvalStatus.INTERRUPTED
-
-
-def seq_home() -> Path:
-    """The workspace folder: `$SEQ_HOME`, else `~/.seq`."""
-    return Path(os.environ.get("SEQ_HOME") or Path.home() / ".seq")
 
 
 @dataclass(frozen=True)
@@ -136,10 +131,22 @@ class Store:
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")
         self.migrated_from = migrate(self._db, self.path)
-        prune_logs(self)  # logs past their retention go whenever the record is opened
+        self.prune_logs()  # logs past their retention go whenever the record is opened
 
     def close(self) -> None:
         self._db.close()
+
+    def prune_logs(self, days: float | None = None, now: float | None = None) -> int:
+        """Delete the log files (and their rows) of streams that ended more than `days` days ago
+        (default: `$SEQ_LOG_RETENTION_DAYS`, else 7); a running eval's are kept. Returns how many
+        streams went."""
+        expired = expired_streams(self._db, days, now)
+        if not expired:
+            return 0
+        with self.transaction() as db:
+            db.executemany("DELETE FROM logs WHERE eval_id=? AND stream=?", [(e, s) for e, s, _ in expired])
+        remove_log_files(expired, self.path.parent)
+        return len(expired)
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
@@ -288,10 +295,10 @@ class Store:
         to delete."""
         with self.transaction() as db:
             episodes = db.execute("SELECT COUNT(*) FROM episodes WHERE eval_id=?", (eval_id,)).fetchone()[0]
-            for table in ("episodes", "items", "scores", "leases"):
+            for table in ("episodes", "items", "scores", "leases", "logs"):
                 db.execute(f"DELETE FROM {table} WHERE eval_id=?", (eval_id,))
             db.execute("DELETE FROM evals WHERE id=?", (eval_id,))
-        remove_logs(self, eval_id)
+        remove_eval_folder(self.path.parent, LOGS, eval_id)
         return episodes
 
     def set_eval_status(

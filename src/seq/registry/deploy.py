@@ -17,9 +17,10 @@ from seq.authoring.callable_policy import CallablePolicy
 from seq.authoring.policy import Policy, PolicySpec
 from seq.errors import SeqInputError
 from seq.record.checks import CheckRow
+from seq.record.paths import seq_home
 from seq.record.states import VersionKind
-from seq.record.store import Store, VersionRow, seq_home
-from seq.registry.adapters import adapter_declared, check_adapter_source, declares_adapter
+from seq.record.store import Store, VersionRow
+from seq.registry.adapter_checks import adapter_declared, check_adapter_source, declares_adapter
 from seq.registry.builtins import BUILTIN_ADAPTERS, BUILTINS, builtin_adapter_file
 from seq.registry.content import content_sha256
 from seq.registry.loader import IN_MEMORY, check_syntax, import_user_file, load_class, module_name_for

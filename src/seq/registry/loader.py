@@ -171,7 +171,7 @@ def _kept_code(ref: dict[str, Any], label: str) -> Path:
     """The file holding a version's code: where the ref says, else (a record merged from another
     workspace) the copy kept here by hash; it must hold what was deployed. Else one sentence naming
     the version and how to keep its code again."""
-    from seq.record.store import seq_home
+    from seq.record.paths import seq_home
 
     kept = seq_home() / "code" / f"{ref['sha256']}.py"
     problem = f"its code {kept} is gone"

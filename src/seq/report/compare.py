@@ -13,7 +13,7 @@ from seq.errors import SeqInputError
 from seq.record.episode import EpisodeResult
 from seq.record.store import COMPLETED, GroupKey, Store
 from seq.report.analysis import across_tasks, analyse, declared_kinds
-from seq.report.report import Report
+from seq.report.eval_report import Report
 from seq.stats import check_threshold
 
 

@@ -9,7 +9,7 @@ import math
 from pathlib import Path
 from typing import Any
 
-from seq.report.report import Report
+from seq.report.eval_report import Report
 
 EPISODE_FIELDS = [
     "eval_id",

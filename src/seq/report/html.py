@@ -17,7 +17,7 @@ from seq.errors import SeqInputError
 from seq.record.episode import EpisodeResult
 from seq.record.states import EpisodeStatus
 from seq.report.charts import report_plots
-from seq.report.report import Report
+from seq.report.eval_report import Report
 from seq.report.table_views import KIND_TITLES, across_tasks_table, comparison_table, group_tables
 from seq.report.text import (
     adapter_lines,

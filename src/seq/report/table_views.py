@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from seq.report.report import GroupRow, MetricRow, Report
+from seq.report.eval_report import GroupRow, MetricRow, Report
 from seq.stats import SMALL_N
 from seq.stats.intervals import CLUSTERED
 

@@ -16,8 +16,8 @@ from rich.console import Console, ConsoleOptions, Group
 from rich.table import Table
 from rich.text import Text
 
+from seq.report.eval_report import Report
 from seq.report.problems import problem_counts
-from seq.report.report import Report
 from seq.report.table_views import (
     KIND_TITLES,
     NAME_COLUMNS,

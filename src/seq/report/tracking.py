@@ -17,7 +17,7 @@ from typing import Any
 
 from seq.errors import SeqInputError
 from seq.record.typed import to_plain
-from seq.report.report import Report
+from seq.report.eval_report import Report
 
 TRACKERS = ("wandb", "trackio")
 

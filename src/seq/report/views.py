@@ -4,7 +4,7 @@ JSON is `Report.to_json`."""
 from __future__ import annotations
 
 from seq.report.csv_views import write_csv, write_summary_csv
-from seq.report.report import Report
+from seq.report.eval_report import Report
 from seq.report.table_views import (
     KIND_TITLES,
     METHOD_NAMES,

@@ -166,7 +166,7 @@ def _last_result(run: ScheduleRun, store: Store) -> dict[str, Any]:
     result = asdict(run)
     result["metric"] = None
     if run.eval_id and store.get_eval(run.eval_id) is not None:
-        from seq.report.report import build_report
+        from seq.report.eval_report import build_report
 
         report = build_report(run.eval_id, store)
         metric = primary_metric(report)

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from seq.errors import SeqInputError
-from seq.record.store import seq_home
+from seq.record.paths import seq_home
 
 UNIT = "seq-scheduler"
 TAG = "# seq-scheduler"

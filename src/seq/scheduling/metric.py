@@ -3,7 +3,7 @@ first metric the report computes."""
 
 from __future__ import annotations
 
-from seq.report.report import Report
+from seq.report.eval_report import Report
 from seq.report.rows import MetricRow
 
 DEFAULT_METRIC = "success"

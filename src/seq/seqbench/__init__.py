@@ -11,8 +11,8 @@ robustness to label noise, one-example correction and checkpoint efficiency. Sta
 """
 
 from seq.seqbench.calibration import calibrate
-from seq.seqbench.errors import RunFailed
 from seq.seqbench.pipeline import RunResult, run
+from seq.seqbench.protocol import RunFailed
 from seq.seqbench.rereport import rereport
 from seq.seqbench.screening import screen
 from seq.seqbench.tasks import validate_files

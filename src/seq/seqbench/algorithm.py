@@ -20,7 +20,7 @@ from pathlib import Path
 
 import yaml
 
-from seq.seqbench.errors import SeqInputError
+from seq.errors import SeqInputError
 
 REFERENCE_DIR = Path(__file__).parent / "algorithms"
 REFERENCES = {

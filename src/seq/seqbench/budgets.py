@@ -16,7 +16,7 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from seq.seqbench.errors import SeqInputError
+from seq.errors import SeqInputError
 
 POLL_S = 0.05
 PAGE_BYTES = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096

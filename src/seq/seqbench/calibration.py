@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from seq.seqbench.errors import SeqInputError
+from seq.errors import SeqInputError
 from seq.seqbench.run_files import load_run
 
 

@@ -14,7 +14,8 @@ import typer
 
 from seq.cli.help import plain_help
 from seq.cli.options import parse_seeds
-from seq.seqbench.errors import RunFailed, SeqInputError
+from seq.errors import SeqInputError
+from seq.seqbench.protocol import RunFailed
 
 app = typer.Typer(
     help="seqbench: a black-box behavioural benchmark for learning algorithms (learn / infer processes).",

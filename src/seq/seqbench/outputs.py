@@ -24,8 +24,8 @@ from seq.seqbench.metrics import (
 )
 from seq.seqbench.properties import evaluate_properties
 from seq.seqbench.protocol import CallRecord
-from seq.seqbench.report import write_reports
 from seq.seqbench.run_files import write_predictions
+from seq.seqbench.run_report import write_reports
 from seq.seqbench.selectors import Selection, union
 from seq.seqbench.specs import RunSpec
 from seq.seqbench.tasks import TaskRow

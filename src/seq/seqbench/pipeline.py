@@ -14,10 +14,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from seq.errors import SeqInputError
 from seq.seqbench.algorithm import Algorithm, load_algorithm
 from seq.seqbench.budgets import OK
 from seq.seqbench.calibration import load_thresholds
-from seq.seqbench.errors import SeqInputError
 from seq.seqbench.outputs import RunContext, write_run
 from seq.seqbench.protocol import CallRecord, build_requests, infer, learn, write_examples, write_requests
 from seq.seqbench.scoring import prediction_records

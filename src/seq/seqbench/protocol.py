@@ -28,10 +28,17 @@ from pathlib import Path
 from seq.seqbench.algorithm import Algorithm
 from seq.seqbench.budgets import FAILED, OK, OVER_BUDGET, Budget, run_within_budget, stderr_tail
 from seq.seqbench.checkpoint import changes, fingerprint, size_bytes
-from seq.seqbench.errors import RunFailed
 from seq.seqbench.tasks import TaskRow
 
 GENERATE, SCORE = "generate", "score"
+
+
+class RunFailed(RuntimeError):
+    """The run cannot go on: the algorithm broke the protocol in a way that voids its results.
+
+    The message is one sentence naming what happened (for example the checkpoint file that `infer`
+    changed); the CLI prints it and exits with code 1.
+    """
 
 
 @dataclass(frozen=True)

@@ -11,8 +11,8 @@ from pathlib import Path
 
 from seq.seqbench.calibration import load_thresholds
 from seq.seqbench.properties import NOT_MEASURED, apply_threshold
-from seq.seqbench.report import write_reports
 from seq.seqbench.run_files import RUN_FILES, load_run
+from seq.seqbench.run_report import write_reports
 from seq.stats import Interval
 
 

@@ -9,7 +9,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from seq.seqbench.errors import SeqInputError
+from seq.errors import SeqInputError
 
 RUN_FILES = (
     "manifest.json",

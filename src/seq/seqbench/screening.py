@@ -20,11 +20,11 @@ from pathlib import Path
 
 import yaml
 
+from seq.errors import SeqInputError
 from seq.report.tables import Table
-from seq.seqbench.errors import SeqInputError
 from seq.seqbench.metrics import item_values
-from seq.seqbench.report import Section, fmt, render_html, render_markdown
 from seq.seqbench.run_files import RunFiles, load_run
+from seq.seqbench.run_report import Section, fmt, render_html, render_markdown
 from seq.seqbench.specs import parse_where
 from seq.stats import agresti_min_interval, paired_bootstrap_interval, paired_table
 

@@ -7,7 +7,7 @@ import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from seq.seqbench.errors import SeqInputError
+from seq.errors import SeqInputError
 from seq.seqbench.specs import RunSpec, Selector, Where
 from seq.seqbench.tasks import TaskRow
 

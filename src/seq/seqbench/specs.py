@@ -26,8 +26,8 @@ from pathlib import Path
 
 import yaml
 
+from seq.errors import SeqInputError
 from seq.seqbench.budgets import Budget
-from seq.seqbench.errors import SeqInputError
 
 SELECTABLE = ("id", "family", "split", "condition", "variant", "pair_id")
 METRICS = ("accuracy", "exact_match", "choice_accuracy", "target_log_probability", "size_discounted_accuracy")

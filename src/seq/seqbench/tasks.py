@@ -22,7 +22,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from seq.seqbench.errors import SeqInputError
+from seq.errors import SeqInputError
 
 COLUMNS = (
     "id",

@@ -23,8 +23,8 @@ from seq.errors import SeqInputError
 from seq.record.states import IMAGE_ENCODINGS, ImageEncoding, PolicyProtocol
 from seq.serving import codec
 from seq.serving.codec import SUBPROTOCOL
-from seq.serving.errors import MessageTooLarge, RemotePolicyError
 from seq.serving.inline import ActRequest, PolicyHandle
+from seq.serving.remote_errors import MessageTooLarge, RemotePolicyError
 from seq.serving.spaces import describe_space
 from seq.serving.transport import MAX_FRAME_BYTES, BaseClient, SyncSocket
 

@@ -23,8 +23,8 @@ from typing import Any
 import msgpack
 import numpy as np
 
-from seq.serving.errors import CodecError
 from seq.serving.images import PixelBudget, is_image, jpeg_array, jpeg_bytes
+from seq.serving.remote_errors import CodecError
 
 __all__ = [  # jpeg_array, jpeg_bytes and is_image live in seq.serving.images, re-exported here
     "CodecError",

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from seq.serving.errors import CodecError
+from seq.serving.remote_errors import CodecError
 
 MAX_FRAME_PIXELS = 2**25  # about 33.5 million: a dozen 1080p cameras, 1,000 of 224 × 224, in one frame
 FORMATS = ("JPEG", "PNG")  # what a peer may send compressed; nothing else reaches a decoder

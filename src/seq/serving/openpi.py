@@ -27,8 +27,8 @@ import numpy as np
 
 from seq.serving.backpressure import reply_problem
 from seq.serving.codec import CodecError, checked_dtype, received_array, unpack_limited
-from seq.serving.errors import RemotePolicyError
 from seq.serving.inline import as_chunk
+from seq.serving.remote_errors import RemotePolicyError
 from seq.serving.transport import BaseClient, SyncSocket
 
 if TYPE_CHECKING:

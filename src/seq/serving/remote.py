@@ -87,7 +87,7 @@ def check_policy_name(name: str, store: Store) -> None:
 def register_remote(url: str, protocol: str, store: Store, name: str | None = None) -> ServedPolicy:
     """Connect to the server at `url`, read its greeting and record the policy it serves."""
     from seq.serving.client import connect, parameters_of
-    from seq.serving.errors import RemotePolicyError, ServerUnreachable
+    from seq.serving.remote_errors import RemotePolicyError, ServerUnreachable
 
     handle = connect(url, protocol=protocol, retries=2)
     try:

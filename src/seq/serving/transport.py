@@ -28,7 +28,7 @@ from websockets.protocol import State
 from websockets.typing import Subprotocol
 from websockets.uri import parse_uri
 
-from seq.serving.errors import ServerLost, ServerRefusedToken, ServerUnreachable
+from seq.serving.remote_errors import ServerLost, ServerRefusedToken, ServerUnreachable
 
 T = TypeVar("T")
 SEND_TIMEOUT_S = 60.0  # a server that takes no data for this long is gone

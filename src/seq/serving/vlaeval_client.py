@@ -28,8 +28,8 @@ from seq.authoring.begin import EpisodeStart
 from seq.errors import SeqInputError
 from seq.record.states import IMAGE_ENCODINGS, EpisodeStatus, ImageEncoding, PolicyProtocol
 from seq.serving.codec import CodecError
-from seq.serving.errors import RemotePolicyError, ServerLost
 from seq.serving.inline import as_chunk
+from seq.serving.remote_errors import RemotePolicyError, ServerLost
 from seq.serving.transport import BaseClient, ConnectionLost, SyncSocket
 from seq.serving.vlaeval import PROTOCOL_VERSION, pack_message, unpack_message
 

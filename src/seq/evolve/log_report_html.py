@@ -1,7 +1,7 @@
 """`seq evolve report --html`: the evolve report as one self-contained HTML file (inline CSS and
 SVG, no script, no network).
 
-It renders the numbers the Markdown view renders (`seq.evolve.report.report_data`) with the
+It renders the numbers the Markdown view renders (`seq.evolve.log_report.report_data`) with the
 console's own plotting (`seq.report.charts`: altair specs drawn to SVG by vl-convert) and its
 templates' style: a task × model heatmap (the target on each cycle's version and on its
 candidates, the reference on the candidates), the capability frontier of each cycle (the
@@ -14,7 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from seq.evolve.report import (
+from seq.evolve.log_report import (
     NO_EVOLVED_SLICE,
     SLICES,
     _pct,
