@@ -251,16 +251,28 @@ def test_metaworld_without_the_adapter_is_refused_naming_the_keys(metaworld_chec
 
 
 # LeRobot's MetaWorld environment in the state of seq's condition (goal configuration `seed` of
-# `MT1(task, seed=0)`, reset with `seed`), stepped with the same actions: its observations.
+# `MT1(task, seed=0)`, reset with `seed`, the scene brought up to date before its first image),
+# stepped with the same actions: its observations.
 LEROBOT_METAWORLD = """
 import sys
 import metaworld
+import mujoco
 import numpy as np
 from lerobot.envs.metaworld import MetaworldEnv
 
 task, seed, actions, out = sys.argv[1], int(sys.argv[2]), np.load(sys.argv[3]), sys.argv[4]
 env = MetaworldEnv(task=task, obs_type="pixels_agent_pos")
 env._env.set_task(metaworld.MT1(task, seed=0).train_tasks[seed])
+simulation, raw_reset = env._env, env._env.reset
+
+def reset_up_to_date(**kwargs):
+    output = raw_reset(**kwargs)
+    warmstart = simulation.data.qacc_warmstart.copy()
+    mujoco.mj_forward(simulation.model, simulation.data)
+    simulation.data.qacc_warmstart[:] = warmstart
+    return output
+
+env._env.reset = reset_up_to_date
 observations = [env.reset(seed=seed)[0]]
 for action in actions[:-1]:
     observations.append(env.step(action)[0])
@@ -272,9 +284,7 @@ np.savez(out, **{f"{key}{step}": obs[key] for step, obs in enumerate(observation
 def test_metaworld_to_lerobot_gives_what_lerobots_metaworld_env_computes(lerobot_metaworld, task, tmp_path):
     """The observations a policy gets through `metaworld-to-lerobot` equal, number for number and
     pixel for pixel, those LeRobot's own `MetaworldEnv` returns from the same MetaWorld state and
-    actions. Except in a few pixels of the first image: MetaWorld draws an episode's first frame
-    with the goal's marker where the env's previous episode left it (in LeRobot's env as in
-    seq's), and LeRobot's env has had a reset of its own before this one, seq's none."""
+    actions (its reset made to bring the scene up to date before the first image, as seq's does)."""
     import numpy as np
 
     import seq
@@ -316,9 +326,57 @@ def test_metaworld_to_lerobot_gives_what_lerobots_metaworld_env_computes(lerobot
         assert np.array_equal(ours["agent_pos"], theirs[f"agent_pos{step}"])
         assert ours["pixels"].shape == theirs[f"pixels{step}"].shape == (480, 480, 3)
         assert ours["pixels"].dtype == theirs[f"pixels{step}"].dtype == np.uint8
-        differ = int((ours["pixels"] != theirs[f"pixels{step}"]).any(axis=-1).sum())
-        assert differ <= (20 if step == 0 else 0), f"{differ} pixels differ at step {step}"
+        assert np.array_equal(ours["pixels"], theirs[f"pixels{step}"]), f"step {step}"
     assert not np.array_equal(seen[0]["agent_pos"], seen[-1]["agent_pos"])  # the arm moved
+
+
+def test_metaworld_agrees_with_lerobot_eval_episode_by_episode(metaworld_checkpoint, tmp_path):
+    """ACT on MetaWorld's push under `lerobot-eval --env.type=metaworld` (each episode started
+    from seq's condition of its seed: `tools/lerobot_eval_seeded.py`) and under seq: the same
+    steps, success and return (the sum of MetaWorld's shaped rewards, which any action that
+    differed would change), episode by episode; the second starts where the first left the env."""
+    steps = 20
+    theirs = run(
+        str(TOOLS / "lerobot_eval_seeded.py"),
+        "--no-videos",
+        f"--policy.path={metaworld_checkpoint}",
+        "--env.type=metaworld",
+        "--env.task=push-v3",
+        f"--env.episode_length={steps}",
+        f"--eval.n_episodes={SEEDS}",
+        "--eval.batch_size=1",
+        "--seed=0",
+        "--policy.device=cpu",
+        f"--output_dir={tmp_path / 'lerobot-eval'}",
+        **dict.fromkeys(("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"), "1"),
+    )
+    lerobot = [json.loads(found) for found in re.findall(r"episode (\{.*?\})", theirs.stdout)]
+    ours = seq_cli(
+        "eval",
+        "run",
+        "lerobot",
+        "--benchmark",
+        "metaworld",
+        "--adapter",
+        "metaworld-to-lerobot",
+        "--param",
+        f"pretrained={metaworld_checkpoint}",
+        "--tasks",
+        "push-v3",
+        "--seeds",
+        f"0-{SEEDS - 1}",
+        "--max-steps",
+        str(steps),
+        "--envs",
+        "1",
+    )
+    episodes = seq_episodes(eval_id_of(ours), tmp_path / "export")
+    assert [e["seed"] for e in lerobot] == [e["seed"] for e in episodes] == list(range(SEEDS))
+    for mine, reference in zip(episodes, lerobot, strict=True):
+        assert mine["status"] == "ok", mine["error"]
+        assert mine["steps"] == reference["steps"] == steps
+        assert mine["metrics"]["success"] == float(reference["success"])
+        assert mine["metrics"]["return"] == pytest.approx(reference["return"], rel=1e-9, abs=1e-12)
 
 
 def test_a_push_t_checkpoint_without_images_in_the_observation_is_refused(checkpoints):

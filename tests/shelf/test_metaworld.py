@@ -220,3 +220,20 @@ def test_the_pixels_camera_is_upright_as_seq_draws_corner2():
     camera = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_CAMERA, "corner2")
     assert model.cam_pos[camera].tolist() == list(LEROBOT_CORNER2)
     assert make_env("push-v3", 0, {}, 50).unwrapped.model.cam_pos[camera].tolist() == [1.3, -0.2, 1.1]
+
+
+def test_an_episodes_first_image_does_not_depend_on_the_episode_before_it():
+    """MetaWorld's reset leaves the goal's marker where the last episode put it; the first image
+    is drawn from the reset state all the same, whatever ran before on that env."""
+    import numpy as np
+
+    from seq.shelf.metaworld import make_env
+
+    envs: dict = {}
+    first = make_env("push-v3", 3, envs, 50, obs_mode="pixels").reset(seed=3)[0]["corner2_image"]
+    env = make_env("push-v3", 7, envs, 50, obs_mode="pixels")
+    env.reset(seed=7)
+    for _ in range(5):
+        env.step(np.ones(4, dtype=np.float32))
+    again = make_env("push-v3", 3, envs, 50, obs_mode="pixels").reset(seed=3)[0]["corner2_image"]
+    assert np.array_equal(first, again)

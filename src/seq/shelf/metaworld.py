@@ -133,6 +133,13 @@ def make_env(
 
         def reset(self, **kwargs: Any) -> Any:
             state, info = self.env.reset(**kwargs)
+            # MetaWorld's reset leaves the scene's derived positions (the goal's marker among them)
+            # where the previous episode left them; drawn now, the first image would depend on it.
+            # The solver's warm start is kept, so the episode steps on as without the camera.
+            data = self.env.unwrapped.data
+            warmstart = data.qacc_warmstart.copy()
+            mujoco.mj_forward(self.env.unwrapped.model, data)
+            data.qacc_warmstart[:] = warmstart
             return self.observe(state), info
 
         def step(self, action: Any) -> Any:
