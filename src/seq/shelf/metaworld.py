@@ -136,10 +136,10 @@ def make_env(
             # MetaWorld's reset leaves the scene's derived positions (the goal's marker among them)
             # where the previous episode left them; drawn now, the first image would depend on it.
             # The solver's warm start is kept, so the episode steps on as without the camera.
-            data = self.env.unwrapped.data
-            warmstart = data.qacc_warmstart.copy()
-            mujoco.mj_forward(self.env.unwrapped.model, data)
-            data.qacc_warmstart[:] = warmstart
+            simulation: Any = self.env.unwrapped
+            warmstart = simulation.data.qacc_warmstart.copy()
+            mujoco.mj_forward(simulation.model, simulation.data)
+            simulation.data.qacc_warmstart[:] = warmstart
             return self.observe(state), info
 
         def step(self, action: Any) -> Any:
