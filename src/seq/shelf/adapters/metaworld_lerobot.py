@@ -10,7 +10,9 @@ corner2 camera, moved where LeRobot moves it, drawn at 480² and turned upright,
 [0, 1]); the first 4 numbers of MetaWorld's 39-D state (the hand's position and the gripper's
 opening) as `agent_pos` (`observation.state`). The `lerobot` policy asks the benchmark for that
 camera (`obs_mode=pixels`); the image and the state come from the same MetaWorld env step as in
-LeRobot's environment. Actions, 4 numbers, go to MetaWorld as they come.
+LeRobot's environment. Actions, 4 numbers, go to MetaWorld as they come. Not mapped: the
+instruction stays the task's name (`push-v3`), where LeRobot's env gives its sentence for the task
+(`Push the puck to a goal`), which only a language-conditioned policy reads.
 """
 
 from __future__ import annotations
