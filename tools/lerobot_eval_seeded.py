@@ -8,7 +8,14 @@ steps, success and return as one JSON line.
 With `--eval.batch_size=1` episode k runs on seed `--seed` + k, as `lerobot-eval` seeds it. Each
 rollout seeds torch with its first environment's seed before its first act (LeRobot's own code
 seeds it once, before loading the policy). `--no-videos`: none rendered (`lerobot-eval` renders
-its first 10 episodes), to compare throughput without them. Nothing else is changed.
+its first 10 episodes), to compare throughput without them.
+
+With `--env.type=metaworld`, LeRobot's `MetaworldEnv` starts each episode as seq's `metaworld`
+condition of that seed does: MetaWorld's goal configuration `seed % 50` of `MT1(task, seed=0)`
+(LeRobot's draws a random start around `MT1(task, seed=42)`'s first), drawn after the scene is
+brought up to date (MetaWorld's reset leaves the goal's marker where the previous episode left
+it), and ends at `--env.episode_length` steps (LeRobot's env keeps MetaWorld's 500). Nothing else
+is changed.
 """
 
 import json
@@ -45,6 +52,41 @@ def eval_policy_all(*args, **kwargs):
     return original_eval_policy_all(*args, **kwargs)
 
 
+def start_metaworld_as_seq_does(episode_length: int) -> None:
+    import metaworld
+    import mujoco
+    from lerobot.envs import metaworld as lerobot_metaworld
+
+    original_init = lerobot_metaworld.MetaworldEnv.__init__
+    original_reset = lerobot_metaworld.MetaworldEnv.reset
+
+    def init(self, *args, **kwargs):
+        original_init(self, *args, **kwargs)
+        self._env.max_path_length = self._max_episode_steps = episode_length
+        self.goals = metaworld.MT1(self.task, seed=0).train_tasks
+        simulation, raw_reset = self._env, self._env.reset
+
+        def reset_up_to_date(**kwargs):
+            output = raw_reset(**kwargs)
+            warmstart = simulation.data.qacc_warmstart.copy()
+            mujoco.mj_forward(simulation.model, simulation.data)
+            simulation.data.qacc_warmstart[:] = warmstart
+            return output
+
+        self._env.reset = reset_up_to_date
+
+    def reset(self, seed=None, **kwargs):
+        if seed is not None:
+            self._env.set_task(self.goals[seed % len(self.goals)])
+        return original_reset(self, seed=seed, **kwargs)
+
+    lerobot_metaworld.MetaworldEnv.__init__ = init
+    lerobot_metaworld.MetaworldEnv.reset = reset
+
+
+if "--env.type=metaworld" in sys.argv:
+    lengths = [arg.split("=", 1)[1] for arg in sys.argv if arg.startswith("--env.episode_length=")]
+    start_metaworld_as_seq_does(int(lengths[-1]) if lengths else 500)
 lerobot_eval.rollout = rollout
 lerobot_eval.eval_policy_all = eval_policy_all
 lerobot_eval.main()

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # A throwaway environment with LeRobot 0.4.4, its policies and its dataset reader, and seq itself
-# (editable, with Push-T and ALOHA): the Python that runs the built-in policy `lerobot`,
+# (editable, with Push-T, ALOHA and MetaWorld): the Python that runs the built-in policy `lerobot`,
 # `lerobot-eval` beside it, and the check of `seq evolve export-hard-cases --format lerobot`
 # against LeRobot's reader.
 #
@@ -25,5 +25,5 @@ pip="$target/bin/pip"
   "accelerate>=1.10,<2" "einops>=0.8,<0.9" "deepdiff>=7.0.1,<9" pyserial safetensors "gymnasium>=1.1.1,<2" \
   jsonlines "imageio[ffmpeg]>=2.34,<3" "packaging>=24.2,<26" termcolor pillow psutil pyyaml \
   pandas pyarrow
-"$pip" install -q -e "$repo[pusht,aloha]"
+"$pip" install -q -e "$repo[pusht,aloha,metaworld]"
 echo "$target/bin/python"

@@ -2,19 +2,24 @@
 `pretrained_model` folder (config.json naming its `type`, model.safetensors, and LeRobot 0.4's
 processors, with no dataset statistics). Nothing is downloaded (no pretrained backbone).
 
-    $SEQ_LEROBOT_PYTHON tools/make_lerobot_checkpoint.py act|diffusion OUT [--features pusht|aloha|libero]
+    $SEQ_LEROBOT_PYTHON tools/make_lerobot_checkpoint.py act|diffusion OUT \
+        [--features pusht|aloha|libero|metaworld]
 
 `pusht`: Push-T's features as LeRobot's Push-T environment gives them (a 96×96 image, a 2-D state,
 a 2-D action); `aloha`: ALOHA's (the 480×640 top camera, 14 joint positions, 14-D actions);
 `libero`: LIBERO's (256×256 agent-view and wrist images, the 8-D state LeRobot's
-LIBERO processor makes, a 7-D action). ACT plays 7 of each 10-action chunk, Diffusion 8 of 16: a
-queue left part-full at an episode's end shows whether `reset()` empties it.
+LIBERO processor makes, a 7-D action); `metaworld`: those LeRobot's MetaWorld environment config
+declares (`MetaworldEnv`: the 480×480 corner2 image, a 4-D state, a 4-D action). ACT plays 7 of
+each 10-action chunk, Diffusion 8 of 16: a queue left part-full at an episode's end shows whether
+`reset()` empties it.
 """
 
 import argparse
 
 import torch
 from lerobot.configs.types import FeatureType, PolicyFeature
+from lerobot.envs.configs import MetaworldEnv
+from lerobot.envs.utils import env_to_policy_features
 from lerobot.policies.factory import get_policy_class, make_policy_config, make_pre_post_processors
 
 FEATURES = {
@@ -54,6 +59,12 @@ SMALL = {
     ),
     "diffusion": dict(down_dims=(64, 128), num_inference_steps=4, pretrained_backbone_weights=None),
 }
+
+metaworld = env_to_policy_features(MetaworldEnv())
+FEATURES["metaworld"] = (
+    {name: feature for name, feature in metaworld.items() if feature.type is not FeatureType.ACTION},
+    metaworld["action"].shape[0],
+)
 
 parser = argparse.ArgumentParser()
 parser.add_argument("kind", choices=sorted(SMALL))

@@ -1,7 +1,8 @@
 """The built-in policy `lerobot` against LeRobot's own `lerobot-eval`: a small ACT and a small
 Diffusion policy for Push-T, randomly initialised and saved as `lerobot-train` saves them, agree
-episode by episode (steps, success, return); a LIBERO checkpoint runs through `libero-to-lerobot`;
-and the policy is served.
+episode by episode (steps, success, return); a LIBERO checkpoint runs through `libero-to-lerobot`
+and a MetaWorld one through `metaworld-to-lerobot`, which gives the policy what LeRobot's MetaWorld
+environment computes; and the policy is served.
 
 These need LeRobot and torch, which do not install beside seq's own environment: they run in the
 Python `$SEQ_LEROBOT_PYTHON` names (`tools/lerobot_venv.sh` builds one, `.ci/run` sets it).
@@ -174,6 +175,208 @@ def test_an_aloha_checkpoint_runs_on_gym_aloha_as_lerobot_sees_it(tmp_path):
     report = json.loads((tmp_path / "export" / "report.json").read_text())
     benchmark = report["manifest"]["arms"][0]["parameters"]["benchmark"]
     assert benchmark == {"obs_type": "pixels_agent_pos", "fast_render": False}
+
+
+@pytest.fixture(scope="module")
+def lerobot_metaworld() -> None:
+    """LeRobot's Python has MetaWorld (tools/lerobot_venv.sh installs it)."""
+    if subprocess.run([str(PYTHON), "-c", "import metaworld"], capture_output=True).returncode != 0:
+        pytest.skip(f"{PYTHON} lacks metaworld: rebuild it with tools/lerobot_venv.sh")
+
+
+@pytest.fixture(scope="module")
+def metaworld_checkpoint(lerobot_metaworld: None, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """An ACT checkpoint with the features LeRobot's MetaWorld environment config declares."""
+    checkpoint = tmp_path_factory.mktemp("lerobot-metaworld") / "act"
+    run(str(TOOLS / "make_lerobot_checkpoint.py"), "act", str(checkpoint), "--features", "metaworld")
+    return checkpoint
+
+
+def test_a_metaworld_checkpoint_runs_through_metaworld_to_lerobot(metaworld_checkpoint, tmp_path):
+    """The 480² corner2 image, a 4-D state, 4-D actions: the policy asks the `metaworld`
+    benchmark for its camera (`obs_mode=pixels`) and the adapter gives it LeRobot's keys."""
+    ours = seq_cli(
+        "eval",
+        "run",
+        "lerobot",
+        "--benchmark",
+        "metaworld",
+        "--adapter",
+        "metaworld-to-lerobot",
+        "--param",
+        f"pretrained={metaworld_checkpoint}",
+        "--tasks",
+        "reach-v3,push-v3",
+        "--seeds",
+        "0",
+        "--max-steps",
+        "5",
+        "--envs",
+        "1",
+    )
+    episodes = seq_episodes(eval_id_of(ours), tmp_path / "export")
+    assert sorted(e["task"] for e in episodes) == ["push-v3", "reach-v3"]
+    for episode in episodes:
+        assert episode["status"] == "ok", episode["error"]
+        assert episode["steps"] == 5 and episode["queries"] >= 1
+    report = json.loads((tmp_path / "export" / "report.json").read_text())
+    (arm,) = report["manifest"]["arms"]
+    assert arm["parameters"]["benchmark"] == {"obs_mode": "pixels"}
+    assert arm["weights"]["class"].endswith(".ACTPolicy")
+
+
+def test_metaworld_without_the_adapter_is_refused_naming_the_keys(metaworld_checkpoint):
+    result = subprocess.run(
+        [
+            str(PYTHON),
+            "-c",
+            "from seq.cli import main; main()",
+            "eval",
+            "run",
+            "lerobot",
+            "--benchmark",
+            "metaworld",
+            "--param",
+            f"pretrained={metaworld_checkpoint}",
+            "--tasks",
+            "reach-v3",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, "HF_HUB_OFFLINE": "1"},
+    )
+    assert result.returncode == 2, result.stderr
+    assert "observation.image needs 'pixels'" in result.stderr and "Traceback" not in result.stderr
+
+
+# LeRobot's MetaWorld environment in the state of seq's condition (goal configuration `seed` of
+# `MT1(task, seed=0)`, reset with `seed`, the scene brought up to date before its first image),
+# stepped with the same actions: its observations.
+LEROBOT_METAWORLD = """
+import sys
+import metaworld
+import mujoco
+import numpy as np
+from lerobot.envs.metaworld import MetaworldEnv
+
+task, seed, actions, out = sys.argv[1], int(sys.argv[2]), np.load(sys.argv[3]), sys.argv[4]
+env = MetaworldEnv(task=task, obs_type="pixels_agent_pos")
+env._env.set_task(metaworld.MT1(task, seed=0).train_tasks[seed])
+simulation, raw_reset = env._env, env._env.reset
+
+def reset_up_to_date(**kwargs):
+    output = raw_reset(**kwargs)
+    warmstart = simulation.data.qacc_warmstart.copy()
+    mujoco.mj_forward(simulation.model, simulation.data)
+    simulation.data.qacc_warmstart[:] = warmstart
+    return output
+
+env._env.reset = reset_up_to_date
+observations = [env.reset(seed=seed)[0]]
+for action in actions[:-1]:
+    observations.append(env.step(action)[0])
+np.savez(out, **{f"{key}{step}": obs[key] for step, obs in enumerate(observations) for key in obs})
+"""
+
+
+@pytest.mark.parametrize("task", ["reach-v3", "push-v3"])
+def test_metaworld_to_lerobot_gives_what_lerobots_metaworld_env_computes(lerobot_metaworld, task, tmp_path):
+    """The observations a policy gets through `metaworld-to-lerobot` equal, number for number and
+    pixel for pixel, those LeRobot's own `MetaworldEnv` returns from the same MetaWorld state and
+    actions (its reset made to bring the scene up to date before the first image, as seq's does)."""
+    import numpy as np
+
+    import seq
+    from seq.capture.render import choose_backend
+
+    steps, seed = 5, 3
+    actions = np.random.default_rng(0).uniform(-1, 1, (steps, 4)).astype(np.float32)
+    seen: list = []
+
+    def replay(obs):
+        seen.append(obs)
+        return actions[len(seen) - 1]
+
+    seq.evaluate(
+        replay,
+        "metaworld",
+        adapter="metaworld-to-lerobot",
+        params={"obs_mode": "pixels"},
+        tasks=[task],
+        seeds=[seed],
+        max_steps=steps,
+        envs=1,
+    )
+    np.save(tmp_path / "actions.npy", actions)
+    backend = choose_backend()
+    run(
+        "-c",
+        LEROBOT_METAWORLD,
+        task,
+        str(seed),
+        str(tmp_path / "actions.npy"),
+        str(tmp_path / "lerobot.npz"),
+        MUJOCO_GL=backend.backend if backend else "egl",
+    )
+    theirs = np.load(tmp_path / "lerobot.npz")
+    assert len(seen) == steps
+    for step, ours in enumerate(seen):
+        assert sorted(ours) == ["agent_pos", "pixels"]
+        assert np.array_equal(ours["agent_pos"], theirs[f"agent_pos{step}"])
+        assert ours["pixels"].shape == theirs[f"pixels{step}"].shape == (480, 480, 3)
+        assert ours["pixels"].dtype == theirs[f"pixels{step}"].dtype == np.uint8
+        assert np.array_equal(ours["pixels"], theirs[f"pixels{step}"]), f"step {step}"
+    assert not np.array_equal(seen[0]["agent_pos"], seen[-1]["agent_pos"])  # the arm moved
+
+
+def test_metaworld_agrees_with_lerobot_eval_episode_by_episode(metaworld_checkpoint, tmp_path):
+    """ACT on MetaWorld's push under `lerobot-eval --env.type=metaworld` (each episode started
+    from seq's condition of its seed: `tools/lerobot_eval_seeded.py`) and under seq: the same
+    steps, success and return (the sum of MetaWorld's shaped rewards, which any action that
+    differed would change), episode by episode; the second starts where the first left the env."""
+    steps = 20
+    theirs = run(
+        str(TOOLS / "lerobot_eval_seeded.py"),
+        "--no-videos",
+        f"--policy.path={metaworld_checkpoint}",
+        "--env.type=metaworld",
+        "--env.task=push-v3",
+        f"--env.episode_length={steps}",
+        f"--eval.n_episodes={SEEDS}",
+        "--eval.batch_size=1",
+        "--seed=0",
+        "--policy.device=cpu",
+        f"--output_dir={tmp_path / 'lerobot-eval'}",
+        **dict.fromkeys(("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"), "1"),
+    )
+    lerobot = [json.loads(found) for found in re.findall(r"episode (\{.*?\})", theirs.stdout)]
+    ours = seq_cli(
+        "eval",
+        "run",
+        "lerobot",
+        "--benchmark",
+        "metaworld",
+        "--adapter",
+        "metaworld-to-lerobot",
+        "--param",
+        f"pretrained={metaworld_checkpoint}",
+        "--tasks",
+        "push-v3",
+        "--seeds",
+        f"0-{SEEDS - 1}",
+        "--max-steps",
+        str(steps),
+        "--envs",
+        "1",
+    )
+    episodes = seq_episodes(eval_id_of(ours), tmp_path / "export")
+    assert [e["seed"] for e in lerobot] == [e["seed"] for e in episodes] == list(range(SEEDS))
+    for mine, reference in zip(episodes, lerobot, strict=True):
+        assert mine["status"] == "ok", mine["error"]
+        assert mine["steps"] == reference["steps"] == steps
+        assert mine["metrics"]["success"] == float(reference["success"])
+        assert mine["metrics"]["return"] == pytest.approx(reference["return"], rel=1e-9, abs=1e-12)
 
 
 def test_a_push_t_checkpoint_without_images_in_the_observation_is_refused(checkpoints):

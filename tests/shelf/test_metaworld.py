@@ -169,3 +169,71 @@ def test_a_distractor_starts_on_the_table_not_inside_a_fixture(task, extra):
     for _ in range(10):
         env.step(np.zeros(4))
     assert np.linalg.norm(data.xpos[body] - start) < 0.01, "it was thrown or fell"
+
+
+def test_obs_mode_pixels_adds_the_corner2_camera_and_leaves_the_episode_alone():
+    """`obs_mode=pixels`: the same state, steps and return as the default observation, beside an
+    upright 480² image of the corner2 camera that follows the arm."""
+    import numpy as np
+
+    from seq.shelf.metaworld import _Experts
+
+    experts = _Experts()
+    seen: list = []
+
+    def expert(obs, instruction=None):
+        seen.append(obs)
+        return experts.action(obs["state"] if isinstance(obs, dict) else obs, instruction)
+
+    options = {"tasks": ["reach-v3", "push-v3"], "seeds": [1], "max_steps": 20, "envs": 1}
+    state = seq.evaluate(expert, "metaworld", **options)
+    states = [np.asarray(obs) for obs in seen]
+    seen.clear()
+    pixels = seq.evaluate(expert, "metaworld", params={"obs_mode": "pixels"}, **options)
+    assert pixels.manifest.parameters["benchmark"] == {"obs_mode": "pixels"}
+    for ours, theirs in zip(pixels.episodes, state.episodes, strict=True):
+        assert ours.status == theirs.status == "ok"
+        assert (ours.task, ours.steps) == (theirs.task, theirs.steps)
+        assert ours.metrics["return"] == theirs.metrics["return"]
+    assert len(seen) == len(states) == 40
+    assert all(np.array_equal(obs["state"], array) for obs, array in zip(seen, states, strict=True))
+    images = [obs["corner2_image"] for obs in seen]
+    assert all(image.shape == (480, 480, 3) and image.dtype == np.uint8 for image in images)
+    assert not np.array_equal(images[0], images[19])  # the arm moved in view
+
+
+def test_the_pixels_camera_is_upright_as_seq_draws_corner2():
+    """The image turned as seq's own recorder turns a camera that looks upside down; and the camera
+    stands where LeRobot's MetaWorld environment puts it, not at MetaWorld's own corner2."""
+    import mujoco
+    import numpy as np
+
+    from seq.capture.render import frame
+    from seq.shelf.metaworld import LEROBOT_CORNER2, make_env
+
+    env = make_env("push-v3", 0, {}, 50, obs_mode="pixels")
+    obs, _ = env.reset(seed=0)
+    drawn = frame(env, "corner2", 480, 480, fast=False).astype(float)
+    image = obs["corner2_image"].astype(float)
+    assert np.abs(image - drawn).mean() < 0.25 * np.abs(image - drawn[::-1, ::-1]).mean()
+    model = env.unwrapped.model
+    camera = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_CAMERA, "corner2")
+    assert model.cam_pos[camera].tolist() == list(LEROBOT_CORNER2)
+    assert make_env("push-v3", 0, {}, 50).unwrapped.model.cam_pos[camera].tolist() == [1.3, -0.2, 1.1]
+
+
+def test_an_episodes_first_image_does_not_depend_on_the_episode_before_it():
+    """MetaWorld's reset leaves the goal's marker where the last episode put it; the first image
+    is drawn from the reset state all the same, whatever ran before on that env."""
+    import numpy as np
+
+    from seq.shelf.metaworld import make_env
+
+    envs: dict = {}
+    first = make_env("push-v3", 3, envs, 50, obs_mode="pixels").reset(seed=3)[0]["corner2_image"]
+    env = make_env("push-v3", 7, envs, 50, obs_mode="pixels")
+    env.reset(seed=7)
+    for _ in range(5):
+        env.step(np.ones(4, dtype=np.float32))
+    again = make_env("push-v3", 3, envs, 50, obs_mode="pixels").reset(seed=3)[0]["corner2_image"]
+    assert np.array_equal(first, again)

@@ -39,6 +39,7 @@ BUILTIN_ADAPTERS: dict[str, str] = {
     "libero-to-lerobot": "seq.shelf.adapters.libero_lerobot",
     "libero-to-openpi": "seq.shelf.adapters.libero_openpi",
     "libero-to-vla-eval": "seq.shelf.adapters.libero_vla_eval",
+    "metaworld-to-lerobot": "seq.shelf.adapters.metaworld_lerobot",
 }
 
 # The built-in adapter a served policy of a protocol needs on a benchmark: (benchmark, protocol).

@@ -16,8 +16,9 @@ It needs LeRobot and PyTorch in the Python that runs it (`tools/lerobot_venv.sh`
 takes LeRobot's environment observation (`seq.shelf.lerobot_checkpoint` gives the keys): Push-T's
 and ALOHA's as the `pusht` and `aloha` benchmarks give them with `obs_type=pixels_agent_pos`
 (asked for here: the same gym environments LeRobot evaluates on), LIBERO's through the adapter
-`libero-to-lerobot`. Served (`seq policy serve lerobot`), each replica holds one action queue, so
-give it one replica per environment.
+`libero-to-lerobot`, MetaWorld's through `metaworld-to-lerobot` (the `metaworld` benchmark's
+camera, `obs_mode=pixels`, is asked for here too). Served (`seq policy serve lerobot`), each
+replica holds one action queue, so give it one replica per environment.
 """
 
 from __future__ import annotations
@@ -103,8 +104,9 @@ class LeRobotPolicy(seq.Policy):
     """A LeRobot `pretrained_model` folder (`pretrained`), run on `device` (cpu, cuda, mps)."""
 
     # Push-T's and ALOHA's observations as LeRobot's environments give them (images and state),
-    # drawn as they draw them (ignored by benchmarks that declare no such parameter)
-    benchmark_parameters = {"obs_type": "pixels_agent_pos", "fast_render": False}
+    # drawn as they draw them, and MetaWorld's camera (ignored by benchmarks that declare no such
+    # parameter)
+    benchmark_parameters = {"obs_type": "pixels_agent_pos", "fast_render": False, "obs_mode": "pixels"}
 
     def __init__(self) -> None:
         self.models: dict[tuple[str, str], LeRobotModel] = {}

@@ -6,6 +6,12 @@ configurations (`metaworld.MT1(task, seed=0).train_tasks[seed % 50]`, the set MT
 and seeds `env.reset`; a condition's `extra` may move the object and goal or change the physics
 (`seq.shelf.metaworld_variants`); success is the env's own `info["success"]`, and an episode is
 done at the first success or at `max_steps` (500, MetaWorld's own horizon).
+
+Observations (`obs_mode`, a setup parameter): `state` (default), MetaWorld's own 39-D array;
+`pixels`, a dict of that array as `state` and `corner2_image`, the `corner2` camera drawn by
+MetaWorld's renderer at its own 480×480 and turned upright. That camera stands where LeRobot's
+MetaWorld environment puts it (`LEROBOT_CORNER2`, nearer the table than MetaWorld's own corner2):
+the view LeRobot's MetaWorld datasets and policies were made with.
 """
 
 from __future__ import annotations
@@ -85,6 +91,10 @@ MT50 = [
 ]
 SEEDS = range(5)
 GOALS_SEED = 0
+OBS_MODES = ("state", "pixels")
+CAMERA = "corner2"
+# Where LeRobot's MetaWorld environment moves corner2 (MetaWorld's own is at (1.3, -0.2, 1.1)).
+LEROBOT_CORNER2 = (0.75, 0.075, 0.7)
 
 
 def make_env(
@@ -93,16 +103,19 @@ def make_env(
     cache: dict[str, Any] | None = None,
     max_steps: int = 500,
     distractor: str | None = None,
+    obs_mode: str = "state",
 ) -> Any:
     """A MetaWorld env for `task` set to goal configuration `seed % 50`, with its last step's info.
 
     MetaWorld truncates (and refuses further steps) at `max_path_length`, set to `max_steps` here.
     `distractor` (a shape of `seq.shelf.metaworld_distractor`) adds a free body to the scene.
+    `obs_mode`: `state` observes MetaWorld's array, `pixels` `{"state", "corner2_image"}` (module doc).
 
     `cache` keeps one env and goal set per task (and distractor), so a worker builds each once.
     """
     import gymnasium
     import metaworld
+    import mujoco
 
     class LastInfo(gymnasium.Wrapper):
         """Keeps the last step's info, so `check` can read `info["success"]` from the env."""
@@ -114,6 +127,29 @@ def make_env(
             self.info = output[-1]
             return output
 
+    class WithCamera(LastInfo):
+        """Observes the state and the corner2 camera's image, upright (the camera looks at the
+        table upside down and mirrored)."""
+
+        def reset(self, **kwargs: Any) -> Any:
+            state, info = self.env.reset(**kwargs)
+            # MetaWorld's reset leaves the scene's derived positions (the goal's marker among them)
+            # where the previous episode left them; drawn now, the first image would depend on it.
+            # The solver's warm start is kept, so the episode steps on as without the camera.
+            simulation: Any = self.env.unwrapped
+            warmstart = simulation.data.qacc_warmstart.copy()
+            mujoco.mj_forward(simulation.model, simulation.data)
+            simulation.data.qacc_warmstart[:] = warmstart
+            return self.observe(state), info
+
+        def step(self, action: Any) -> Any:
+            state, *rest = super().step(action)
+            return (self.observe(state), *rest)
+
+        def observe(self, state: Any) -> dict[str, Any]:
+            image = np.ascontiguousarray(np.flip(np.asarray(self.env.render()), (0, 1)))
+            return {"state": state, f"{CAMERA}_image": image}
+
     cache = {} if cache is None else cache
     key = task if distractor is None else f"{task}+{distractor}"
     if key not in cache:
@@ -123,7 +159,13 @@ def make_env(
         task_class = goals.train_classes[task]
         if distractor is not None:
             task_class = env_class(task_class, distractor)
-        cache[key] = (LastInfo(task_class()), goals.train_tasks)
+        if obs_mode == "state":
+            cache[key] = (LastInfo(task_class()), goals.train_tasks)
+        else:
+            simulation = task_class(render_mode="rgb_array", camera_name=CAMERA)
+            camera = mujoco.mj_name2id(simulation.model, mujoco.mjtObj.mjOBJ_CAMERA, CAMERA)
+            simulation.model.cam_pos[camera] = LEROBOT_CORNER2
+            cache[key] = (WithCamera(simulation), goals.train_tasks)
     env, goals = cache[key]
     env.unwrapped.set_task(goals[seed % len(goals)])
     env.unwrapped.max_path_length = max_steps
@@ -146,13 +188,21 @@ class MetaWorld(seq.Benchmark):
     evolve_operators = EVOLVE_OPERATORS
 
     @seq.setup
-    def setup(self) -> None:
+    def setup(self, obs_mode: str = "state") -> None:
+        if obs_mode not in OBS_MODES:
+            raise ValueError(f"metaworld: obs_mode must be one of {', '.join(OBS_MODES)}, got {obs_mode!r}.")
+        if obs_mode == "pixels":
+            from seq.capture.render import headless
+
+            headless()  # before MuJoCo is imported
+        self.obs_mode = obs_mode
         self.envs: dict[str, Any] = {}
 
     @seq.reset
     def reset(self, seed: int, variant: seq.Condition) -> Any:
         distractor = shape_of(variant.extra)
-        env = make_env(variant.task, seed, self.envs, variant.max_steps or 500, distractor)
+        max_steps = variant.max_steps or 500
+        env = make_env(variant.task, seed, self.envs, max_steps, distractor, self.obs_mode)
         apply_variant(env, variant.extra)
         return env
 
