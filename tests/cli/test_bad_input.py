@@ -97,5 +97,5 @@ def test_deploy_of_a_missing_file(tmp_path):
 def test_bad_parameters_name_what_the_eval_can_set(param):
     _assert_refused(
         run_cli("eval", "run", "noisy-expert", "--benchmark", "metaworld", "--param", param),
-        "the eval can set: policy.noise (float), eval.steps_per_query (int)",
+        "the eval can set: policy.noise (float), benchmark.obs_mode (str), eval.steps_per_query (int)",
     )

@@ -20,13 +20,15 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from seq.errors import SeqInputError
 from seq.record.paths import LOGS, eval_folder
 from seq.record.schema import insert, select
 from seq.record.states import EvalStatus
-from seq.record.store import Store
+
+if TYPE_CHECKING:  # a worker writes its logs without loading the record's store
+    from seq.record.store import Store
 
 BENCHMARK_SIDE, POLICY_SIDE = "benchmark", "policy"
 SIDES = (BENCHMARK_SIDE, POLICY_SIDE)
