@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 import pytest
 
 from seq import SeqInputError
-from seq.authoring.params import Parameter, resolve_parameters
+from seq.authoring.params import Parameter, declared_parameters, resolve_parameters
 
 SIDES = {
     "policy": {"noise": Parameter("noise", "float", 0.1), "steps": Parameter("steps", "int", 4)},
@@ -64,3 +66,29 @@ def test_ambiguous_bare_name_refused():
     with pytest.raises(SeqInputError, match="policy and benchmark"):
         resolve_parameters({"seed_offset": "3"}, sides)
     assert resolve_parameters({"benchmark.seed_offset": "3"}, sides)["benchmark"] == {"seed_offset": 3}
+
+
+def _setup_with_a_mode(self, mode: Literal["state", "pixels"] = "state") -> None:
+    """A setup hook whose string parameter takes two values (its annotation is text here)."""
+
+
+def test_a_literal_parameter_takes_only_its_values():
+    declared = declared_parameters(_setup_with_a_mode, "bench")
+    assert declared["mode"] == Parameter("mode", "str", "state", ("state", "pixels"))
+    assert declared["mode"].describe() == {"type": "str", "default": "state", "choices": ["state", "pixels"]}
+    sides = {"benchmark": declared}
+    assert resolve_parameters({"mode": "pixels"}, sides) == {"benchmark": {"mode": "pixels"}}
+    with pytest.raises(SeqInputError) as info:
+        resolve_parameters({"benchmark.mode": "rgb"}, sides)
+    assert str(info.value) == (
+        "--param benchmark.mode: parameter 'mode' expects one of state, pixels, got 'rgb'; "
+        "the eval can set: benchmark.mode (one of state, pixels)."
+    )
+
+
+def test_a_literal_whose_default_is_not_one_of_its_values_is_refused():
+    def setup(self, mode: Literal["state", "pixels"] = "rgb") -> None:  # type: ignore[assignment]
+        """Declares a default its own type refuses."""
+
+    with pytest.raises(SeqInputError, match="defaults to 'rgb', which is not one of state, pixels"):
+        declared_parameters(setup, "bench")

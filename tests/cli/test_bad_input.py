@@ -93,9 +93,12 @@ def test_deploy_of_a_missing_file(tmp_path):
     _assert_refused(run_cli("deploy", str(tmp_path / "missing.py")), "no such file")
 
 
-@pytest.mark.parametrize("param", ["nosuch=1", "policy.noise=abc", "eval.steps_per_query=0"])
+@pytest.mark.parametrize(
+    "param", ["nosuch=1", "policy.noise=abc", "eval.steps_per_query=0", "benchmark.obs_mode=rgb"]
+)
 def test_bad_parameters_name_what_the_eval_can_set(param):
     _assert_refused(
         run_cli("eval", "run", "noisy-expert", "--benchmark", "metaworld", "--param", param),
-        "the eval can set: policy.noise (float), benchmark.obs_mode (str), eval.steps_per_query (int)",
+        "the eval can set: policy.noise (float), benchmark.obs_mode (one of state, pixels), "
+        "eval.steps_per_query (int)",
     )

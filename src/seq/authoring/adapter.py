@@ -94,7 +94,7 @@ class AdapterSpec:
     def describe(self) -> dict[str, Any]:
         return {
             "name": self.name,
-            "parameters": {p.name: {"type": p.type, "default": p.default} for p in self.parameters.values()},
+            "parameters": {p.name: p.describe() for p in self.parameters.values()},
         }
 
 

@@ -59,9 +59,7 @@ class BenchmarkSpec:
             "name": self.name,
             "max_steps": self.max_steps,
             "suites": {name: len(conds) for name, conds in self.suites.items()},
-            "setup_parameters": {
-                p.name: {"type": p.type, "default": p.default} for p in self.setup_parameters.values()
-            },
+            "setup_parameters": {p.name: p.describe() for p in self.setup_parameters.values()},
             "declared": self.declared,
             **({"batched": True} if self.batched else {}),
         }

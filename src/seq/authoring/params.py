@@ -1,7 +1,9 @@
 """Declared parameters: typed keyword arguments with defaults that an eval may set.
 
 A policy's `@seq.infer` and a benchmark's `@seq.setup` declare what an eval can change the way
-Python does: `def infer(self, obs, *, seed=None, instruction=None, noise: float = 0.1)`.
+Python does: `def infer(self, obs, *, seed=None, instruction=None, noise: float = 0.1)`. A string
+parameter typed `Literal["state", "pixels"]` takes only those values, so an eval that names
+another is refused before any episode runs.
 """
 
 from __future__ import annotations
@@ -9,7 +11,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal, get_args, get_origin
 
 from seq.errors import SeqInputError
 
@@ -19,11 +21,26 @@ _RESERVED = {"self", "obs", "seed", "instruction", "env", "variant", "weights_di
 
 @dataclass(frozen=True)
 class Parameter:
-    """One declared parameter: its name, type (int, float, bool or str) and default."""
+    """One declared parameter: its name, type (int, float, bool or str), default, and the values a
+    string may take (`choices`; empty: any)."""
 
     name: str
     type: str
     default: Any
+    choices: tuple[str, ...] = ()
+
+    def describe(self) -> dict[str, Any]:
+        """The parameter as a record and a server's hello declare it."""
+        return {
+            "type": self.type,
+            "default": self.default,
+            **({"choices": list(self.choices)} if self.choices else {}),
+        }
+
+    @property
+    def kind(self) -> str:
+        """Its type as an error message names it: `float`, or `one of state, pixels`."""
+        return f"one of {', '.join(self.choices)}" if self.choices else self.type
 
     def coerce(self, value: Any, where: str) -> Any:
         """Convert a CLI string or a Python value to this parameter's type, or refuse it."""
@@ -45,10 +62,14 @@ class Parameter:
             return float(value)
         if type(value) is not kind:
             raise SeqInputError(f"{where}: parameter {self.name!r} expects {self.type}, got {value!r}.")
+        if self.choices and value not in self.choices:
+            raise SeqInputError(f"{where}: parameter {self.name!r} expects {self.kind}, got {value!r}.")
         return value
 
 
 def _type_name(annotation: Any, default: Any) -> str | None:
+    if get_origin(annotation) is Literal:
+        return "str" if all(isinstance(choice, str) for choice in get_args(annotation)) else None
     if isinstance(annotation, str):
         return annotation if annotation in _TYPES else None
     for name, kind in _TYPES.items():
@@ -64,7 +85,11 @@ def declared_parameters(fn: Callable[..., Any] | None, where: str) -> dict[str, 
     if fn is None:
         return {}
     declared: dict[str, Parameter] = {}
-    for param in inspect.signature(fn).parameters.values():
+    try:  # `from __future__ import annotations` leaves them as text; Literal[...] needs evaluating
+        signature = inspect.signature(fn, eval_str=True)
+    except Exception:  # a name only a type checker imports: the text is what there is
+        signature = inspect.signature(fn)
+    for param in signature.parameters.values():
         if param.name in _RESERVED or param.kind in (param.VAR_KEYWORD, param.VAR_POSITIONAL):
             continue
         if param.default is inspect.Parameter.empty:
@@ -74,10 +99,16 @@ def declared_parameters(fn: Callable[..., Any] | None, where: str) -> dict[str, 
         type_name = _type_name(param.annotation, param.default)
         if type_name is None:
             raise SeqInputError(
-                f"{where}: parameter {param.name!r} must be typed int, float, bool or str, "
-                f"got {param.annotation!r}."
+                f"{where}: parameter {param.name!r} must be typed int, float, bool, str or a Literal "
+                f"of strings, got {param.annotation!r}."
             )
-        declared[param.name] = Parameter(param.name, type_name, param.default)
+        choices = get_args(param.annotation) if get_origin(param.annotation) is Literal else ()
+        declared[param.name] = Parameter(param.name, type_name, param.default, choices)
+        if choices and param.default not in choices:
+            raise SeqInputError(
+                f"{where}: parameter {param.name!r} defaults to {param.default!r}, which is not one of "
+                f"{', '.join(choices)}."
+            )
     return declared
 
 
@@ -114,6 +145,6 @@ def resolve_parameters(
 def settable(sides: Mapping[str, Mapping[str, Parameter]]) -> str:
     """Every parameter an eval can set, as `side.name (type)`, for error messages."""
     return (
-        ", ".join(f"{side}.{name} ({p.type})" for side, params in sides.items() for name, p in params.items())
+        ", ".join(f"{side}.{name} ({p.kind})" for side, params in sides.items() for name, p in params.items())
         or "none"
     )

@@ -42,7 +42,7 @@ class PolicySpec:
     def describe(self) -> dict[str, Any]:
         described = {
             "name": self.name,
-            "parameters": {p.name: {"type": p.type, "default": p.default} for p in self.parameters.values()},
+            "parameters": {p.name: p.describe() for p in self.parameters.values()},
             "batched": self.batched,
         }
         if self.declared or self.plan_every_s is not None:

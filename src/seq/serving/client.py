@@ -231,7 +231,10 @@ def parameters_of(metadata: dict[str, Any], served: bool = False) -> dict[str, P
     declared = metadata.get("parameters") or {}
     return {
         name: Parameter(
-            name, info["type"], info.get("value", info.get("default")) if served else info.get("default")
+            name,
+            info["type"],
+            info.get("value", info.get("default")) if served else info.get("default"),
+            tuple(info.get("choices") or ()),
         )
         for name, info in declared.items()
     }

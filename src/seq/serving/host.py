@@ -130,7 +130,7 @@ class PolicyHost:
             "batched": self.spec.batched,
             "plan_every_s": self.spec.plan_every_s,  # a composite policy's planner (None: none)
             "parameters": {
-                p.name: {"type": p.type, "default": p.default, "value": self.defaults[p.name]}
+                p.name: {**p.describe(), "value": self.defaults[p.name]}
                 for p in self.parameters.values()
             },
         }

@@ -111,7 +111,7 @@ def register_remote(url: str, protocol: str, store: Store, name: str | None = No
     ref = {"remote": url, "protocol": protocol, "qualname": name}
     declared = {
         "name": name,
-        "parameters": {p.name: {"type": p.type, "default": p.default} for p in parameters.values()},
+        "parameters": {p.name: p.describe() for p in parameters.values()},
         "remote": url,
         "protocol": protocol,
         "metadata": metadata,

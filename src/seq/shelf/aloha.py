@@ -13,7 +13,7 @@ parameter `fast_render=True` (the default) turns both off for the observation ca
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 import seq
 
@@ -63,9 +63,9 @@ def make_env(task: str, fast_render: bool = True, obs_type: str = "pixels") -> A
 )
 class Aloha(seq.Benchmark):
     @seq.setup
-    def setup(self, fast_render: bool = True, obs_type: str = "pixels") -> None:
-        if obs_type not in ("pixels", "pixels_agent_pos"):
-            raise ValueError(f"aloha: --param obs_type must be pixels or pixels_agent_pos, got {obs_type!r}.")
+    def setup(
+        self, fast_render: bool = True, obs_type: Literal["pixels", "pixels_agent_pos"] = "pixels"
+    ) -> None:
         self.fast_render, self.obs_type = fast_render, obs_type
         self.envs: dict[str, Any] = {}
 

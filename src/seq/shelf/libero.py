@@ -32,6 +32,7 @@ from __future__ import annotations
 from typing import Any
 
 import seq
+from seq.shelf.libero_env import ObsMode
 from seq.shelf.libero_tasks import SUITES
 from seq.shelf.libero_variants import EVOLVE_OPERATORS, check_variant
 
@@ -126,14 +127,12 @@ class _Libero(seq.Benchmark):
 
     @seq.setup
     def setup(
-        self, obs_mode: str = "pixels", env_seed: int = 7, resolution: int = 256, fast_render: bool = False
+        self,
+        obs_mode: ObsMode = "pixels",
+        env_seed: int = 7,
+        resolution: int = 256,
+        fast_render: bool = False,
     ) -> None:
-        from seq.shelf.libero_env import OBS_MODES
-
-        if obs_mode not in OBS_MODES:
-            raise ValueError(
-                f"libero: --param obs_mode must be one of {', '.join(OBS_MODES)}, got {obs_mode!r}."
-            )
         self.obs, self.env_seed, self.resolution = obs_mode, env_seed, resolution
         self.fast_render = fast_render
         self.envs: dict[tuple[str, str], Any] = {}

@@ -48,7 +48,7 @@ import io
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, get_args
 
 import numpy as np
 
@@ -59,7 +59,8 @@ DUMMY_ACTION = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, -1.0)
 RESOLUTION = 256
 ENV_SEED = 7
 CAMERAS = {"agentview": "agentview", "wrist": "robot0_eye_in_hand"}  # seq's name: LIBERO's camera
-OBS_MODES = ("pixels", "state", "all")
+ObsMode = Literal["pixels", "state", "all"]
+OBS_MODES = get_args(ObsMode)
 CONTROL_HZ = 20
 
 

@@ -17,7 +17,7 @@ the view LeRobot's MetaWorld datasets and policies were made with.
 from __future__ import annotations
 
 import warnings
-from typing import Any
+from typing import Any, Literal, get_args
 
 import numpy as np
 
@@ -91,7 +91,8 @@ MT50 = [
 ]
 SEEDS = range(5)
 GOALS_SEED = 0
-OBS_MODES = ("state", "pixels")
+ObsMode = Literal["state", "pixels"]
+OBS_MODES = get_args(ObsMode)
 CAMERA = "corner2"
 # Where LeRobot's MetaWorld environment moves corner2 (MetaWorld's own is at (1.3, -0.2, 1.1)).
 LEROBOT_CORNER2 = (0.75, 0.075, 0.7)
@@ -188,9 +189,7 @@ class MetaWorld(seq.Benchmark):
     evolve_operators = EVOLVE_OPERATORS
 
     @seq.setup
-    def setup(self, obs_mode: str = "state") -> None:
-        if obs_mode not in OBS_MODES:
-            raise ValueError(f"metaworld: obs_mode must be one of {', '.join(OBS_MODES)}, got {obs_mode!r}.")
+    def setup(self, obs_mode: ObsMode = "state") -> None:
         if obs_mode == "pixels":
             from seq.capture.render import headless
 

@@ -13,7 +13,7 @@ succeeds at once, which checks the success signal end to end). Setup parameter `
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -75,9 +75,7 @@ def make_env(obs_type: str = "state", at_goal: bool = False) -> Any:
 )
 class PushT(seq.Benchmark):
     @seq.setup
-    def setup(self, obs_type: str = "state") -> None:
-        if obs_type not in ("state", "pixels", "pixels_agent_pos"):
-            raise ValueError(f"obs_type must be state, pixels or pixels_agent_pos, got {obs_type!r}.")
+    def setup(self, obs_type: Literal["state", "pixels", "pixels_agent_pos"] = "state") -> None:
         self.obs_type = obs_type
         self.envs: dict[bool, Any] = {}
 
