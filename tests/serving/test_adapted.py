@@ -113,3 +113,32 @@ def test_a_transform_that_raises_is_named_in_the_episodes_error():
         AdaptedPolicy(Recorder([[0.0]]), Broken()).act({"pixels": 1}, seed=0, instruction=None)
     result = _run(AdaptedPolicy(InlinePolicy(ImagePolicy(), {}), Broken()))
     assert result.status == "error" and "obs_transforms[0] rename" in result.error
+
+
+def test_an_episode_transform_that_rewrites_the_instruction_rewrites_every_act_of_its_slot():
+    from seq.authoring.begin import EpisodeStart
+    from seq.serving.inline import ActRequest
+
+    class Sentences(seq.Adapter):
+        episode_transforms = [
+            seq.tf.custom(
+                lambda fields: {**fields, "instruction": f"do {fields['task']}"},
+                label=seq.tf.lossy("the policy reads sentences"),
+                name="sentence",
+            )
+        ]
+
+    seq.adapter(name="sentences")(Sentences)
+    inner = Recorder([[0.0]])
+    inner.act_many = lambda requests: [
+        inner.act(r.obs, seed=r.seed, instruction=r.instruction) for r in requests
+    ]
+    adapted = AdaptedPolicy(inner, Sentences())
+    adapted.begin_episode("space", 0, EpisodeStart("push", None, "push", 1, 0))
+    adapted.begin_episode("space", 1, EpisodeStart("reach", None, "reach", 2, 1))
+    adapted.act({}, seed=1, instruction="push")
+    adapted.act_many([ActRequest({}, 1, "push", 0), ActRequest({}, 2, "reach", 1)])
+    assert [instruction for _, _, instruction in inner.seen] == ["do push", "do push", "do reach"]
+    adapted.begin_episode("space", 1)  # an episode the adapter is not told of keeps its own
+    adapted.act_many([ActRequest({}, 3, "reach", 1)])
+    assert inner.seen[-1][2] == "reach"

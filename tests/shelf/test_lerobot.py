@@ -276,7 +276,8 @@ env._env.reset = reset_up_to_date
 observations = [env.reset(seed=seed)[0]]
 for action in actions[:-1]:
     observations.append(env.step(action)[0])
-np.savez(out, **{f"{key}{step}": obs[key] for step, obs in enumerate(observations) for key in obs})
+frames = {f"{key}{step}": obs[key] for step, obs in enumerate(observations) for key in obs}
+np.savez(out, task=np.array(env.task_description), **frames)
 """
 
 
@@ -284,7 +285,8 @@ np.savez(out, **{f"{key}{step}": obs[key] for step, obs in enumerate(observation
 def test_metaworld_to_lerobot_gives_what_lerobots_metaworld_env_computes(lerobot_metaworld, task, tmp_path):
     """The observations a policy gets through `metaworld-to-lerobot` equal, number for number and
     pixel for pixel, those LeRobot's own `MetaworldEnv` returns from the same MetaWorld state and
-    actions (its reset made to bring the scene up to date before the first image, as seq's does)."""
+    actions (its reset made to bring the scene up to date before the first image, as seq's does),
+    and every act carries the task's sentence LeRobot gives as `task`."""
     import numpy as np
 
     import seq
@@ -293,9 +295,11 @@ def test_metaworld_to_lerobot_gives_what_lerobots_metaworld_env_computes(lerobot
     steps, seed = 5, 3
     actions = np.random.default_rng(0).uniform(-1, 1, (steps, 4)).astype(np.float32)
     seen: list = []
+    instructions: list = []
 
-    def replay(obs):
+    def replay(obs, instruction=None):
         seen.append(obs)
+        instructions.append(instruction)
         return actions[len(seen) - 1]
 
     seq.evaluate(
@@ -328,6 +332,19 @@ def test_metaworld_to_lerobot_gives_what_lerobots_metaworld_env_computes(lerobot
         assert ours["pixels"].dtype == theirs[f"pixels{step}"].dtype == np.uint8
         assert np.array_equal(ours["pixels"], theirs[f"pixels{step}"]), f"step {step}"
     assert not np.array_equal(seen[0]["agent_pos"], seen[-1]["agent_pos"])  # the arm moved
+    assert instructions == [str(theirs["task"])] * steps and instructions[0] != task
+
+
+def test_the_task_sentences_are_lerobots(lerobot_metaworld):
+    """`metaworld-to-lerobot`'s sentence for each of MetaWorld's 50 tasks is LeRobot's."""
+    import json
+
+    from seq.shelf.adapters.metaworld_lerobot import TASK_SENTENCES
+
+    theirs = run(
+        "-c", "import json; from lerobot.envs.metaworld import TASK_DESCRIPTIONS as d; print(json.dumps(d))"
+    )
+    assert TASK_SENTENCES == json.loads(theirs.stdout) and len(TASK_SENTENCES) == 50
 
 
 def test_metaworld_agrees_with_lerobot_eval_episode_by_episode(metaworld_checkpoint, tmp_path):

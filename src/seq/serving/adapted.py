@@ -2,7 +2,8 @@
 
 Each observation goes through the adapter's obs transforms before the policy sees it, and each
 action of the chunk the policy returns goes through its action transforms before the env does:
-reset → (adapter → policy → adapter) → step → check.
+reset → (adapter → policy → adapter) → step → check. An episode transform that changes the
+instruction changes what every act of that episode carries too.
 """
 
 from __future__ import annotations
@@ -24,10 +25,15 @@ class AdaptedPolicy:
     def __init__(self, handle: PolicyHandle, adapter: Adapter) -> None:
         self.handle = handle
         self.adapter = adapter
+        self.instructions: dict[int, str | None] = {}  # by slot, where the episode transforms changed it
 
     def begin_episode(self, action_space: Any, slot: int = 0, episode: EpisodeStart | None = None) -> None:
+        self.instructions.pop(slot, None)
         if episode is not None:
-            episode = self.adapter.transform_episode(episode)
+            told = self.adapter.transform_episode(episode)
+            if told.instruction != episode.instruction:
+                self.instructions[slot] = told.instruction
+            episode = told
         self.handle.begin_episode(action_space, slot, episode)
 
     def end_episode(self, result: Any, slot: int = 0) -> None:
@@ -44,6 +50,7 @@ class AdaptedPolicy:
         return bool(getattr(self.handle, "plans", False))
 
     def act(self, obs: Any, *, seed: int, instruction: str | None) -> np.ndarray:
+        instruction = self.instructions.get(0, instruction)
         chunk = self.handle.act(self.adapter.transform_obs(obs), seed=seed, instruction=instruction)
         return as_chunk(self.adapter.transform_chunk(chunk))
 
@@ -52,7 +59,9 @@ class AdaptedPolicy:
         adapted, positions = [], []
         for index, request in enumerate(requests):
             try:
-                adapted.append(replace(request, obs=self.adapter.transform_obs(request.obs)))
+                instruction = self.instructions.get(request.slot, request.instruction)
+                obs = self.adapter.transform_obs(request.obs)
+                adapted.append(replace(request, obs=obs, instruction=instruction))
                 positions.append(index)
             except Exception as error:
                 outcomes[index] = error

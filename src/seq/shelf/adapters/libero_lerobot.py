@@ -2,7 +2,6 @@
 its processor give it to a LeRobot policy, so a LeRobot LIBERO checkpoint runs under the built-in
 policy `lerobot`:
 
-    seq deploy "$(python -c 'import seq.shelf.adapters.libero_lerobot as m; print(m.__file__)')"
     seq eval run lerobot --benchmark libero --adapter libero-to-lerobot --param pretrained=DIR --serve
 
 What LeRobot 0.4.4 does (`lerobot.envs.libero`, `LiberoProcessorStep`) and what this does: the
