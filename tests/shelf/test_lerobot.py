@@ -68,46 +68,55 @@ def eval_id_of(result: subprocess.CompletedProcess) -> str:
     return re.search(r"eval (ev-[0-9a-f]+)", result.stdout + result.stderr).group(1)
 
 
-@pytest.mark.parametrize("kind", ["act", "diffusion"])
-def test_push_t_agrees_with_lerobot_eval_episode_by_episode(kind, checkpoints, tmp_path):
-    """The same seeds, the same steps, success and return (the sum of Push-T's rewards: any action
-    that differed would move the block differently); ACT plays 7 of 10 actions and Diffusion 8 of
-    16, so a queue not emptied by `reset()` would shift the second episode."""
+def lerobot_eval_episodes(checkpoint: Path, steps: int, tmp_path: Path, *env_args: str, **env: str) -> list:
+    """Each episode of `lerobot-eval` (seeded as seq's conditions: `tools/lerobot_eval_seeded.py`),
+    drawing with the MuJoCo backend seq's tests draw with (whatever ran before in this process)."""
+    from seq.capture.render import choose_backend
+
+    backend = choose_backend()
     theirs = run(
         str(TOOLS / "lerobot_eval_seeded.py"),
         "--no-videos",
-        f"--policy.path={checkpoints[kind]}",
-        "--env.type=pusht",
-        f"--env.episode_length={STEPS}",
+        f"--policy.path={checkpoint}",
+        *env_args,
+        f"--env.episode_length={steps}",
         f"--eval.n_episodes={SEEDS}",
         "--eval.batch_size=1",
         "--seed=0",
         "--policy.device=cpu",
         f"--output_dir={tmp_path / 'lerobot-eval'}",
+        **{"MUJOCO_GL": backend.backend if backend else "egl", **env},
     )
-    lerobot = [json.loads(found) for found in re.findall(r"episode (\{.*?\})", theirs.stdout)]
+    return [json.loads(found) for found in re.findall(r"episode (\{.*?\})", theirs.stdout)]
+
+
+def seq_lerobot_episodes(checkpoint: Path, steps: int, tmp_path: Path, *benchmark_args: str) -> list:
+    """Each episode of `seq eval run lerobot` on the same seeds, one env at a time."""
     ours = seq_cli(
-        "eval",
-        "run",
-        "lerobot",
-        "--benchmark",
-        "pusht",
-        "--param",
-        f"pretrained={checkpoints[kind]}",
-        "--seeds",
-        f"0-{SEEDS - 1}",
-        "--max-steps",
-        str(STEPS),
-        "--envs",
-        "1",
+        *("eval", "run", "lerobot", *benchmark_args, "--param", f"pretrained={checkpoint}"),
+        *("--seeds", f"0-{SEEDS - 1}", "--max-steps", str(steps), "--envs", "1"),
     )
-    episodes = seq_episodes(eval_id_of(ours), tmp_path / "export")
+    return seq_episodes(eval_id_of(ours), tmp_path / "export")
+
+
+def assert_agree(episodes: list, lerobot: list, steps: int, rel: float, abs_tol: float) -> None:
+    """The same seeds, steps, success and return, episode by episode."""
     assert [e["seed"] for e in lerobot] == [e["seed"] for e in episodes] == list(range(SEEDS))
     for mine, reference in zip(episodes, lerobot, strict=True):
         assert mine["status"] == "ok", mine["error"]
-        assert mine["steps"] == reference["steps"] == STEPS
+        assert mine["steps"] == reference["steps"] == steps
         assert mine["metrics"]["success"] == float(reference["success"])
-        assert mine["metrics"]["return"] == pytest.approx(reference["return"], rel=1e-6, abs=1e-9)
+        assert mine["metrics"]["return"] == pytest.approx(reference["return"], rel=rel, abs=abs_tol)
+
+
+@pytest.mark.parametrize("kind", ["act", "diffusion"])
+def test_push_t_agrees_with_lerobot_eval_episode_by_episode(kind, checkpoints, tmp_path):
+    """The same seeds, the same steps, success and return (the sum of Push-T's rewards: any action
+    that differed would move the block differently); ACT plays 7 of 10 actions and Diffusion 8 of
+    16, so a queue not emptied by `reset()` would shift the second episode."""
+    lerobot = lerobot_eval_episodes(checkpoints[kind], STEPS, tmp_path, "--env.type=pusht")
+    episodes = seq_lerobot_episodes(checkpoints[kind], STEPS, tmp_path, "--benchmark", "pusht")
+    assert_agree(episodes, lerobot, STEPS, rel=1e-6, abs_tol=1e-9)
     assert any(e["metrics"]["return"] > 0 for e in episodes)  # the block was moved: a real check
     report = json.loads((tmp_path / "export" / "report.json").read_text())
     (arm,) = report["manifest"]["arms"]
@@ -353,47 +362,12 @@ def test_metaworld_agrees_with_lerobot_eval_episode_by_episode(metaworld_checkpo
     steps, success and return (the sum of MetaWorld's shaped rewards, which any action that
     differed would change), episode by episode; the second starts where the first left the env."""
     steps = 20
-    theirs = run(
-        str(TOOLS / "lerobot_eval_seeded.py"),
-        "--no-videos",
-        f"--policy.path={metaworld_checkpoint}",
-        "--env.type=metaworld",
-        "--env.task=push-v3",
-        f"--env.episode_length={steps}",
-        f"--eval.n_episodes={SEEDS}",
-        "--eval.batch_size=1",
-        "--seed=0",
-        "--policy.device=cpu",
-        f"--output_dir={tmp_path / 'lerobot-eval'}",
-        **dict.fromkeys(("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"), "1"),
-    )
-    lerobot = [json.loads(found) for found in re.findall(r"episode (\{.*?\})", theirs.stdout)]
-    ours = seq_cli(
-        "eval",
-        "run",
-        "lerobot",
-        "--benchmark",
-        "metaworld",
-        "--adapter",
-        "metaworld-to-lerobot",
-        "--param",
-        f"pretrained={metaworld_checkpoint}",
-        "--tasks",
-        "push-v3",
-        "--seeds",
-        f"0-{SEEDS - 1}",
-        "--max-steps",
-        str(steps),
-        "--envs",
-        "1",
-    )
-    episodes = seq_episodes(eval_id_of(ours), tmp_path / "export")
-    assert [e["seed"] for e in lerobot] == [e["seed"] for e in episodes] == list(range(SEEDS))
-    for mine, reference in zip(episodes, lerobot, strict=True):
-        assert mine["status"] == "ok", mine["error"]
-        assert mine["steps"] == reference["steps"] == steps
-        assert mine["metrics"]["success"] == float(reference["success"])
-        assert mine["metrics"]["return"] == pytest.approx(reference["return"], rel=1e-9, abs=1e-12)
+    one_thread = dict.fromkeys(("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"), "1")
+    task = ("--env.type=metaworld", "--env.task=push-v3")
+    lerobot = lerobot_eval_episodes(metaworld_checkpoint, steps, tmp_path, *task, **one_thread)
+    benchmark = ("--benchmark", "metaworld", "--adapter", "metaworld-to-lerobot", "--tasks", "push-v3")
+    episodes = seq_lerobot_episodes(metaworld_checkpoint, steps, tmp_path, *benchmark)
+    assert_agree(episodes, lerobot, steps, rel=1e-9, abs_tol=1e-12)
 
 
 def test_a_push_t_checkpoint_without_images_in_the_observation_is_refused(checkpoints):
