@@ -47,7 +47,16 @@ def test_a_server_at_the_open_files_limit_keeps_its_log_short(tmp_path):
     def few_files() -> None:
         resource.setrlimit(resource.RLIMIT_NOFILE, (48, 48))
 
-    command = [sys.executable, "-c", "from seq.cli import main; main()", "policy", "serve", "dict-line"]
+    # SIGUSR1 dumps the server's threads, should it not stop on Ctrl-C
+    dump_on_usr1 = "import faulthandler, signal; faulthandler.register(signal.SIGUSR1, all_threads=True); "
+    command = [
+        sys.executable,
+        "-c",
+        dump_on_usr1 + "from seq.cli import main; main()",
+        "policy",
+        "serve",
+        "dict-line",
+    ]
     process = subprocess.Popen(
         [*command, "--port", "0"],
         stdout=subprocess.PIPE,
@@ -71,7 +80,14 @@ def test_a_server_at_the_open_files_limit_keeps_its_log_short(tmp_path):
                     sock.close()
                 del held[:100]
         process.send_signal(signal.SIGINT)
-        _, log = process.communicate(timeout=60)
+        try:
+            _, log = process.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            process.send_signal(signal.SIGUSR1)
+            time.sleep(2)
+            process.kill()
+            _, log = process.communicate()
+            pytest.fail(f"the server did not stop within 60 s of Ctrl-C; its threads:\n{log[-6000:]}")
     finally:
         process.kill()
         process.wait(10)
