@@ -32,11 +32,11 @@ import numpy as np
 
 from seq.authoring.begin import EpisodeStart
 from seq.authoring.benchmark import Benchmark, BenchmarkSpec, Step
-from seq.authoring.env_contract import check_metrics, reset_env, step_env, step_outcome
+from seq.authoring.env_contract import check_metrics, reset_env, step_outcome
 from seq.authoring.seeding import act_seeds
 from seq.engine.batch import BatchStep, batch_of, release
 from seq.engine.contract import action_size, checked_chunk, policy_name
-from seq.engine.failures import Phase, classify, describe
+from seq.engine.failures import classify, describe
 from seq.engine.observer import EpisodeObserver, Finishing
 from seq.record.episode import BENCHMARK, ERROR, POLICY, TIMED_OUT, EpisodeResult
 from seq.record.work import WorkItem
@@ -150,7 +150,7 @@ class EpisodeRunner:
         metrics: dict[str, float] = {}
         watching, observer_errors = list(self.observers), list[str]()
         began = False
-        phase = Phase()  # whose code has the turn: an exception is its failure
+        blamed = BENCHMARK  # whose code had the turn when an exception left it: its failure
         nan_steps = plans = 0
         steps = queries = 0  # the result's, kept here while the episode runs
         planning = False  # a composite policy: its acts may carry plans (asked once, in the try:
@@ -175,8 +175,11 @@ class EpisodeRunner:
             space = getattr(env, "action_space", None)
             size = action_size(space)
             seeds = act_seeds(condition.seed, item.trial)
-            with phase(POLICY):  # 2. begin
+            try:  # 2. begin: the policy's turn (a try costs nothing until something raises)
                 self.policy.begin_episode(space, slot=slot, episode=started)
+            except Exception:
+                blamed = POLICY
+                raise
             began = True
             chunk = np.empty((0, 0))
             nan_actions: np.ndarray | None = None
@@ -190,7 +193,7 @@ class EpisodeRunner:
                     break
                 if position >= used:
                     seed = seeds(queries)
-                    with phase(POLICY):  # 3. act
+                    try:  # 3. act: the policy's turn
                         reply = yield ActRequest(obs, seed, instruction, slot)
                         chunk, nan_actions = checked_chunk(reply, space, size, self.policy)
                         if planning:
@@ -201,20 +204,28 @@ class EpisodeRunner:
                                 f"steps_per_query={used} is longer than the chunk of {len(chunk)} "
                                 f"actions {policy_name(self.policy)} returned."
                             )
+                    except Exception:
+                        blamed = POLICY
+                        raise
                     position = 0
                     queries += 1
                 action = chunk[position]  # 4. step
                 if nan_actions is not None and nan_actions[position]:
                     nan_steps += 1
                 if batch is None:
-                    outcome = step_env(env, action, self.spec.name)
+                    output = env.step(action)
                 else:  # its world steps with the others: whoever drives the episode steps them
                     env.stage(action)
                     yield BatchStep(batch)
-                    outcome = step_outcome(env.outcome(), env, self.spec.name)
+                    output = env.outcome()
                 position += 1
                 steps += 1
-                obs, reward = outcome.observation, outcome.reward
+                if type(output) is tuple and len(output) == 5 and type(output[1]) is float:
+                    # gymnasium's return, the usual case, read here: a call a step costs ~10%
+                    obs, reward, env_ended = output[0], output[1], output[2] or output[3]
+                else:  # the other API or another reward type, read by the contract
+                    obs, reward, terminated, truncated, _ = step_outcome(output, env, self.spec.name)
+                    env_ended = terminated or truncated
                 total_reward += reward
                 if watching:
                     self._notify(watching, observer_errors, "step", env, obs, action, reward, seed)
@@ -223,14 +234,14 @@ class EpisodeRunner:
                 if step.done:
                     ended_by = "check"
                     break
-                if outcome.terminated or outcome.truncated:
+                if env_ended:
                     ended_by = "env"
                     break
             result.ended_by = ended_by
         except Exception as error:
             # the policy's or the benchmark's own failure, or the infrastructure's (a served policy
             # gone, a module that does not import): `seq.engine.failures`
-            result.failure, result.ended_by = classify(error, phase.side)
+            result.failure, result.ended_by = classify(error, blamed)
             result.status, result.error = ERROR, describe(error, result.failure)
         result.steps, result.queries = steps, queries  # 6. end
         if batch is not None:

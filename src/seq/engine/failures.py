@@ -16,7 +16,6 @@ from __future__ import annotations
 import traceback
 from dataclasses import dataclass
 from pathlib import Path
-from types import TracebackType
 
 from seq.authoring.env_contract import ContractError
 from seq.record.episode import BENCHMARK, ERROR, INFRASTRUCTURE, POLICY, EpisodeResult
@@ -28,31 +27,6 @@ SHELVES = tuple(str(Path(package) / "shelf") for package in SEQ_PACKAGES)
 IMPORT_FAILED = "import_failed"
 WORKER_DIED = "worker_died"
 CIRCUIT_OPEN = "circuit_open"
-
-
-class Phase:
-    """Whose code an episode is running, and so whose failure an exception there is: a block in
-    `with phase(POLICY):` runs the policy's code; outside one, the benchmark's code has the turn.
-    An exception leaving the block keeps the block's side as `phase.side`, for `classify`."""
-
-    __slots__ = ("side", "_entering")
-
-    def __init__(self) -> None:
-        self.side: str = BENCHMARK
-        self._entering: str = BENCHMARK
-
-    def __call__(self, side: str) -> Phase:
-        self._entering = side
-        return self
-
-    def __enter__(self) -> None:
-        self.side = self._entering
-
-    def __exit__(
-        self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
-    ) -> None:
-        if kind is None:
-            self.side = BENCHMARK
 
 
 def classify(error: BaseException, blamed: str) -> tuple[str, str]:
