@@ -127,9 +127,12 @@ class Connection(asyncio.Protocol):
         """Read the socket only while this client's frames and replies are within their bounds."""
         if self.transport is None or self._closed:
             return
-        waiting, limit = self.frames.ready, self.server.max_message_bytes
-        within = len(waiting) < MAX_WAITING_FRAMES and self.frames.waiting_bytes() < limit
-        wanted = not self._write_paused and (not waiting or within)
+        waiting = self.frames.ready
+        wanted = not self._write_paused and (
+            not waiting
+            or len(waiting) < MAX_WAITING_FRAMES
+            and self.frames.waiting_bytes() < self.server.max_message_bytes
+        )
         if wanted != self._reading:
             self._reading = wanted
             if wanted:
