@@ -5,8 +5,8 @@ table describes each plane).
 Every import counts: inside functions, under `if TYPE_CHECKING:` (an annotation's import is a
 dependency of the reader all the same), and relative ones (`from ..record import store`). Inside a
 plane, `import seq` (the flat API, whose lazy exports reach every plane) is refused: a plane names
-the module it uses; and its modules import each other without a loop, but for the known ones
-(`KNOWN_MODULE_CYCLES`, each with why it stays).
+the module it uses; and no two modules of one package import each other, directly or around a
+loop.
 """
 
 from __future__ import annotations
@@ -128,24 +128,6 @@ def plane_cycles(root: Path) -> list[str]:
     return []
 
 
-# Module cycles inside a package that stay, each with why no small move removes it: the members
-# of each cycle, as paths under `seq/`.
-KNOWN_MODULE_CYCLES = {
-    # a Report renders itself (`to_markdown`, `to_html`, `to_csv`, `print`) through the views, which
-    # each take a Report
-    frozenset(
-        f"report/{name}.py"
-        for name in ("charts", "csv_views", "eval_report", "html", "table_views", "terminal", "text", "views")
-    ),
-    # a server's connection starts each protocol's session and hands it itself, and is handed its
-    # server and replica: each side names the other's type for its annotations
-    frozenset(
-        f"serving/{name}.py"
-        for name in ("connection", "openpi", "replica", "server", "session", "vlaeval_session")
-    ),
-}
-
-
 def module_cycles(root: Path) -> set[frozenset[str]]:
     """The modules of one package that import each other, directly or around a loop, as paths
     under `root`; every import counts, as between planes."""
@@ -259,8 +241,8 @@ def test_the_flat_api_is_refused_inside_a_plane(tmp_path):
     assert against_the_planes(package) == ["seq/grid/cells.py:1 imports seq"]
 
 
-def test_no_modules_of_one_package_import_each_other_but_the_known_ones():
-    assert module_cycles(SRC) == KNOWN_MODULE_CYCLES
+def test_no_modules_of_one_package_import_each_other():
+    assert module_cycles(SRC) == set()
 
 
 def test_a_planted_module_cycle_hidden_in_a_function_is_found(tmp_path):

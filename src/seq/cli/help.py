@@ -33,10 +33,7 @@ def _metavar(param: Any) -> str:
 def _flag_given_a_value(command: Any, args: list[str]) -> str | None:
     """`--x is a flag …` when `args` hold a flag followed by a word such as `true`."""
     flags = {
-        name: param
-        for param in command.params
-        if getattr(param, "is_flag", False)
-        for name in param.opts
+        name: param for param in command.params if getattr(param, "is_flag", False) for name in param.opts
     }
     for before, word in zip(args, args[1:], strict=False):
         if before in flags and word.lower() in _BOOL_WORDS:

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from seq.errors import SeqInputError
-from seq.report.eval_report import Report
+from seq.report.content import ReportContent
 from seq.report.labels import LABEL_CHARS, distinct_labels
 
 ROW_STEP = 14  # pixels per group (task, suite) on a plot's y axis
@@ -82,7 +82,7 @@ def vega_bundle() -> str:
     return bundle
 
 
-def primary_metric(report: Report) -> str | None:
+def primary_metric(report: ReportContent) -> str | None:
     """The metric the report compares and aggregates: the benchmark's first own metric."""
     if report.comparisons:
         return report.comparisons[0].comparison.metric
@@ -92,20 +92,20 @@ def primary_metric(report: Report) -> str | None:
     return None
 
 
-def _arm(report: Report, arm: str) -> str:
+def _arm(report: ReportContent, arm: str) -> str:
     return arm or "policy"
 
 
-def _arms(report: Report) -> list[str]:
+def _arms(report: ReportContent) -> list[str]:
     return [_arm(report, arm) for arm in report.arms] or ["policy"]
 
 
-def group_labels(report: Report) -> dict[str, str]:
+def group_labels(report: ReportContent) -> dict[str, str]:
     """Each task's and suite's label on the plots: its name, or a distinct abbreviation of it."""
     return distinct_labels(group.name for group in report.groups if group.kind != OVERALL)
 
 
-def interval_rows(report: Report, kind: str) -> list[dict[str, Any]]:
+def interval_rows(report: ReportContent, kind: str) -> list[dict[str, Any]]:
     """Each metric of each group of `kind` with its interval, one dict per (metric, group, arm):
     `group` is its label on the plot (`group_labels`), `name` its whole name."""
     labels = group_labels(report)
@@ -144,7 +144,7 @@ def _interval_layers(
     return rules + points
 
 
-def metric_chart(report: Report, kind: str) -> Any | None:
+def metric_chart(report: ReportContent, kind: str) -> Any | None:
     """Every metric per task (or suite): its value and 95% interval, one panel per metric."""
     alt = require_plotting()
     rows = interval_rows(report, kind)
@@ -160,7 +160,7 @@ def metric_chart(report: Report, kind: str) -> Any | None:
     )
 
 
-def forest_rows(report: Report, metric: str) -> list[dict[str, Any]]:
+def forest_rows(report: ReportContent, metric: str) -> list[dict[str, Any]]:
     """Each arm's paired difference B − A on `metric`, overall, per suite and per task."""
     labels = group_labels(report)
     rows = []
@@ -184,7 +184,7 @@ def forest_rows(report: Report, metric: str) -> list[dict[str, Any]]:
     return rows
 
 
-def forest_chart(report: Report) -> Any | None:
+def forest_chart(report: ReportContent) -> Any | None:
     """The forest plot: B − A per group with its interval, beside the equivalence band ±threshold."""
     alt = require_plotting()
     metric = primary_metric(report)
@@ -209,7 +209,7 @@ def forest_chart(report: Report) -> Any | None:
     return alt.layer(*layers).properties(width=420, height=max(40, ROW_STEP * groups), title=title)
 
 
-def heatmap_chart(report: Report) -> Any | None:
+def heatmap_chart(report: ReportContent) -> Any | None:
     """Task × arm: the primary metric's value per cell."""
     alt = require_plotting()
     metric = primary_metric(report)
@@ -229,7 +229,7 @@ def heatmap_chart(report: Report) -> Any | None:
     )
 
 
-def across_chart(report: Report) -> Any | None:
+def across_chart(report: ReportContent) -> Any | None:
     """Each arm's interquartile mean of per-task means with its interval (rliable)."""
     alt = require_plotting()
     if not report.across_tasks:
@@ -258,7 +258,7 @@ class Plot:
     labels: tuple[tuple[str, str], ...] = ()
 
 
-def report_plots(report: Report, draw: bool = True) -> list[Plot]:
+def report_plots(report: ReportContent, draw: bool = True) -> list[Plot]:
     """The report's plots in the order the HTML view shows them; `draw`: with their SVG."""
     charts = [
         ("Every metric per suite, 95% intervals", metric_chart(report, "suite")),

@@ -9,7 +9,7 @@ import math
 from pathlib import Path
 from typing import Any
 
-from seq.report.eval_report import Report
+from seq.report.content import ReportContent
 
 EPISODE_FIELDS = [
     "eval_id",
@@ -60,7 +60,7 @@ def _cell(value: Any) -> Any:
     return value
 
 
-def write_csv(report: Report, path: Path) -> Path:
+def write_csv(report: ReportContent, path: Path) -> Path:
     """One row per episode, with every metric as a column."""
     metric_names: dict[str, None] = {}
     for episode in report.episodes:
@@ -95,7 +95,7 @@ def write_csv(report: Report, path: Path) -> Path:
     return path
 
 
-def summary_rows(report: Report) -> list[dict[str, Any]]:
+def summary_rows(report: ReportContent) -> list[dict[str, Any]]:
     """The report's rows for `write_summary_csv`: `row` is `group`, `paired` or `across-tasks`."""
     kinds = {name: kind.kind for name, kind in report.kinds.items()}
     rows: list[dict[str, Any]] = []
@@ -175,7 +175,7 @@ def summary_rows(report: Report) -> list[dict[str, Any]]:
     return rows
 
 
-def write_summary_csv(report: Report, path: Path) -> Path:
+def write_summary_csv(report: ReportContent, path: Path) -> Path:
     """The report's own rows (`summary_rows`), each naming its interval's method and its test."""
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("w", newline="") as handle:

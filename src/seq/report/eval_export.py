@@ -9,7 +9,8 @@ from pathlib import Path
 
 from seq.errors import make_output_folder
 from seq.record.store import Store
-from seq.report.eval_report import build_report, finite
+from seq.report.content import finite
+from seq.report.eval_report import build_report
 
 
 def export_eval(eval_id: str, directory: str | Path, store: Store | None = None) -> dict[str, Path]:

@@ -16,19 +16,10 @@ from typing import Any
 from seq.errors import SeqInputError
 from seq.record.episode import EpisodeResult
 from seq.record.states import EpisodeStatus
+from seq.report import text as prose
 from seq.report.charts import report_plots
-from seq.report.eval_report import Report
+from seq.report.content import ReportContent
 from seq.report.table_views import KIND_TITLES, across_tasks_table, comparison_table, group_tables
-from seq.report.text import (
-    adapter_lines,
-    cost_line,
-    manifest_lines,
-    methods_lines,
-    partial_line,
-    rerun_line,
-    sequential_line,
-    unfinished_lines,
-)
 
 WHERE_LISTED = 30  # episodes named under an error group; the rest are counted
 Href = Callable[[EpisodeResult], "str | None"]
@@ -56,7 +47,7 @@ def outcome(episode: EpisodeResult) -> str:
     return "done" if success is None else ("success" if success >= 0.5 else "fail")
 
 
-def recordings(report: Report, links: Links) -> list[tuple[str, list[dict[str, Any]]]]:
+def recordings(report: ReportContent, links: Links) -> list[tuple[str, list[dict[str, Any]]]]:
     """The recorded episodes, grouped by task: label, link and outcome of each."""
     by_task: dict[str, list[dict[str, Any]]] = {}
     for episode in report.episodes:
@@ -71,7 +62,7 @@ def recordings(report: Report, links: Links) -> list[tuple[str, list[dict[str, A
     return list(by_task.items())
 
 
-def _problem_groups(report: Report, links: Links) -> list[dict[str, Any]]:
+def _problem_groups(report: ReportContent, links: Links) -> list[dict[str, Any]]:
     by_item = {(e.item_id, e.arm): e for e in report.episodes}
     groups = []
     for group in report.problem_groups:
@@ -92,7 +83,7 @@ def _problem_groups(report: Report, links: Links) -> list[dict[str, Any]]:
     return groups
 
 
-def html_context(report: Report, links: Links | None = None, draw: bool = True) -> dict[str, Any]:
+def html_context(report: ReportContent, links: Links | None = None, draw: bool = True) -> dict[str, Any]:
     """What the report's HTML body shows, for `templates/report_body.html`. `draw`: plots as SVG
     drawn here; else as Vega-Lite specs for a page that draws them in the browser (the console)."""
     links = links or Links()
@@ -100,17 +91,17 @@ def html_context(report: Report, links: Links | None = None, draw: bool = True) 
     extra = [comparison_table(report, every_task_metric=True), across_tasks_table(report)]
     return {
         "report": report,
-        "partial": partial_line(report),
-        "unfinished": unfinished_lines(report),
-        "rerun": rerun_line(report),
-        "sequential": sequential_line(report),
+        "partial": prose.partial_line(report),
+        "unfinished": prose.unfinished_lines(report),
+        "rerun": prose.rerun_line(report),
+        "sequential": prose.sequential_line(report),
         "charts": report_plots(report, draw),
         "tables": tables + [view for view in extra if view is not None],
-        "methods": methods_lines(report),
+        "methods": prose.methods_lines(report),
         "problems": _problem_groups(report, links),
-        "adapter": adapter_lines(report),
-        "cost": cost_line(report),
-        "manifest": manifest_lines(report),
+        "adapter": prose.adapter_lines(report),
+        "cost": prose.cost_line(report),
+        "manifest": prose.manifest_lines(report),
         "recordings": recordings(report, links),
     }
 
@@ -152,13 +143,13 @@ def template_environment(*packages: str) -> Any:
     )
 
 
-def render_html(report: Report, links: Links | None = None) -> str:
+def render_html(report: ReportContent, links: Links | None = None) -> str:
     """The whole report as one self-contained HTML document."""
     template = template_environment().get_template("report.html")
     return template.render(**html_context(report, links))
 
 
-def write_html(report: Report, path: str | Path) -> Path:
+def write_html(report: ReportContent, path: str | Path) -> Path:
     """Write the HTML report to `path`; its recordings are linked as files."""
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from seq.report.eval_report import GroupRow, MetricRow, Report
+from seq.report.content import ReportContent
+from seq.report.rows import GroupRow, MetricRow
 from seq.stats import SMALL_N
 from seq.stats.intervals import CLUSTERED
 
@@ -82,7 +83,7 @@ class TableView:
     keys: int = 1
 
 
-def _metric_names(report: Report) -> list[str]:
+def _metric_names(report: ReportContent) -> list[str]:
     names: dict[str, None] = {}
     for group in report.groups:
         for metric in group.metrics:
@@ -99,7 +100,7 @@ def _n_cell(count: int) -> str:
     return f"{count}" + (" ⚠" if count < SMALL_N else "")
 
 
-def group_tables(report: Report, kinds: list[str]) -> list[TableView]:
+def group_tables(report: ReportContent, kinds: list[str]) -> list[TableView]:
     """One table per group kind (overall, per suite, per task), with an arm column when the eval has
     several arms."""
     names = _metric_names(report)
@@ -134,7 +135,7 @@ COMPARISON_HEADERS = [
 ]
 
 
-def comparison_title(report: Report) -> str:
+def comparison_title(report: ReportContent) -> str:
     """What the paired table shows and what its verdict rests on."""
     from seq.stats import agreeing_pairs_needed
 
@@ -157,7 +158,7 @@ def comparison_title(report: Report) -> str:
     )
 
 
-def comparison_table(report: Report, every_task_metric: bool) -> TableView | None:
+def comparison_table(report: ReportContent, every_task_metric: bool) -> TableView | None:
     """Each arm against the first, over paired episodes: each side, the paired table, B − A with
     its interval and method, the test, the verdict and the Agresti–Min interval (shown, not used). Per suite
     and task, only the first metric unless asked (`every_task_metric`)."""
@@ -191,7 +192,7 @@ def comparison_table(report: Report, every_task_metric: bool) -> TableView | Non
     return TableView(comparison_title(report), COMPARISON_HEADERS, rows, keys=4)
 
 
-def across_tasks_table(report: Report) -> TableView | None:
+def across_tasks_table(report: ReportContent) -> TableView | None:
     """rliable's view: each arm's IQM of per-task means, and its probability of improvement over A,
     each with its method."""
     if not report.across_tasks:

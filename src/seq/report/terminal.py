@@ -16,7 +16,8 @@ from rich.console import Console, ConsoleOptions, Group
 from rich.table import Table
 from rich.text import Text
 
-from seq.report.eval_report import Report
+from seq.report import text as prose
+from seq.report.content import ReportContent
 from seq.report.problems import problem_counts
 from seq.report.table_views import (
     KIND_TITLES,
@@ -25,17 +26,6 @@ from seq.report.table_views import (
     across_tasks_table,
     comparison_table,
     group_tables,
-)
-from seq.report.text import (
-    adapter_lines,
-    cost_line,
-    headline,
-    manifest_lines,
-    methods_lines,
-    partial_line,
-    rerun_line,
-    sequential_line,
-    unfinished_lines,
 )
 
 SEPARATOR = " · "
@@ -105,30 +95,30 @@ class FittedTable:
             yield Text(line, style="bold" if heading else "", no_wrap=True, overflow="ignore")
 
 
-def report_renderable(report: Report, compact: bool = False) -> Any:
+def report_renderable(report: ReportContent, compact: bool = False) -> Any:
     """The terminal view as one rich renderable (`compact`: the overall group only, for status)."""
-    parts: list[Any] = [Text(headline(report), style="bold")]
-    partial = partial_line(report)
+    parts: list[Any] = [Text(prose.headline(report), style="bold")]
+    partial = prose.partial_line(report)
     if partial:
         parts.append(Text(partial, style="yellow"))
     # one line each, never wrapped (printed with crop=False): an item's id and its reason stay whole
-    for line in unfinished_lines(report):
+    for line in prose.unfinished_lines(report):
         parts.append(Text(INDENT + line, style="yellow", no_wrap=True, overflow="ignore"))
-    rerun = rerun_line(report)
+    rerun = prose.rerun_line(report)
     if rerun:
         parts.append(Text(rerun, style="yellow"))
     parts += [Text(note, style="yellow") for note in report.notes]
-    sequential = sequential_line(report)
+    sequential = prose.sequential_line(report)
     if sequential:
         parts.append(Text(sequential, style="bold cyan"))
     if not compact:
-        parts += [Text(line, style="yellow") for line in adapter_lines(report)]
+        parts += [Text(line, style="yellow") for line in prose.adapter_lines(report)]
     views = group_tables(report, ["overall"] if compact else list(KIND_TITLES))
     if not compact:
         extra = [comparison_table(report, every_task_metric=False), across_tasks_table(report)]
         views += [view for view in extra if view is not None]
     parts += [FittedTable(view) for view in views]
-    parts += [Text(line) for line in methods_lines(report)]
+    parts += [Text(line) for line in prose.methods_lines(report)]
     if report.problems:
         parts.append(Text(problem_counts(report.problems), style="red"))
         if not compact:
@@ -136,12 +126,12 @@ def report_renderable(report: Report, compact: bool = False) -> Any:
                 parts.append(Text.assemble((group.label, "red"), " ", group.headline))
                 if group.detail:
                     parts.append(Text(group.detail))
-    parts.append(Text(cost_line(report)))
+    parts.append(Text(prose.cost_line(report)))
     if not compact:
-        parts.append(Text("manifest: " + SEPARATOR.join(manifest_lines(report))))
+        parts.append(Text("manifest: " + SEPARATOR.join(prose.manifest_lines(report))))
     return Group(*parts)
 
 
-def print_report(report: Report, console: Any = None, compact: bool = False) -> None:
+def print_report(report: ReportContent, console: Any = None, compact: bool = False) -> None:
     """Print the report on the terminal."""
     (console or Console()).print(report_renderable(report, compact), crop=False)

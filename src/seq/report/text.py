@@ -8,7 +8,7 @@ from typing import Any
 from seq.record.manifest import Manifest
 from seq.record.states import EvalStatus
 from seq.record.store import CANCELED, FAILED, error_line
-from seq.report.eval_report import Report, Unfinished
+from seq.report.content import ReportContent, Unfinished
 from seq.report.table_views import method_name
 from seq.stats import SMALL_N
 
@@ -16,7 +16,7 @@ from seq.stats import SMALL_N
 OLD_DECISIONS = {"no difference": "undecided (not significant)"}
 
 
-def headline(report: Report) -> str:
+def headline(report: ReportContent) -> str:
     state = f"{report.status}, {report.done}/{report.total} episodes"
     return f"{report.title} · eval {report.eval_id} · {state}"
 
@@ -24,7 +24,7 @@ def headline(report: Report) -> str:
 LISTED = 20  # unfinished items listed one per line; the rest are counted
 
 
-def partial_line(report: Report) -> str | None:
+def partial_line(report: ReportContent) -> str | None:
     if not report.partial:
         return None
     if report.compared_evals:
@@ -54,7 +54,7 @@ def partial_line(report: Report) -> str | None:
     )
 
 
-def unfinished_lines(report: Report) -> list[str]:
+def unfinished_lines(report: ReportContent) -> list[str]:
     """One line per reason an infrastructure failure left work items without a result: the item,
     or how many share the reason and the first of them (the first `LISTED` reasons, then how
     many more items)."""
@@ -78,7 +78,7 @@ def unfinished_lines(report: Report) -> list[str]:
     return lines
 
 
-def rerun_line(report: Report) -> str | None:
+def rerun_line(report: ReportContent) -> str | None:
     """How many episodes ran again (`--rerun-failed`), and which attempt counts."""
     if not report.reruns:
         return None
@@ -89,7 +89,7 @@ def rerun_line(report: Report) -> str | None:
     )
 
 
-def _compared_partial_line(report: Report) -> str:
+def _compared_partial_line(report: ReportContent) -> str:
     """Two evals compared: the episodes left out have no partner; an unfinished eval can resume."""
     statuses = report.status.split("/") if "/" in report.status else [report.status] * 2
     unfinished = [
@@ -103,7 +103,7 @@ def _compared_partial_line(report: Report) -> str:
     )
 
 
-def sequential_line(report: Report) -> str | None:
+def sequential_line(report: ReportContent) -> str | None:
     s = report.sequential
     if not s:
         return None
@@ -137,7 +137,7 @@ def _method_in(method: str, methods: dict[str, list[str]]) -> str:
     return f"{method_name(method)} in {len(groups)} of {total} groups{named}"
 
 
-def methods_lines(report: Report) -> list[str]:
+def methods_lines(report: ReportContent) -> list[str]:
     """The footnote: each metric's kind and interval method; a report with no metric says why."""
     used: dict[str, dict[str, list[str]]] = {}  # metric -> method -> the groups it was used in
     for group in report.groups:
@@ -170,7 +170,7 @@ def methods_lines(report: Report) -> list[str]:
     return lines
 
 
-def evidence_lines(report: Report) -> list[str]:
+def evidence_lines(report: ReportContent) -> list[str]:
     """What the episodes are worth where trials repeat conditions: the unit of evidence is the
     condition, and identical trials say that only more seeds would add any."""
     evidence = report.trials
@@ -190,7 +190,7 @@ def evidence_lines(report: Report) -> list[str]:
     return [line, *_edge_lines(report)]
 
 
-def _edge_lines(report: Report) -> list[str]:
+def _edge_lines(report: ReportContent) -> list[str]:
     """A clustered rate near 0 or 1 from few conditions counts each condition once: why, in one
     sentence (`seq.stats.clusters.edge_guarded`)."""
     from seq.stats.clusters import EDGE_CONDITIONS, near_edge
@@ -219,7 +219,7 @@ def _edge_lines(report: Report) -> list[str]:
     ]
 
 
-def adapter_lines(report: Report) -> list[str]:
+def adapter_lines(report: ReportContent) -> list[str]:
     """The adapter's lossy transforms with their reasons (each arm's, where the arms' differ)."""
     arms = [arm for arm in report.manifest.arms if arm.adapter]
     lines: list[str] = []
@@ -241,7 +241,7 @@ def adapter_lines(report: Report) -> list[str]:
     return lines
 
 
-def cost_line(report: Report) -> str:
+def cost_line(report: ReportContent) -> str:
     cost = report.cost
     return f"cost: {cost['wall_s']:.1f} s wall time, {cost['core_s']:.1f} core-seconds used"
 
@@ -270,7 +270,7 @@ def _shared_sides(manifest: Manifest) -> dict[str, dict[str, Any]]:
     }
 
 
-def manifest_lines(report: Report, whole_hashes: bool = False) -> list[str]:
+def manifest_lines(report: ReportContent, whole_hashes: bool = False) -> list[str]:
     """The manifest, one fact a line; `whole_hashes`: every sha256 in full (Markdown, HTML), not
     its first 16 digits (the terminal)."""
     manifest = report.manifest

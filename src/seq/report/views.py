@@ -3,8 +3,9 @@ JSON is `Report.to_json`."""
 
 from __future__ import annotations
 
+from seq.report import text as prose
+from seq.report.content import ReportContent
 from seq.report.csv_views import write_csv, write_summary_csv
-from seq.report.eval_report import Report
 from seq.report.table_views import (
     KIND_TITLES,
     METHOD_NAMES,
@@ -18,16 +19,6 @@ from seq.report.table_views import (
 )
 from seq.report.tables import markdown_cell, markdown_code_block, markdown_text
 from seq.report.terminal import print_report, report_renderable
-from seq.report.text import (
-    adapter_lines,
-    cost_line,
-    manifest_lines,
-    methods_lines,
-    partial_line,
-    rerun_line,
-    sequential_line,
-    unfinished_lines,
-)
 
 __all__ = [
     "KIND_TITLES",
@@ -58,7 +49,7 @@ def _markdown_table(view: TableView) -> list[str]:
     return lines + [""]
 
 
-def render_markdown(report: Report) -> str:
+def render_markdown(report: ReportContent) -> str:
     """The whole report as one Markdown document (every metric of every comparison row). Every
     name and message in it came from user code or the record, so each is made inert
     (`markdown_text`): the document shows them as written, never as HTML or links."""
@@ -70,25 +61,25 @@ def render_markdown(report: Report) -> str:
         f"{report.done}/{report.total} episodes.",
         "",
     ]
-    partial = partial_line(report)
+    partial = prose.partial_line(report)
     if partial:
         lines += [f"> **{text(partial)}**", ""]
-    unfinished = unfinished_lines(report)
+    unfinished = prose.unfinished_lines(report)
     if unfinished:
         lines += [*[f"- {markdown_cell(line)}" for line in unfinished], ""]
-    rerun = rerun_line(report)
+    rerun = prose.rerun_line(report)
     if rerun:
         lines += [f"> {text(rerun)}", ""]
     for note in report.notes:
         lines += [f"> {text(note)}", ""]
-    sequential = sequential_line(report)
+    sequential = prose.sequential_line(report)
     if sequential:
         lines += [f"**{text(sequential)}**", ""]
     views = group_tables(report, list(KIND_TITLES))
     extra = [comparison_table(report, every_task_metric=True), across_tasks_table(report)]
     for view in views + [v for v in extra if v is not None]:
         lines += _markdown_table(view)
-    for line in methods_lines(report):
+    for line in prose.methods_lines(report):
         lines += [text(line), ""]
     if report.problems:
         lines += ["## Errors and timeouts", ""]
@@ -96,9 +87,9 @@ def render_markdown(report: Report) -> str:
             lines += [f"### {markdown_cell(group.label)}: {markdown_cell(group.headline)}", ""]
             if group.detail:
                 lines += [*markdown_code_block(group.detail), ""]
-    adapter = adapter_lines(report)
+    adapter = prose.adapter_lines(report)
     if adapter:
         lines += ["## Adapter", "", *[f"- {markdown_cell(line)}" for line in adapter], ""]
-    lines += ["## Cost", "", text(cost_line(report)), "", "## Reproducibility manifest", ""]
-    lines += [f"- {markdown_cell(line)}" for line in manifest_lines(report, whole_hashes=True)]
+    lines += ["## Cost", "", text(prose.cost_line(report)), "", "## Reproducibility manifest", ""]
+    lines += [f"- {markdown_cell(line)}" for line in prose.manifest_lines(report, whole_hashes=True)]
     return "\n".join(lines) + "\n"

@@ -39,6 +39,7 @@ from seq.serving import openpi, vlaeval
 from seq.serving.backpressure import MAX_WAITING_FRAMES, WRITE_HIGH_BYTES, WRITE_LOW_BYTES
 from seq.serving.codec import SUBPROTOCOL, CodecError
 from seq.serving.host import Outcome, Request
+from seq.serving.link import ReplicaLoop, ServerSettings
 from seq.serving.openpi import OpenPiSession
 from seq.serving.session import SeqSession
 from seq.serving.vlaeval_session import VlaEvalSession
@@ -46,8 +47,6 @@ from seq.serving.vlaeval_session import VlaEvalSession
 if TYPE_CHECKING:
     from websockets.server import ServerProtocol
 
-    from seq.serving.replica import Replica
-    from seq.serving.server import PolicyServer
 
 GREETING_WAIT_S = 1.0  # how long a client has to say hello before it is taken for an openpi one
 
@@ -82,7 +81,7 @@ class Connection(asyncio.Protocol):
     """One client, owned by one replica."""
 
     def __init__(
-        self, server: PolicyServer, replica: Replica, protocol: ServerProtocol, frames: Frames
+        self, server: ServerSettings, replica: ReplicaLoop, protocol: ServerProtocol, frames: Frames
     ) -> None:
         self.server, self.replica, self.protocol, self.frames = server, replica, protocol, frames
         self.transport: asyncio.Transport | None = None

@@ -32,8 +32,8 @@ from seq.serving.remote_errors import RemotePolicyError
 from seq.serving.transport import BaseClient, SyncSocket
 
 if TYPE_CHECKING:
-    from seq.serving.connection import Connection
     from seq.serving.host import Outcome
+    from seq.serving.link import ClientLink
 
 
 def _default(value: Any) -> Any:
@@ -113,7 +113,7 @@ class OpenPiPolicy(BaseClient):
 class OpenPiSession:
     """One openpi client's connection to a `seq` server."""
 
-    def __init__(self, connection: Connection) -> None:
+    def __init__(self, connection: ClientLink) -> None:
         self.connection, self.send = connection, connection.send
 
     def fail(self, text: str) -> None:

@@ -16,17 +16,16 @@ from typing import TYPE_CHECKING
 
 from seq.serving.batcher import Batcher, Stats
 from seq.serving.connection import Connection, Frames
+from seq.serving.link import ServerSettings
 
 if TYPE_CHECKING:
     from websockets.server import ServerProtocol
-
-    from seq.serving.server import PolicyServer
 
 log = logging.getLogger("seq.serving")
 
 
 class Replica:
-    def __init__(self, server: PolicyServer, index: int, stats: Stats) -> None:
+    def __init__(self, server: ServerSettings, index: int, stats: Stats) -> None:
         self.server, self.index = server, index
         self.batcher = Batcher(server.host, index, server.max_batch_size, server.max_wait_ms, stats)
         self.connections: set[Connection] = set()

@@ -37,7 +37,7 @@ from seq.serving.host import Outcome, Request, params_key
 from seq.serving.spaces import space_elements
 
 if TYPE_CHECKING:
-    from seq.serving.connection import Connection
+    from seq.serving.link import ClientLink
 
 
 def last_line(trace: str) -> str:
@@ -49,7 +49,7 @@ def last_line(trace: str) -> str:
 class SeqSession:
     """One `seq` client's connection."""
 
-    def __init__(self, connection: Connection) -> None:
+    def __init__(self, connection: ClientLink) -> None:
         self.connection, self.server, self.send = connection, connection.server, connection.send
         # each episode slot's (parameter values, their key, action space), as its episode_start set them
         self.episodes: dict[int, tuple[dict[str, Any], str, Any]] = {}

@@ -36,8 +36,8 @@ from seq.serving.session import last_line
 from seq.serving.vlaeval import PROTOCOL_VERSION, decode_images, frame_seq, pack_message, unpack_message
 
 if TYPE_CHECKING:
-    from seq.serving.connection import Connection
     from seq.serving.host import Outcome
+    from seq.serving.link import ClientLink
 
 log = logging.getLogger("seq.serving")
 
@@ -78,7 +78,7 @@ def episode_of(task: dict[str, Any]) -> EpisodeStart:
 class VlaEvalSession:
     """One vla-eval client's connection to a `seq` server."""
 
-    def __init__(self, connection: Connection) -> None:
+    def __init__(self, connection: ClientLink) -> None:
         self.connection, self.server, self.send = connection, connection.server, connection.send
         self.task: dict[str, Any] = {}
         self.chunk: np.ndarray | None = None
