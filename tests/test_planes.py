@@ -48,11 +48,11 @@ ALLOWED: dict[str, set[str]] = {
     "shelf": {"seq", "authoring", "capture"},
     "cli": {"authoring", "tf", "record", "capture", "isolation", "registry", "serving", "engine",
             "report", "eval", "image", "volume", "secret", "grid", "console", "scheduling", "port",
-            "deployment", "evolve"},
+            "deployment", "evolve", "seqbench"},
     "__main__": {"cli"},  # `python -m seq`: the command itself
     # on top: drives seq.eval.run with arms (engine) and reads policies' declarations (registry)
     "grid": {"record", "registry", "engine", "eval"},
-    "seqbench": {"report", "cli"},  # its own CLI reuses seq's seed-range parsing and help
+    "seqbench": {"report"},  # its command line (`seqbench`) is in the CLI plane
     "console": {"record", "capture", "report"},  # the web console reads the record, never the engine
     "scheduling": {"record", "registry", "engine", "report", "eval"},  # scheduled evals drive seq.eval
     "port": {"authoring", "isolation", "record", "registry"},  # loads benchmarks as a user's file would

@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from seq.cli.app import app
 from seq.cli.help import plain_help
-from seq.seqbench.cli import app as seqbench_app
+from seq.cli.seqbench import app as seqbench_app
 
 
 def _commands(group, path=()):  # every command's and group's words, e.g. ("eval", "run")

@@ -86,7 +86,7 @@ def reference_run(name: str, seeds: tuple[int, ...]) -> Path:
 def seqbench_cli(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
     """The `seqbench` command line in a subprocess, as a user runs it."""
     return subprocess.run(
-        [sys.executable, "-c", "from seq.seqbench.cli import main; main()", *map(str, args)],
+        [sys.executable, "-c", "from seq.cli.seqbench import main; main()", *map(str, args)],
         capture_output=True,
         text=True,
         timeout=timeout,
