@@ -56,6 +56,17 @@ def test_eval_ls_at_80_columns_prints_whole_ids_parameters_and_arms(toy_file):
     assert seq.eval.ls(policy="random") == []
 
 
+def test_eval_ls_of_an_empty_record_says_so():
+    result = run_cli("eval", "ls")
+    assert (result.returncode, result.stdout, result.stderr) == (
+        0,
+        "No evals yet: `seq eval run` runs one.\n",
+        "",
+    )
+    result = run_cli("eval", "ls", "random", "--benchmark", "line")
+    assert (result.returncode, result.stdout) == (0, "No evals of policy 'random' and benchmark 'line'.\n")
+
+
 def test_a_unique_prefix_names_an_eval_and_an_ambiguous_one_lists_the_candidates(toy_file):
     _two_evals(toy_file)
     report = run_cli("eval", "report", "ev-aa1", "--json")

@@ -306,6 +306,12 @@ def ls_command(
     if as_json:
         print(json.dumps(rows, indent=2))
         return
+    if not rows:
+        given = [
+            f"{name} {value!r}" for name, value in (("policy", policy), ("benchmark", benchmark)) if value
+        ]
+        print(f"No evals of {' and '.join(given)}." if given else "No evals yet: `seq eval run` runs one.")
+        return
     print_eval_table(rows)
 
 

@@ -64,7 +64,7 @@ def print_eval_table(rows: list[dict[str, Any]], console: Console | None = None)
         )
     headers = [str(column.header) for column in table.columns]
     others = sum(
-        max(len(headers[i]), *(len(line) for cell in cells for line in cell[i].splitlines()))
+        max([len(headers[i]), *(len(line) for cell in cells for line in cell[i].splitlines())])
         for i in (0, 1, 3, 4)
     )
     room = console.width - others - 2 * len(headers) - 3  # each cell's padding, the table's edges

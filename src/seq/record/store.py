@@ -218,32 +218,19 @@ class Store:
         items: Iterable[WorkItem],
     ) -> None:
         """Store an eval and all its work items in one transaction, before any episode runs."""
-        given = (
-            "id",
-            "created_at",
-            "status",
-            "policy",
-            "policy_version",
-            "benchmark",
-            "benchmark_version",
-            "arguments",
-            "manifest",
-        )
+        row = {
+            "id": eval_id,
+            "created_at": time.time(),
+            "status": RUNNING,
+            "policy": policy.name,
+            "policy_version": policy.version,
+            "benchmark": benchmark.name,
+            "benchmark_version": benchmark.version,
+            "arguments": json.dumps(to_plain(arguments)),
+            "manifest": json.dumps(to_plain(manifest)),
+        }
         with self.transaction() as db:
-            db.execute(
-                insert("evals", given),
-                (
-                    eval_id,
-                    time.time(),
-                    RUNNING,
-                    policy.name,
-                    policy.version,
-                    benchmark.name,
-                    benchmark.version,
-                    json.dumps(to_plain(arguments)),
-                    json.dumps(to_plain(manifest)),
-                ),
-            )
+            db.execute(insert("evals", tuple(row)), tuple(row.values()))
             db.executemany(
                 insert("items", ("eval_id", "item_id", "ordinal", "condition", "trial", "arm")),
                 [
@@ -535,8 +522,14 @@ class Store:
             db.executemany(
                 insert("scores"),
                 [
-                    (eval_id, arm, kind, name, None if values is None else json.dumps(values),
-                     bounded_error(error))
+                    (
+                        eval_id,
+                        arm,
+                        kind,
+                        name,
+                        None if values is None else json.dumps(values),
+                        bounded_error(error),
+                    )
                     for (arm, kind, name), (values, error) in scores.items()
                 ],
             )

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import Any, Protocol
 
 from seq.serving.batcher import Batcher
-from seq.serving.host import Outcome, PolicyHost, Request
+from seq.serving.host import PolicyHost, Request
 from seq.serving.spaces import SpaceCache
 
 
@@ -63,16 +63,9 @@ class ClientLink(Protocol):
     @property
     def replica(self) -> ReplicaLoop: ...
     def send(self, data: bytes | str) -> None: ...
-    def request(
-        self,
-        obs: Any,
-        seed: int | None,
-        instruction: str | None,
-        reply: Callable[[Outcome], None],
-        params: dict[str, Any] | None = None,
-        key: str | None = None,
-        space: Any = None,
-        prepare: Callable[[Any], Any] | None = None,
-        slot: int = 0,
-    ) -> Request: ...
+    @property
+    def request(self) -> Callable[..., Request]:
+        """`Connection.request`: an act for the replica's batcher, answered by its `reply`."""
+        ...
+
     def submit(self, *requests: Request) -> None: ...
