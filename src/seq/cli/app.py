@@ -10,7 +10,7 @@ from seq.cli.deploy import deploy_command
 from seq.cli.eval import app as eval_app
 from seq.cli.evolve import app as evolve_app
 from seq.cli.grid import app as grid_app
-from seq.cli.help import SectionedHelp, plain_help
+from seq.cli.help import SectionedHelp, command_line, plain_help
 from seq.cli.image import app as image_app
 from seq.cli.policy import app as policy_app
 from seq.cli.record import app as record_app
@@ -19,12 +19,7 @@ from seq.cli.secret import app as secret_app
 from seq.cli.ui import ui_command
 from seq.cli.volume import app as volume_app
 
-app = typer.Typer(
-    help="seq: evaluate robot policies on simulated benchmarks, with honest statistics.",
-    no_args_is_help=True,
-    pretty_exceptions_enable=False,
-    add_completion=False,
-)
+app = command_line("seq: evaluate robot policies on simulated benchmarks, with honest statistics.")
 
 
 def _print_version(asked: bool) -> None:

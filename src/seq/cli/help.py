@@ -81,6 +81,12 @@ class SectionedHelp(TyperCommand):
                 formatter.write_dl(rows)
 
 
+def command_line(help: str) -> typer.Typer:
+    """A program's top command (`seq`, `seqbench`): help without arguments, no shell-completion
+    options, and a traceback left to the program's own handler."""
+    return typer.Typer(help=help, no_args_is_help=True, pretty_exceptions_enable=False, add_completion=False)
+
+
 def plain_help(app: typer.Typer) -> typer.Typer:
     """Give every command of `app` (and of its groups) the plain, sectioned help."""
     app.rich_markup_mode = None

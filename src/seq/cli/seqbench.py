@@ -12,16 +12,13 @@ from pathlib import Path
 
 import typer
 
-from seq.cli.help import plain_help
+from seq.cli.help import command_line, plain_help
 from seq.cli.options import parse_seeds
 from seq.errors import SeqInputError
 from seq.seqbench.protocol import RunFailed
 
-app = typer.Typer(
-    help="seqbench: a black-box behavioural benchmark for learning algorithms (learn / infer processes).",
-    no_args_is_help=True,
-    pretty_exceptions_enable=False,
-    add_completion=False,
+app = command_line(
+    "seqbench: a black-box behavioural benchmark for learning algorithms (learn / infer processes)."
 )
 
 

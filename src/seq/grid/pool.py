@@ -14,10 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from seq.grid.results import CellResult
-from seq.stats import clustered_interval
-
-RATE = "rate"
+from seq.grid.results import CellResult, success_rates
 
 
 @dataclass(frozen=True)
@@ -63,20 +60,16 @@ def pooled(cells: Sequence[CellResult]) -> dict[str, Any]:
     independent ones; `n_cell_trials` is the sum of the cells' own trials (more, where cells share
     an arm)."""
     episodes = list(distinct_episodes(cells).values())
-    successes = [e.success for e in episodes]
-    interval = clustered_interval(
-        successes, [e.condition for e in episodes], [e.task for e in episodes], kind=RATE
+    rates, interval = success_rates(
+        [e.success for e in episodes],
+        [e.completion for e in episodes],
+        [e.condition for e in episodes],
+        [e.task for e in episodes],
     )
-    n, wins = len(episodes), int(sum(successes))
     return {
-        "n_trials": n,
-        "n_success": wins,
-        "success_rate": wins / n if n else None,
-        "success_low": interval.low,
-        "success_high": interval.high,
-        "completion_rate": sum(e.completion for e in episodes) / n if n else None,
+        **rates,
         "n_conditions": interval.conditions or 0,
-        "effective_n": interval.effective_n if n else 0.0,
+        "effective_n": interval.effective_n if episodes else 0.0,
         "interval": interval.method,
         "n_cell_trials": sum(cell.n_trials for cell in cells),
     }

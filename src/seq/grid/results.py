@@ -14,7 +14,7 @@ from typing import Any
 
 from seq.grid.cells import Cell
 from seq.record.states import EpisodeStatus
-from seq.stats import clustered_interval
+from seq.stats import RATE, Interval, clustered_interval
 
 TIMINGS = ("wall_clock_s", "eval_wall_s", "eval_id")  # what differs between two runs of one grid
 
@@ -100,26 +100,34 @@ def _completion(episode: Any) -> float:
 def _rates(episodes: list[Any]) -> dict[str, Any]:
     """Success with its interval, clustered by condition within tasks (`seq.stats`), completion
     and reward over `episodes`."""
-    n = len(episodes)
-    wins = sum(_success(e) for e in episodes)
-    interval = clustered_interval(
+    rewards = [float(e.metrics["return"]) for e in episodes if "return" in e.metrics]
+    rates, interval = success_rates(
         [float(_success(e)) for e in episodes],
+        [_completion(e) for e in episodes],
         [e.condition_key for e in episodes],
         [e.task for e in episodes],
-        kind="rate",
     )
-    completion = [_completion(e) for e in episodes]
-    rewards = [float(e.metrics["return"]) for e in episodes if "return" in e.metrics]
-    return {
+    rates["avg_reward"] = sum(rewards) / len(rewards) if rewards else None
+    rates["n_conditions"] = interval.conditions or 0
+    return rates
+
+
+def success_rates(
+    successes: list[float], completions: list[float], conditions: list[Any], tasks: list[Any]
+) -> tuple[dict[str, Any], Interval]:
+    """Success and completion rates of episodes given as parallel lists, success with its
+    interval clustered by condition within tasks; and that interval."""
+    n, wins = len(successes), int(sum(successes))
+    interval = clustered_interval(successes, conditions, tasks, kind=RATE)
+    rates = {
         "n_trials": n,
         "n_success": wins,
         "success_rate": wins / n if n else None,
         "success_low": interval.low,
         "success_high": interval.high,
-        "completion_rate": sum(completion) / n if n else None,
-        "avg_reward": sum(rewards) / len(rewards) if rewards else None,
-        "n_conditions": interval.conditions or 0,
+        "completion_rate": sum(completions) / n if n else None,
     }
+    return rates, interval
 
 
 def _episode(episode: Any) -> dict[str, Any]:

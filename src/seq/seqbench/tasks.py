@@ -241,13 +241,7 @@ def check_consistency(rows: Sequence[TaskRow]) -> list[Problem]:
 
 def read_task_files(paths: Iterable[Path]) -> list[TaskRow]:
     """Read every file once and validate it; any problem is bad input (the first ones are listed)."""
-    rows: list[TaskRow] = []
-    problems: list[Problem] = []
-    for path in paths:
-        file_rows, file_problems = read_task_file(Path(path))
-        rows.extend(file_rows)
-        problems.extend(file_problems)
-    problems.extend(check_consistency(rows))
+    rows, problems = _read_and_check(paths)
     if problems:
         more = f" (and {len(problems) - 1} more; run seqbench validate-csv)" if len(problems) > 1 else ""
         raise SeqInputError(f"{problems[0]}{more}.")
@@ -256,6 +250,12 @@ def read_task_files(paths: Iterable[Path]) -> list[TaskRow]:
 
 def validate_files(paths: Iterable[Path]) -> tuple[int, list[Problem]]:
     """All problems of a collection of files and the number of rows that passed."""
+    rows, problems = _read_and_check(paths)
+    return len(rows), problems
+
+
+def _read_and_check(paths: Iterable[Path]) -> tuple[list[TaskRow], list[Problem]]:
+    """The rows of every file, and the problems of each file and of the rows together."""
     rows: list[TaskRow] = []
     problems: list[Problem] = []
     for path in paths:
@@ -263,7 +263,7 @@ def validate_files(paths: Iterable[Path]) -> tuple[int, list[Problem]]:
         rows.extend(file_rows)
         problems.extend(file_problems)
     problems.extend(check_consistency(rows))
-    return len(rows), problems
+    return rows, problems
 
 
 def write_task_file(path: Path, rows: Iterable[TaskRow]) -> int:
