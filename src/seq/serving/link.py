@@ -20,52 +20,39 @@ class ServerSettings(Protocol):
     """The server a replica and its connections belong to: its policy host, its limits, and
     the lock over what its replicas share."""
 
-    @property
-    def host(self) -> PolicyHost: ...
-    @property
-    def lock(self) -> threading.Lock: ...
-    @property
-    def max_batch_size(self) -> int: ...
-    @property
-    def max_wait_ms(self) -> float: ...
-    @property
-    def default_key(self) -> str: ...
-    @property
-    def max_message_bytes(self) -> int: ...
-    @property
-    def max_reply_bytes(self) -> int: ...
-    @property
-    def idle_timeout_s(self) -> float | None: ...
-    @property
-    def metadata(self) -> dict[str, Any]: ...
-    @property
-    def spaces(self) -> SpaceCache: ...
+    host: PolicyHost
+    lock: threading.Lock
+    max_batch_size: int
+    max_wait_ms: float
+    default_key: str
+    max_message_bytes: int
+    max_reply_bytes: int
+    idle_timeout_s: float | None
+    metadata: dict[str, Any]
+    spaces: SpaceCache
+
     def count_protocol(self, name: str) -> None: ...
 
 
 class ReplicaLoop(Protocol):
     """The replica a connection runs on: its event loop and its batcher."""
 
-    @property
-    def index(self) -> int: ...
-    @property
-    def loop(self) -> asyncio.AbstractEventLoop: ...
-    @property
-    def batcher(self) -> Batcher: ...
+    index: int
+    loop: asyncio.AbstractEventLoop
+    batcher: Batcher
+
     def closed(self, connection: Any) -> None: ...
 
 
 class ClientLink(Protocol):
     """A client's connection, as the session of its wire protocol uses it."""
 
-    @property
-    def server(self) -> ServerSettings: ...
-    @property
-    def replica(self) -> ReplicaLoop: ...
+    server: ServerSettings
+    replica: ReplicaLoop
+
     def send(self, data: bytes | str) -> None: ...
+    def submit(self, *requests: Request) -> None: ...
     @property
     def request(self) -> Callable[..., Request]:
-        """`Connection.request`: an act for the replica's batcher, answered by its `reply`."""
+        """`Connection.request`: an act for the replica's batcher."""
         ...
-
-    def submit(self, *requests: Request) -> None: ...
