@@ -29,7 +29,9 @@ def test_each_paired_and_across_tasks_row_names_its_method(toy_file, tmp_path):
             assert c["verdict_interval"] == c["difference"]["method"] == "tango"
             assert c["test"] == "mcnemar-exact" and c["agresti_min"]["method"] == "agresti-min"
         else:
-            assert c["verdict_interval"].startswith("paired-t") or c["verdict_interval"].startswith("none")
+            assert c["verdict_interval"].startswith("paired-t") or c["verdict_interval"].startswith(
+                "none"
+            )
             assert c["test"] is None and c["agresti_min"] is None
     assert as_json["across_tasks"]
     for row in as_json["across_tasks"]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 import seq
-from seq.report.content import Unfinished
+from seq.report.report_content import Unfinished
 from seq.report.text import unfinished_lines
 
 DEAD = "the policy server at ws://127.0.0.1:9 was unreachable for 3 episodes in a row; not run"

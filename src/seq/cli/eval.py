@@ -26,8 +26,8 @@ from seq.engine.request import EvalRequest
 from seq.engine.shards import ShardUnhealthy
 from seq.errors import EvalCanceled, SeqInputError
 from seq.record.store import RUNNING, Store
-from seq.report.content import summary_csv_path
 from seq.report.eval_report import Report
+from seq.report.report_content import summary_csv_path
 from seq.report.views import report_renderable
 
 app = typer.Typer(help="Run evals and read their reports.", no_args_is_help=True)

@@ -80,7 +80,7 @@ def run_command(
         raise typer.Exit(CANCELED) from None
     out = sys.stderr if as_json else sys.stdout  # with --json, stdout is the JSON alone
     if as_json:
-        from seq.report.content import finite  # JSON has no NaN: a NaN figure prints as null
+        from seq.report.report_content import finite  # JSON has no NaN: a NaN figure prints as null
 
         print(json.dumps(finite(summary.summary), indent=2, default=str))
     else:

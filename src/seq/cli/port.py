@@ -163,15 +163,11 @@ def convert_command(
 
 
 def print_scaffold(written: dict[str, Any], console: Console) -> None:
-    console.print(
-        f"wrote {written['out']}/benchmark.py ({written['name']}, {written['envs']} worlds) "
-        "and its README; TODO: the controller, the observation, the success check"
-    )
+    console.print(f"wrote {written['out']}/benchmark.py ({written['name']}, {written['envs']} worlds) "
+                  "and its README; TODO: the controller, the observation, the success check")
     if written["volume"]:
-        console.print(
-            f"the scene ({written['scene_bytes'] / 1e6:.1f} MB) goes in volume "
-            f"{written['volume']}: see {written['out']}/README.md"
-        )
+        console.print(f"the scene ({written['scene_bytes'] / 1e6:.1f} MB) goes in volume "
+                      f"{written['volume']}: see {written['out']}/README.md")
 
 
 def port_step(run: Callable[[], dict[str, Any]]) -> dict[str, Any]:
@@ -189,33 +185,25 @@ def print_check(result: dict[str, Any], console: Console) -> None:
     if result.get("engine") == "sapien":
         print_sapien_check(result, console)
         return
-    console.print(
-        f"{result['scene']}: exported on MuJoCo {result['exported_with']}, "
-        f"checked on MuJoCo {result['mujoco']} (MuJoCo Warp's)"
-    )
+    console.print(f"{result['scene']}: exported on MuJoCo {result['exported_with']}, "
+                  f"checked on MuJoCo {result['mujoco']} (MuJoCo Warp's)")
     for scene in result["scenes"]:
         console.print(f"scene {scene['id']} ({', '.join(scene['tasks'])}):")
         for field in (f for f in scene["fields"] if f["physics"]):
-            console.print(
-                f"  {field['kind']} {field['name']}: {field['field']} "
-                f"{_short(field['exported'])} -> {_short(field['port'])}"
-            )
+            console.print(f"  {field['kind']} {field['name']}: {field['field']} "
+                          f"{_short(field['exported'])} -> {_short(field['port'])}")
         cosmetic = sorted({f"{f['kind']} {f['name']}" for f in scene["fields"] if not f["physics"]})
         if cosmetic:
             shown = ", ".join(cosmetic[:3]) + (f" and {len(cosmetic) - 3} more" if len(cosmetic) > 3 else "")
             console.print(f"  cosmetic only (no collision, no mass; --json lists them): {shown}")
         for option in scene["options"]:
-            console.print(
-                f"  option {option['option']}: compiles to {_short(option['port'])}, "
-                f"was {_short(option['exported'])} (pin it)"
-            )
+            console.print(f"  option {option['option']}: compiles to {_short(option['port'])}, "
+                          f"was {_short(option['exported'])} (pin it)")
         changed_options = {option["option"] for option in scene["options"]}
         for default in scene["defaults"]:
             pinned = "" if default["option"] in changed_options else "; the scene sets its own"
-            console.print(
-                f"  default {default['option']} changed: {_short(default['exported'])} "
-                f"-> {_short(default['port'])}{pinned}"
-            )
+            console.print(f"  default {default['option']} changed: {_short(default['exported'])} "
+                          f"-> {_short(default['port'])}{pinned}")
         if scene["unsupported"]:
             console.print(f"  MuJoCo Warp does not support: {scene['unsupported']}")
         verdict = "changes the physics" if scene["physics_changes"] else "clean"
@@ -223,25 +211,19 @@ def print_check(result: dict[str, Any], console: Console) -> None:
 
 
 def print_sapien_check(result: dict[str, Any], console: Console) -> None:
-    console.print(
-        f"{result['scene']}: {result['starts']} start(s) exported on SAPIEN "
-        f"{result['exported_with']}, checked for SAPIEN's GPU PhysX"
-    )
+    console.print(f"{result['scene']}: {result['starts']} start(s) exported on SAPIEN "
+                  f"{result['exported_with']}, checked for SAPIEN's GPU PhysX")
     for scene in result["scenes"]:
-        console.print(
-            f"build {scene['id']} ({', '.join(scene['tasks'])}): {scene['bodies']} bodies, "
-            f"{scene['articulations']} articulation(s)"
-        )
+        console.print(f"build {scene['id']} ({', '.join(scene['tasks'])}): {scene['bodies']} bodies, "
+                      f"{scene['articulations']} articulation(s)")
         for body in scene["dynamic_triangle_meshes"]:
             console.print(f"  body {body}: a triangle mesh on a moving body, which the GPU PhysX refuses")
             console.print("    (make it convex, or split it into convex parts)")
     for task, systems in result["gpu_systems"].items():
         console.print(f"{task}: {systems} GPU system(s) (one per build its starts use)")
     for call in result["no_gpu_calls"]:
-        console.print(
-            f"{call['call']}: {call['reset']} call(s) in reset, {call['run']} in stepping, "
-            f"{call['starts']} start(s) of {', '.join(call['tasks'])}"
-        )
+        console.print(f"{call['call']}: {call['reset']} call(s) in reset, {call['run']} in stepping, "
+                      f"{call['starts']} start(s) of {', '.join(call['tasks'])}")
         console.print(f"  {call['why']}")
     if not result["no_gpu_calls"]:
         console.print("no call without a GPU form was made")
@@ -253,29 +235,23 @@ def print_replay(result: dict[str, Any], console: Console) -> None:
         print_sapien_replay(result, console)
         return
     atol, steps = result["atol"], result["steps"]
-    console.print(
-        f"replay of {result['scene']} over {steps} steps, atol {atol}: classic MuJoCo "
-        f"{result['mujoco']} against MuJoCo Warp"
-        + ("" if result["port_scene"] == result["scene"] else f" on {result['port_scene']}")
-    )
+    console.print(f"replay of {result['scene']} over {steps} steps, atol {atol}: classic MuJoCo "
+                  f"{result['mujoco']} against MuJoCo Warp"
+                  + ("" if result["port_scene"] == result["scene"] else f" on {result['port_scene']}"))
     for start in result["starts"]:
         head = f"{start['task']} seed {start['seed']}:"
         if start["port"] is None:
             console.print(f"{head} agrees (largest gap {start['max_port']:.2g})")
         elif start["sensitive"]:
-            console.print(
-                f"{head} Warp parts {_gap(start['port'])}, where the two MuJoCo versions "
-                "part too: sensitive there, not the port's"
-            )
+            console.print(f"{head} Warp parts {_gap(start['port'])}, where the two MuJoCo versions "
+                          "part too: sensitive there, not the port's")
         else:
             console.print(f"{head} the port differs {_gap(start['port'])}")
         if start["version"] is not None:
             shared = start["warp_vs_reference"] is not None and start["port"] is None
             whose = "shared by MuJoCo Warp: the MuJoCo version's, not the port's" if shared else ""
-            console.print(
-                f"  MuJoCo {result['exported_with']} (the export) and {result['mujoco']} "
-                f"differ {_gap(start['version'])}" + (f"; {whose}" if whose else "")
-            )
+            console.print(f"  MuJoCo {result['exported_with']} (the export) and {result['mujoco']} "
+                          f"differ {_gap(start['version'])}" + (f"; {whose}" if whose else ""))
     for scene_id, changes in result.get("port_scene_changes", {}).items():
         for change in changes:
             console.print(f"  the port's scene {scene_id} differs: {change}")
@@ -284,28 +260,22 @@ def print_replay(result: dict[str, Any], console: Console) -> None:
 
 
 def print_sapien_replay(result: dict[str, Any], console: Console) -> None:
-    console.print(
-        f"replay of {result['scene']} over {result['steps']} steps, atol {result['atol']}: "
-        f"SAPIEN's {result['backend'].upper()} PhysX against the export's CPU PhysX run"
-    )
+    console.print(f"replay of {result['scene']} over {result['steps']} steps, atol {result['atol']}: "
+                  f"SAPIEN's {result['backend'].upper()} PhysX against the export's CPU PhysX run")
     for start in result["starts"]:
         head = f"{start['task']} seed {start['seed']}:"
         apart = start["apart"]
         if apart is None:
             console.print(f"{head} agrees (largest gap {start['largest']:.2g}, {start['furthest']})")
         else:
-            console.print(
-                f"{head} apart from step {apart['step']}: {apart['object']} by {apart['gap']:.2g}; "
-                f"largest {start['largest']:.2g} ({start['furthest']})"
-            )
+            console.print(f"{head} apart from step {apart['step']}: {apart['object']} by {apart['gap']:.2g}; "
+                          f"largest {start['largest']:.2g} ({start['furthest']})")
     console.print("the port changes the motion" if result["port_differs"] else "the port agrees")
 
 
 def _gap(gap: dict[str, Any]) -> str:
-    return (
-        f"from step {gap['step']}: joint {gap['joint']} (of {gap['joint_body']}) by "
-        f"{gap['joint_gap']:.2g}, body {gap['body']} by {gap['body_gap']:.2g} m"
-    )
+    return (f"from step {gap['step']}: joint {gap['joint']} (of {gap['joint_body']}) by "
+            f"{gap['joint_gap']:.2g}, body {gap['body']} by {gap['body_gap']:.2g} m")
 
 
 def _short(value: Any) -> str:

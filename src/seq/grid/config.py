@@ -355,7 +355,9 @@ def _policy(item: Any, where: str, source: str) -> PolicyEntry:
         raise SeqInputError(f"{source}: key '{where}.url': expected ws://HOST:PORT, got {url!r}.")
     protocol = typed(item, "protocol", str, where, source) or PolicyProtocol.SEQ
     if protocol not in tuple(PolicyProtocol):
-        raise SeqInputError(f"{source}: key '{where}.protocol': expected one of {', '.join(PolicyProtocol)}.")
+        raise SeqInputError(
+            f"{source}: key '{where}.protocol': expected one of {', '.join(PolicyProtocol)}."
+        )
     timeout = typed(item, "startup_timeout_s", float, where, source, positive=True)
     if timeout is not None and timeout > 7 * 24 * 3600:  # beyond what time.sleep and deadlines take
         raise SeqInputError(

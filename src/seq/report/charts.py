@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from seq.errors import SeqInputError
-from seq.report.content import ReportContent
 from seq.report.labels import LABEL_CHARS, distinct_labels
+from seq.report.report_content import ReportContent
 
 ROW_STEP = 14  # pixels per group (task, suite) on a plot's y axis
 LABEL_LIMIT = 7 * LABEL_CHARS  # pixels an axis label may take: every `distinct_labels` label whole

@@ -9,7 +9,7 @@ import math
 from pathlib import Path
 from typing import Any
 
-from seq.report.content import ReportContent
+from seq.report.report_content import ReportContent
 
 EPISODE_FIELDS = [
     "eval_id",

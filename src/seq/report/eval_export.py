@@ -9,8 +9,8 @@ from pathlib import Path
 
 from seq.errors import make_output_folder
 from seq.record.store import Store
-from seq.report.content import finite
 from seq.report.eval_report import build_report
+from seq.report.report_content import finite
 
 
 def export_eval(eval_id: str, directory: str | Path, store: Store | None = None) -> dict[str, Path]:

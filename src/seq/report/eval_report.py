@@ -9,8 +9,8 @@ from typing import Any
 from seq.errors import SeqInputError
 from seq.record.store import Store
 from seq.report.analysis import across_tasks, analyse, declared_kinds
-from seq.report.content import ReportContent, summary_csv_path, unfinished_item
 from seq.report.recordings import unrecorded_note
+from seq.report.report_content import ReportContent, summary_csv_path, unfinished_item
 from seq.stats import usable_threshold
 
 __all__ = ["Report", "build_report"]

@@ -18,7 +18,7 @@ from seq.record.episode import EpisodeResult
 from seq.record.states import EpisodeStatus
 from seq.report import text as prose
 from seq.report.charts import report_plots
-from seq.report.content import ReportContent
+from seq.report.report_content import ReportContent
 from seq.report.table_views import KIND_TITLES, across_tasks_table, comparison_table, group_tables
 
 WHERE_LISTED = 30  # episodes named under an error group; the rest are counted

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from seq.report.content import ReportContent
+from seq.report.report_content import ReportContent
 from seq.report.rows import GroupRow, MetricRow
 from seq.stats import SMALL_N
 from seq.stats.intervals import CLUSTERED

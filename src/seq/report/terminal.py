@@ -17,8 +17,8 @@ from rich.table import Table
 from rich.text import Text
 
 from seq.report import text as prose
-from seq.report.content import ReportContent
 from seq.report.problems import problem_counts
+from seq.report.report_content import ReportContent
 from seq.report.table_views import (
     KIND_TITLES,
     NAME_COLUMNS,

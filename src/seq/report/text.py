@@ -8,7 +8,7 @@ from typing import Any
 from seq.record.manifest import Manifest
 from seq.record.states import EvalStatus
 from seq.record.store import CANCELED, FAILED, error_line
-from seq.report.content import ReportContent, Unfinished
+from seq.report.report_content import ReportContent, Unfinished
 from seq.report.table_views import method_name
 from seq.stats import SMALL_N
 

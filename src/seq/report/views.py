@@ -4,8 +4,8 @@ JSON is `Report.to_json`."""
 from __future__ import annotations
 
 from seq.report import text as prose
-from seq.report.content import ReportContent
 from seq.report.csv_views import write_csv, write_summary_csv
+from seq.report.report_content import ReportContent
 from seq.report.table_views import (
     KIND_TITLES,
     METHOD_NAMES,

@@ -20,8 +20,8 @@ from seq.errors import SeqInputError
 from seq.record.episode import EpisodeResult
 from seq.record.schedules import Schedules
 from seq.record.store import EvalRow, Store
-from seq.report.content import finite
 from seq.report.eval_report import Report, build_report
+from seq.report.report_content import finite
 from seq.scheduling import trend_step
 from seq.scheduling.metric import primary_metric
 from seq.stats import check_threshold

@@ -130,7 +130,8 @@ class PolicyHost:
             "batched": self.spec.batched,
             "plan_every_s": self.spec.plan_every_s,  # a composite policy's planner (None: none)
             "parameters": {
-                p.name: {**p.describe(), "value": self.defaults[p.name]} for p in self.parameters.values()
+                p.name: {**p.describe(), "value": self.defaults[p.name]}
+                for p in self.parameters.values()
             },
         }
         for key in ("observation_space", "action_space"):
