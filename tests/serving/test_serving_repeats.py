@@ -14,6 +14,7 @@ import sys
 import time
 
 import pytest
+from conftest import default_ctrl_c
 from serving_helpers import deploy_all
 
 from seq.serving.repeats import counting_repeats
@@ -45,6 +46,7 @@ def test_a_server_at_the_open_files_limit_keeps_its_log_short(tmp_path):
     deploy_all(tmp_path)
 
     def few_files() -> None:
+        default_ctrl_c()  # a background job's children start with Ctrl-C ignored
         resource.setrlimit(resource.RLIMIT_NOFILE, (48, 48))
 
     # SIGUSR1 dumps the server's threads, should it not stop on Ctrl-C
