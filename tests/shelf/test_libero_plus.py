@@ -180,3 +180,34 @@ def test_a_perturbed_task_runs_as_a_libero_suite_and_a_bad_suite_is_refused():
         ),
         "libero_goal_plus_light",
     )
+
+
+def test_the_package_s_families_and_what_is_offered_of_them():
+    """The counts docs/shelf.md gives: the package's 10,030 tasks by family, and the offered ones."""
+    counts = {
+        family: libero_plus.package_count(family)
+        for family in (
+            "camera",
+            "language",
+            "layout_moved",
+            "layout",
+            "light",
+            "background",
+            "noise",
+            "robot",
+        )
+    }
+    assert counts == {
+        "camera": 1599,
+        "language": 1537,
+        "layout_moved": 696,
+        "layout": 829,
+        "light": 1142,
+        "background": 1076,
+        "noise": 1601,
+        "robot": 1550,
+    }
+    assert sum(counts.values()) == 10030
+    offered = sum(len(libero_plus.tasks(suite)) for suite in libero_plus.PLUS_SUITES)
+    assert offered == 1599 + 1537 + 696 == 3832
+    assert set(libero_plus.NOT_OFFERED) == {"layout", "light", "background", "noise", "robot"}
