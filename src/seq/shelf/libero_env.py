@@ -134,25 +134,12 @@ class LiberoEnv:
     ) -> None:
         if obs not in OBS_MODES:
             raise ValueError(f"libero: obs must be one of {', '.join(OBS_MODES)}, got {obs!r}.")
-        self.benchmark = task_suite(suite)
-        names = self.benchmark.get_task_names()
-        if task not in names:
-            raise ValueError(f"libero: suite {suite} has no task {task!r}.")
-        from libero.libero.envs.env_wrapper import ControlEnv
         from robosuite.utils.transform_utils import quat2axisangle
 
-        index = names.index(task)
         self.suite, self.task, self.obs_mode = suite, task, obs
-        self.init_states = self.benchmark.get_task_init_states(index)
         self.cameras = obs != "state"
         self._quat2axisangle = quat2axisangle
-        self.env = ControlEnv(
-            bddl_file_name=self.benchmark.get_task_bddl_file_path(index),
-            camera_heights=resolution,
-            camera_widths=resolution,
-            use_camera_obs=self.cameras,
-            has_offscreen_renderer=self.cameras,
-        )
+        self.env, self.init_states, self.instruction = self._open(suite, task, resolution)
         self._context = KeptRenderContext(self.env.env, fast=fast and self.cameras)
         self._gate = CameraGate(self.env.env, list(CAMERAS.values()) if self.cameras else [], resolution)
         low, high = self.env.env.action_spec
@@ -167,7 +154,24 @@ class LiberoEnv:
         self._geoms: tuple[Any, dict[str, np.ndarray]] | None = None
         # the next episode's condition variant (`seq.shelf.libero_variants`), set by the benchmark
         self.variant: dict[str, Any] = {}
-        self.instruction = str(self.benchmark.get_task(index).language)
+
+    def _open(self, suite: str, task: str, resolution: int) -> tuple[Any, Any, str]:
+        """LIBERO's control env of the task, its init states and its instruction."""
+        benchmark = task_suite(suite)
+        names = benchmark.get_task_names()
+        if task not in names:
+            raise ValueError(f"libero: suite {suite} has no task {task!r}.")
+        from libero.libero.envs.env_wrapper import ControlEnv
+
+        index = names.index(task)
+        env = ControlEnv(
+            bddl_file_name=benchmark.get_task_bddl_file_path(index),
+            camera_heights=resolution,
+            camera_widths=resolution,
+            use_camera_obs=self.cameras,
+            has_offscreen_renderer=self.cameras,
+        )
+        return env, benchmark.get_task_init_states(index), str(benchmark.get_task(index).language)
 
     @property
     def model(self) -> Any:
