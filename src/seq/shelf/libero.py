@@ -23,8 +23,10 @@ declares an image of its own, built with uv by the first eval and cached after.
   (256) and `fast_render` (off: cameras drawn without multisampling, shadows or reflections,
   faster, other pixels). `seq.shelf.libero_env` says what an episode does.
 - `success` is LIBERO's own check; an episode ends at the first success.
-- `seq evolve` may move the goal's objects and shorten the horizon
-  (`seq.shelf.libero_variants`: a condition's `extra`, `EVOLVE_OPERATORS`).
+- `seq evolve` may move the goal's objects, shorten the horizon and add one of LIBERO's objects
+  as a distractor (`seq.shelf.libero_variants`: a condition's `extra`, `EVOLVE_OPERATORS`).
+- Each step's `info` holds `grasp_success` and `obj_to_target` where the goal moves an object
+  (`seq.shelf.libero_env`), for `seq evolve`'s failure detectors.
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ from typing import Any
 import seq
 from seq.shelf.libero_env import ObsMode
 from seq.shelf.libero_tasks import SUITES
-from seq.shelf.libero_variants import EVOLVE_OPERATORS, check_variant
+from seq.shelf.libero_variants import EVOLVE_OPERATORS, check_variant, distractor_of
 
 STANDARD_MAX_STEPS = {
     "libero_spatial": 220,
@@ -135,22 +137,29 @@ class _Libero(seq.Benchmark):
     ) -> None:
         self.obs, self.env_seed, self.resolution = obs_mode, env_seed, resolution
         self.fast_render = fast_render
-        self.envs: dict[tuple[str, str], Any] = {}
+        self.envs: dict[tuple[str, str, str], Any] = {}
 
     @seq.reset
     def reset(self, seed: int, variant: seq.Condition) -> Any:
         from seq.shelf.libero_env import LiberoEnv
 
-        key = (str(variant.suite), variant.task)
+        extra = check_variant(variant.extra)
+        distractor = distractor_of(extra)  # another scene: an env of its own
+        key = (str(variant.suite), variant.task, distractor or "")
         if key not in self.envs:
             # One task's env at a time with cameras: each holds its textures in OpenGL.
             if self.obs != "state":
                 for old in list(self.envs):
                     self.envs.pop(old).close()
             self.envs[key] = LiberoEnv(
-                *key, obs=self.obs, env_seed=self.env_seed, resolution=self.resolution, fast=self.fast_render
+                *key[:2],
+                obs=self.obs,
+                env_seed=self.env_seed,
+                resolution=self.resolution,
+                fast=self.fast_render,
+                distractor=distractor,
             )
-        self.envs[key].variant = check_variant(variant.extra)
+        self.envs[key].variant = extra
         return self.envs[key]
 
     @seq.check
