@@ -119,6 +119,26 @@ def _conditions() -> dict[str, list[seq.Condition]]:
 
 
 INSTRUCTIONS = {(suite, name): language for suite, tasks in SUITES.items() for name, language, _ in tasks}
+# A task and its variation name one LIBERO suite: where a condition's `suite` is a grouping of
+# seq's own (an evolved version's `evolved-y1`, evolve's staging suites), this finds LIBERO's.
+_SUITE_OF = {
+    (name, None if suite == base_suite(suite) else suite[len(base_suite(suite)) + 1 :]): suite
+    for suite in OFFERED
+    for name, _, _ in SUITES[suite]
+}
+
+
+def libero_suite(variant: seq.Condition) -> str:
+    """The LIBERO suite a condition's task comes from: its `suite` where that is LIBERO's, else
+    the one suite holding its task under its variation."""
+    if variant.suite in SUITES:
+        return str(variant.suite)
+    try:
+        return _SUITE_OF[variant.task, variant.variation]
+    except KeyError:
+        raise ValueError(
+            f"libero: no LIBERO suite has task {variant.task!r} (variation {variant.variation})."
+        ) from None
 
 
 class _Libero(seq.Benchmark):
@@ -145,7 +165,7 @@ class _Libero(seq.Benchmark):
 
         extra = check_variant(variant.extra)
         distractor = distractor_of(extra)  # another scene: an env of its own
-        key = (str(variant.suite), variant.task, distractor or "")
+        key = (libero_suite(variant), variant.task, distractor or "")
         if key not in self.envs:
             # One task's env at a time with cameras: each holds its textures in OpenGL.
             if self.obs != "state":
@@ -168,7 +188,7 @@ class _Libero(seq.Benchmark):
         return seq.Step(done=success >= 1.0, metrics={"success": success})
 
     def instruction(self, variant: seq.Condition) -> str:
-        return INSTRUCTIONS[str(variant.suite), variant.task]
+        return INSTRUCTIONS[libero_suite(variant), variant.task]
 
 
 _DECLARATION: dict[str, Any] = dict(

@@ -90,7 +90,17 @@ def distractor_scene(bddl: str, category: str) -> str:
         "          (:yaw_rotation (\n              (0.0 0.0)\n            )\n          )\n      )"
     )
     out, count = re.subn(r"\(:regions", region, bddl, count=1)
-    out, objects = re.subn(r"\(:objects", f"(:objects\n    {DISTRACTOR} - {category}", out, count=1)
+    # BDDL lists a category's objects on one line (`milk_1 milk_2 - milk`): a second line of the
+    # same category would replace the first
+    section = re.search(r"\(:objects(.*?)\)", out, re.S)
+    same = section and re.search(
+        rf"^([ \t]*[\w ]+?)(\s+-\s+{re.escape(category)}[ \t]*)$", section.group(1), re.M
+    )
+    if section and same:
+        start = section.start(1) + same.start(2)
+        out, objects = f"{out[:start]} {DISTRACTOR}{out[start:]}", 1
+    else:
+        out, objects = re.subn(r"\(:objects", f"(:objects\n    {DISTRACTOR} - {category}", out, count=1)
     init = f"(:init\n    (On {DISTRACTOR} {workspace.group(1)}_seq_distractor_init_region)"
     out, inits = re.subn(r"\(:init", init, out, count=1)
     if (count, objects, inits) != (1, 1, 1):
