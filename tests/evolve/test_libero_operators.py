@@ -42,7 +42,8 @@ def _candidates() -> list[Condition]:
     assert [c.extra["distractor"] for c in distractor] == ["libero_mug_yellow", "milk"]
     assert distractor[0].extra["distractor_along"] == 0.5
     again = OPERATORS["distractor"].mutate(seed, cluster, operators["distractor"])
-    other = OPERATORS["distractor"].mutate(Condition(task=SPATIAL_TASK, seed=4), cluster, operators["distractor"])
+    elsewhere = Condition(task=SPATIAL_TASK, seed=4)
+    other = OPERATORS["distractor"].mutate(elsewhere, cluster, operators["distractor"])
     assert again[1].extra == distractor[1].extra != other[1].extra
     assert OPERATORS["distractor"].mutate(distractor[0], cluster, operators["distractor"]) == []
     return [seed, pose[0], horizon[-1], distractor[0], distractor[1]]
@@ -64,8 +65,8 @@ def _clear(boxes: dict, name: str) -> float:
 def test_pose_horizon_and_distractor_candidates_run_on_libero():
     store = Store()
     base, moved, short, in_the_way, beside = _candidates()
-    staged = register("libero-evolve-test", resolve("benchmark", "libero", store),
-                      {"evolved": [base, moved, short, in_the_way, beside]}, {"label": "test"}, store)  # fmt: skip
+    suites = {"evolved": [base, moved, short, in_the_way, beside]}
+    staged = register("libero-evolve-test", resolve("benchmark", "libero", store), suites, {}, store)
     report = seq.eval.run("libero-scripted", benchmark=staged.label, suites=["evolved"], trials=1,
                           traces=True, envs=1, store=store)  # fmt: skip
     assert {e.status for e in report.episodes} == {"ok"}
