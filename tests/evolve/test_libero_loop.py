@@ -1,6 +1,7 @@
 """`seq evolve run` on LIBERO end to end, from the command line: the noisy scripted policy
 (`libero_noisy_policy.py`, deployed as a user would) as the target, `libero-scripted` as the
-reference, one cycle on two libero_object tasks in LIBERO's own image. The failed episodes are
+reference, one cycle on one libero_object task and init state in LIBERO's own image (noise 0.2:
+about half its episodes fail). The failed episodes are
 judged from LIBERO's traces (contacts, instruction, the goal's progress), every operator LIBERO
 declares proposes candidates (a distractor among them), the gate judges them on fresh trials,
 and the semantic critic judges each candidate's first frame, drawn by LIBERO's renderer, through
@@ -31,7 +32,7 @@ from starlette.routing import Route  # noqa: E402
 from seq.shelf.libero_tasks import SUITES  # noqa: E402
 
 POLICY = Path(__file__).with_name("libero_noisy_policy.py")
-TASKS = ",".join(name for name, _, _ in SUITES["libero_object"][:2])
+TASK = SUITES["libero_object"][0][0]  # the alphabet soup into the basket
 TRIALS = 6
 SEEN: list[list[np.ndarray]] = []  # the images of each question the endpoint was asked
 
@@ -87,18 +88,18 @@ def test_one_cycle_on_libero_from_the_command_line(tmp_path, endpoint):
     assert deployed.returncode == 0, deployed.stderr[-2000:]
     done = run_cli(
         "evolve", "run", "libero", "--suite", "libero_object", "--policy", "libero-noisy-scripted",
-        "--param", "noise=0.18", "--reference", "libero-scripted", "--tasks", TASKS, "--seeds", "0,1",
-        "--trials", str(TRIALS), "--reference-trials", "1", "--max-candidates", "6", "--envs", "2",
+        "--param", "noise=0.2", "--reference", "libero-scripted", "--tasks", TASK, "--seeds", "0",
+        "--trials", str(TRIALS), "--reference-trials", "1", "--max-candidates", "3", "--envs", "2",
         "--endpoint", endpoint, "--model", "vision-judge", "--timeout-s", "60",
         env=env, timeout=1500,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-3000:] + done.stdout[-2000:]
     log = json.loads((tmp_path / "home" / "evolve" / "libero.json").read_text())
     (cycle,) = log["cycles"]
-    assert f"of {4 * TRIALS} episodes failed" in done.stdout
+    assert f"of {TRIALS} episodes failed" in done.stdout
     assert cycle["clusters"] and cycle["candidates"]
     candidates = cycle["candidates"]
-    assert "distractor" in {c["operator"] for c in candidates}
+    assert {c["operator"] for c in candidates} == {"pose", "horizon", "distractor"}
     assert all(c["difficulty"]["trials"] == [TRIALS, 2 * TRIALS] for c in candidates)
     # every candidate judged from the frames LIBERO drew of it and of its seed
     assert {c["critics"]["semantic"]["judged"] for c in candidates} == {"images"}

@@ -329,6 +329,42 @@ def fresh_rows(cycle: dict[str, Any]) -> list[dict[str, Any]]:
     return rows
 
 
+FRESH_COLUMNS = ("candidate judged", "task", "change", "operator", "drop on fresh trials", "re-estimated",
+                 "reference", "semantic", "decision")  # fmt: skip
+
+
+def fresh_caption(view: dict[str, Any]) -> str:
+    """What the every-candidate table's numbers rest on."""
+    blocks = view.get("blocks") or {}
+    where = f" ({span(range(*blocks['gate']))})" if blocks.get("gate") else ""
+    return (
+        f"Every candidate on the gate's fresh trials{where}, the seed and the candidate paired by "
+        "trial; re-estimated on the next block where promoted or sent to review:"
+    )
+
+
+def fresh_cells(view: dict[str, Any]) -> list[list[str]]:
+    """The every-candidate table's cells (`FRESH_COLUMNS`), as both views show them."""
+    out = []
+    for f in view.get("fresh") or []:
+        again = f["estimate"]
+        judged = f"{f['semantic']} ({f['semantic_judged']})" if f.get("semantic_judged") else f["semantic"]
+        out.append(
+            [
+                f["id"],
+                f["task"],
+                f["change"],
+                f["operator"],
+                fresh_text(f),
+                drop_text({**again, "fresh": True}) if again else "—",
+                _pct(f["reference_success"]),
+                judged or "—",
+                f["decision"],
+            ]
+        )
+    return out
+
+
 def fresh_text(row: dict[str, Any]) -> str:
     """`+0.50 (83% → 33%, n 6: 3 seed-only, 0 candidate-only, p 0.12)`: a candidate's drop on
     the gate's fresh trials."""
@@ -423,27 +459,9 @@ def markdown(benchmark: str | None = None, store: Store | None = None) -> str:
         if rejected_text(view):
             lines += ["", rejected_text(view)]
         if view.get("fresh"):
-            blocks = view.get("blocks") or {}
-            where = f" ({span(range(*blocks['gate']))})" if blocks.get("gate") else ""
-            lines += [
-                "",
-                f"Every candidate on the gate's fresh trials{where}, the seed and the candidate paired "
-                "by trial; re-estimated on the next block where promoted or sent to review:",
-                "",
-                "| candidate judged | task | change | operator | drop on fresh trials | re-estimated | reference "
-                "| semantic | decision |",
-                "|---|---|---|---|---|---|---|---|---|",
-            ]
-            for f in view["fresh"]:
-                again = f["estimate"]
-                judged = (
-                    f"{f['semantic']} ({f['semantic_judged']})" if f.get("semantic_judged") else f["semantic"]
-                )
-                lines.append(
-                    f"| {f['id']} | {f['task']} | {f['change']} | {f['operator']} | {fresh_text(f)} | "
-                    f"{drop_text({**again, 'fresh': True}) if again else '—'} | "
-                    f"{_pct(f['reference_success'])} | {judged or '—'} | {f['decision']} |"
-                )
+            lines += ["", fresh_caption(view), "", "| " + " | ".join(FRESH_COLUMNS) + " |"]
+            lines.append("|" + "---|" * len(FRESH_COLUMNS))
+            lines += ["| " + " | ".join(cells) + " |" for cells in fresh_cells(view)]
         if view["promoted"]:
             lines += [
                 "",
