@@ -186,6 +186,7 @@ class LiberoEnv:
         self.metadata = {"render_fps": CONTROL_HZ}
         self.replay = _RandomReplay(env_seed)
         self.succeeded = False
+        self.info: dict[str, Any] = {}
         self._geoms: tuple[Any, dict[str, np.ndarray], list[str]] | None = None
         # the next episode's condition variant (`seq.shelf.libero_variants`), set by the benchmark
         self.variant: dict[str, Any] = {}
@@ -262,6 +263,7 @@ class LiberoEnv:
         finally:
             self._gate.drawing = True
         self.succeeded = False
+        self.info = {}
         return self.observation(raw), {}
 
     def _init_state(self, episode: int) -> np.ndarray:
@@ -287,7 +289,8 @@ class LiberoEnv:
     def step(self, action: Any) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:
         raw, reward, done, info = self.env.step(np.asarray(action, dtype=np.float64))
         self.succeeded = bool(done)
-        return self.observation(raw), float(reward), bool(done), False, {**info, **self.progress()}
+        self.info = {**info, **self.progress()}  # kept: traces read an env's last `info` here
+        return self.observation(raw), float(reward), bool(done), False, self.info
 
     def observation(self, raw: dict[str, Any]) -> dict[str, Any]:
         """seq's observation from robosuite's (module doc)."""
