@@ -88,10 +88,17 @@ def test_the_report_says_failures_of_how_many_and_why_candidates_were_rejected(e
     assert {part.split(" ×")[0] for part in line[len("Rejected by: ") : -1].split(", ")} == gates
     # a promoted candidate's gate (p on 6 fresh pairs), its drop re-estimated with its pairs (6)
     # and the reference's rate with its n (1)
-    promoted = [row for row in md.splitlines() if row.startswith("| y1c")]
+    lines = md.splitlines()
+    start = lines.index(next(line for line in lines if line.startswith("| candidate | task | change |")))
+    promoted = [row for row in lines[start + 2 :] if row.startswith("| y1c")]
     shown = r"\| p [0-9.e-]+ \(n 6\) \| \d+% → \d+% \| [+-]\d\.\d\d \[.*\] \(n 6\) \| 100% \(n 1\) \|$"
     assert promoted and all(re.search(shown, row) for row in promoted)
     assert "one-sided exact McNemar p ≤ 0.05" in md and "re-estimated on trials 12–17" in md
+    # every candidate, promoted or not, with its drop on the fresh trials (6 pairs) and decision
+    judged = [row for row in lines[:start] if row.startswith("| y1c")]
+    fresh = r"\| [+-]\d\.\d\d \(\d+% → \d+%, n 6: \d seed-only, \d candidate-only, p [0-9.e-]+\) \|"
+    assert len(judged) == len(first["candidates"]) and all(re.search(fresh, row) for row in judged)
+    assert {row.rstrip(" |").rsplit("| ", 1)[-1] for row in judged} <= {"promote", "review", "reject"}
     html = home / "r.html"
     assert run_cli("evolve", "report", "--html", str(html), env=env).returncode == 0
     assert line in html.read_text() and "100% (n 1)" in html.read_text()

@@ -91,6 +91,8 @@ def test_the_html_report_shows_the_markdown_numbers_offline(evolved, monkeypatch
     assert promoted and [row[:9] for row in html_promoted] == promoted
     operators = _markdown_rows(markdown, "| operator | promote |")
     assert parsed.tables["operators-1"][1:] == operators
+    fresh = _markdown_rows(markdown, "| candidate judged |")  # every candidate on fresh trials
+    assert fresh and parsed.tables["fresh-1"][1:] == fresh
 
     monkeypatch.setenv("SEQ_HOME", env["SEQ_HOME"])
     import seq.evolve

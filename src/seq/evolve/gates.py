@@ -6,7 +6,8 @@ Each critic gives a verdict (`pass`, `fail`, `deferred` or `skipped`) with its e
 - robustness: the candidate separates the reference from the target by at least `separation`;
 - solvability: the reference succeeds on at least `solvable` of its episodes;
 - semantic: an LLM judge (an OpenAI-compatible endpoint) finds the variant a fair version of the
-  task; `deferred` when it does not answer in time, `skipped` without an endpoint.
+  task, judging the first frames of the seed and the variant as rendered (`seq.evolve.frames`);
+  `deferred` when it does not answer in time, `skipped` without an endpoint.
 
 The gates, with their thresholds (`Thresholds`): difficulty (the target's success on the seed
 condition minus on the candidate, on fresh trials paired by act seed, at least `drop`, and the
@@ -22,7 +23,7 @@ as evidence.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -89,28 +90,52 @@ def rate(outcomes: Sequence[float]) -> float:
     return sum(outcomes) / len(outcomes) if outcomes else math.nan
 
 
-def semantic(endpoint: Endpoint | None, task: str, condition: Condition, base: Condition) -> dict[str, Any]:
-    """The LLM judge's verdict on a variant (its instruction and changes against the seed's)."""
+def semantic(
+    endpoint: Endpoint | None,
+    task: str,
+    condition: Condition,
+    base: Condition,
+    images: Mapping[str, bytes] | None = None,
+    missing: str | None = None,
+) -> dict[str, Any]:
+    """The LLM judge's verdict on a variant. With `images` (`seed` and `variant`: each condition's
+    first frame as PNG, `seq.evolve.frames`) the judge sees both scenes, the seed's first, and the
+    changes as words beside them; without (`missing` says why), the words alone. The evidence
+    says which it judged."""
     if endpoint is None:
         return {"verdict": "skipped", "reason": "no endpoint configured"}
     changes = {k: v for k, v in condition.extra.items() if base.extra.get(k) != v}
+    shown = [name for name in ("seed", "variant") if images and name in images]
+    pictures = (
+        " The images are the first frame of the seed condition, then of the variant, from the "
+        "benchmark's camera: judge the scene you see (is the task's object still there, reachable, "
+        "not buried or hidden?)."
+        if shown == ["seed", "variant"]
+        else ""
+    )
     question = (
         f"Task: {task}. Seed condition: {dict(base.extra)} (max_steps {base.max_steps}). "
-        f"Variant changes: {changes} (max_steps {condition.max_steps}). Is the variant still a fair, "
-        'coherent version of the task? Reply with JSON {"verdict": "ok"|"reject", "reason": "..."}.'
+        f"Variant changes: {changes} (max_steps {condition.max_steps}).{pictures} Is the variant still "
+        'a fair, coherent version of the task? Reply with JSON {"verdict": "ok"|"reject", "reason": "..."}.'
+    )
+    sent = [images[name] for name in shown] if pictures and images else []
+    seen: dict[str, Any] = (
+        {"judged": "images", "images": shown}
+        if sent
+        else {"judged": "description", "images": [], "no_images": missing or "no frame was drawn"}
     )
     try:
-        reply = endpoint.ask("You judge robot benchmark variants.", question)
+        reply = endpoint.ask("You judge robot benchmark variants.", question, sent)
     except Deferred as why:
-        return {"verdict": "deferred", "reason": str(why)}
+        return {"verdict": "deferred", "reason": str(why), **seen}
     import json
 
     try:
         parsed = json.loads(reply)
         verdict = "pass" if str(parsed.get("verdict", "")).lower() == "ok" else "fail"
-        return {"verdict": verdict, "reason": str(parsed.get("reason", ""))[:300]}
+        return {"verdict": verdict, "reason": str(parsed.get("reason", ""))[:300], **seen}
     except (ValueError, AttributeError):
-        return {"verdict": "deferred", "reason": f"unreadable reply: {reply[:120]!r}"}
+        return {"verdict": "deferred", "reason": f"unreadable reply: {reply[:120]!r}", **seen}
 
 
 def critics(

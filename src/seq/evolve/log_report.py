@@ -290,7 +290,91 @@ def cycle_view(cycle: dict[str, Any], store: Store) -> dict[str, Any]:
             for op in sorted({c["operator"] for c in candidates})
         ],
         "promoted": promoted_rows(cycle),
+        "fresh": fresh_rows(cycle),
     }
+
+
+def fresh_rows(cycle: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every candidate judged, with the target's rates and drop on the gate's fresh trials (the
+    seed and the candidate on the same trials, paired), its exact test, the decision, and for
+    those promoted or sent to review the drop re-estimated on the next block of trials. A
+    rejected candidate's drop is shown too: the table is every candidate, not the ones chosen."""
+    rows = []
+    for c in cycle.get("candidates", []):
+        hard, again = c["difficulty"], c.get("estimate")
+        semantic = (c.get("critics") or {}).get("semantic") or {}
+        rows.append(
+            {
+                "id": c["id"],
+                "task": c["condition"]["task"],
+                "change": change(c),
+                "operator": c["operator"],
+                "decision": c["decision"],
+                "trials": hard.get("trials"),
+                "seed_success": hard.get("seed_success"),
+                "candidate_success": hard.get("candidate_success"),
+                "drop": hard.get("drop"),
+                "pairs": hard.get("pairs"),
+                "seed_only": hard.get("seed_only"),
+                "candidate_only": hard.get("candidate_only"),
+                "p_value": hard.get("p_value"),
+                "estimate": None
+                if again is None
+                else {k: again.get(k) for k in ("drop", "low", "high", "pairs")},
+                "reference_success": c.get("reference_success"),
+                "semantic": semantic.get("verdict"),
+                "semantic_judged": semantic.get("judged"),
+            }
+        )
+    return rows
+
+
+FRESH_COLUMNS = ("candidate judged", "task", "change", "operator", "drop on fresh trials", "re-estimated",
+                 "reference", "semantic", "decision")  # fmt: skip
+
+
+def fresh_caption(view: dict[str, Any]) -> str:
+    """What the every-candidate table's numbers rest on."""
+    blocks = view.get("blocks") or {}
+    where = f" ({span(range(*blocks['gate']))})" if blocks.get("gate") else ""
+    return (
+        f"Every candidate on the gate's fresh trials{where}, the seed and the candidate paired by "
+        "trial; re-estimated on the next block where promoted or sent to review:"
+    )
+
+
+def fresh_cells(view: dict[str, Any]) -> list[list[str]]:
+    """The every-candidate table's cells (`FRESH_COLUMNS`), as both views show them."""
+    out = []
+    for f in view.get("fresh") or []:
+        again = f["estimate"]
+        judged = f"{f['semantic']} ({f['semantic_judged']})" if f.get("semantic_judged") else f["semantic"]
+        out.append(
+            [
+                f["id"],
+                f["task"],
+                f["change"],
+                f["operator"],
+                fresh_text(f),
+                drop_text({**again, "fresh": True}) if again else "—",
+                _pct(f["reference_success"]),
+                judged or "—",
+                f["decision"],
+            ]
+        )
+    return out
+
+
+def fresh_text(row: dict[str, Any]) -> str:
+    """`+0.50 (83% → 33%, n 6: 3 seed-only, 0 candidate-only, p 0.12)`: a candidate's drop on
+    the gate's fresh trials."""
+    if row.get("drop") is None or row.get("pairs") in (None, 0):
+        return "no fresh pairs"
+    return (
+        f"{row['drop']:+.2f} ({_pct(row['seed_success'])} → {_pct(row['candidate_success'])}, "
+        f"n {row['pairs']}: "
+        f"{row['seed_only']} seed-only, {row['candidate_only']} candidate-only, p {row['p_value']:.2g})"
+    )
 
 
 def report_data(benchmark: str | None = None, store: Store | None = None) -> dict[str, Any]:
@@ -374,6 +458,10 @@ def markdown(benchmark: str | None = None, store: Store | None = None) -> str:
             lines.append(f"| {op['operator']} | {op['promote']} | {op['review']} | {op['reject']} |")
         if rejected_text(view):
             lines += ["", rejected_text(view)]
+        if view.get("fresh"):
+            lines += ["", fresh_caption(view), "", "| " + " | ".join(FRESH_COLUMNS) + " |"]
+            lines.append("|" + "---|" * len(FRESH_COLUMNS))
+            lines += ["| " + " | ".join(cells) + " |" for cells in fresh_cells(view)]
         if view["promoted"]:
             lines += [
                 "",

@@ -15,11 +15,14 @@ from pathlib import Path
 from typing import Any
 
 from seq.evolve.log_report import (
+    FRESH_COLUMNS,
     NO_EVOLVED_SLICE,
     SLICES,
     _pct,
     drop_text,
     failed_text,
+    fresh_caption,
+    fresh_cells,
     gate_text,
     gates_text,
     interval_text,
@@ -105,6 +108,9 @@ def render_html(benchmark: str | None = None, store: Store | None = None) -> str
         gate_text=gate_text,
         gates_text=gates_text,
         promoted_caption=promoted_caption,
+        fresh_caption=fresh_caption,
+        fresh_cells=fresh_cells,
+        fresh_columns=FRESH_COLUMNS,
         unjudged_text=unjudged_text,
         no_evolved_slice=NO_EVOLVED_SLICE,
         reference_text=reference_text,

@@ -126,7 +126,8 @@ class HorizonChange:
 @dataclass(frozen=True)
 class DistractorInjection:
     """Adds a distractor object near the condition's object: one in the way (part of the way to
-    the goal) and one beside it at an angle seeded by the condition, each shape in turn."""
+    the goal) and one beside it at an angle seeded by the condition, each kind in turn. The kinds
+    are the benchmark's `objects` (LIBERO: objects of its asset set) or `shapes` (MetaWorld)."""
 
     name: str = "distractor"
 
@@ -135,7 +136,7 @@ class DistractorInjection:
     ) -> list[Condition]:
         if condition.extra.get("distractor"):
             return []  # one distractor a scene
-        shapes = tuple(how.get("shapes", ("box",)))
+        shapes = tuple(how.get("objects") or how.get("shapes") or ("box",))
         beside = float(how.get("beside_m", 0.07))
         rng = np.random.default_rng(condition.seed + 104729)
         out = []

@@ -18,6 +18,7 @@ from seq.capture.trace import read_trace
 from seq.evolve.detectors import Baseline, peak_forces
 from seq.evolve.evals import Settings, evaluate, identity, outcomes
 from seq.evolve.evidence import TrialBlocks, difficulty, estimate, reference_evidence
+from seq.evolve.frames import Frames, first_frames
 from seq.evolve.gates import PROMOTE, REVIEW, critics, decide, novelty, rate, semantic
 from seq.evolve.llm import Endpoint
 from seq.evolve.operators import Candidate
@@ -44,6 +45,14 @@ def episodes_to_validate(candidates: Sequence[Candidate], settings: Settings) ->
 def _runs(found: dict[int, tuple[float, Any]]) -> dict[int, float | None]:
     """trial → success, None where the episode errored."""
     return {trial: (success if episode.ok else None) for trial, (success, episode) in found.items()}
+
+
+def _images(frames: Frames, seed: Condition, condition: Condition) -> tuple[dict[str, bytes], str | None]:
+    """The seed's and the candidate's first frames, and why any is missing."""
+    keys = {"seed": seed.key, "variant": condition.key}
+    found = {name: frames.images[key] for name, key in keys.items() if key in frames.images}
+    why = [f"{n}: {frames.missing.get(key, 'not drawn')}" for n, key in keys.items() if n not in found]
+    return found, "; ".join(why) or None
 
 
 def _staging(
@@ -81,6 +90,11 @@ def validate(
     reference_eval = evaluate(cycle["reference"], staging, [suite], settings, settings.reference_trials,
                               settings.reference_params, store, narrow=False)  # fmt: skip
     cycle["validation_evals"] = {"target": target_eval, "reference": reference_eval}
+    frames = Frames()
+    if endpoint is not None:  # the semantic critic judges the scenes as drawn
+        frames = first_frames(cycle["reference"], staging, [suite, seed_suite], settings,
+                              settings.reference_params, store)  # fmt: skip
+        cycle["validation_evals"]["frames"] = frames.eval_id
     chosen, target, reference = (outcomes(e, store) for e in (cycle["eval_ids"], target_eval, reference_eval))
     types = {c.id: c.type for c in clusters}
     out = []
@@ -108,7 +122,13 @@ def validate(
             peak,
             base.get(candidate.condition.task, Baseline()).peak_force,
             t,
-            semantic(endpoint, candidate.condition.task, candidate.condition, candidate.seed),
+            semantic(
+                endpoint,
+                candidate.condition.task,
+                candidate.condition,
+                candidate.seed,
+                *_images(frames, candidate.seed, candidate.condition),
+            ),
         )
         distance = novelty(candidate.condition, existing, default_steps)
         decision, reasons = decide(hard, verdicts, distance, t)

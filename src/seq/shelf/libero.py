@@ -26,8 +26,10 @@ declares an image of its own, built with uv by the first eval and cached after.
   (256) and `fast_render` (off: cameras drawn without multisampling, shadows or reflections,
   faster, other pixels). `seq.shelf.libero_env` says what an episode does.
 - `success` is LIBERO's own check; an episode ends at the first success.
-- `seq evolve` may move the goal's objects and shorten the horizon
-  (`seq.shelf.libero_variants`: a condition's `extra`, `EVOLVE_OPERATORS`).
+- `seq evolve` may move the goal's objects, shorten the horizon and add one of LIBERO's objects
+  as a distractor (`seq.shelf.libero_variants`: a condition's `extra`, `EVOLVE_OPERATORS`).
+- Each step's `info` holds `grasp_success` and `obj_to_target` where the goal moves an object
+  (`seq.shelf.libero_env`), for `seq evolve`'s failure detectors.
 """
 
 from __future__ import annotations
@@ -38,7 +40,7 @@ import seq
 from seq.shelf import libero_plus
 from seq.shelf.libero_env import ObsMode
 from seq.shelf.libero_tasks import SUITES
-from seq.shelf.libero_variants import EVOLVE_OPERATORS, check_variant
+from seq.shelf.libero_variants import EVOLVE_OPERATORS, check_variant, distractor_of
 
 STANDARD_MAX_STEPS = {
     "libero_spatial": 220,
@@ -146,6 +148,29 @@ INSTRUCTIONS.update(
 )
 
 
+def _variation(suite: str) -> str | None:
+    base = base_suite(suite)
+    return None if suite == base else suite[len(base) + 1 :]
+
+
+# A task and its variation name one LIBERO suite: where a condition's `suite` is a grouping of
+# seq's own (an evolved version's `evolved-y1`, evolve's staging suites), this finds LIBERO's.
+_SUITE_OF = {(name, _variation(suite)): suite for (suite, name) in INSTRUCTIONS if suite in OFFERED}
+
+
+def libero_suite(variant: seq.Condition) -> str:
+    """The LIBERO suite a condition's task comes from: its `suite` where that is LIBERO's, else
+    the one suite holding its task under its variation."""
+    if variant.suite in OFFERED:
+        return str(variant.suite)
+    try:
+        return _SUITE_OF[variant.task, variant.variation]
+    except KeyError:
+        raise ValueError(
+            f"libero: no LIBERO suite has task {variant.task!r} (variation {variant.variation})."
+        ) from None
+
+
 class _Libero(seq.Benchmark):
     """The hooks both LIBERO benchmarks share; they differ only in their image."""
 
@@ -162,13 +187,15 @@ class _Libero(seq.Benchmark):
     ) -> None:
         self.obs, self.env_seed, self.resolution = obs_mode, env_seed, resolution
         self.fast_render = fast_render
-        self.envs: dict[tuple[str, str], Any] = {}
+        self.envs: dict[tuple[str, str, str], Any] = {}
 
     @seq.reset
     def reset(self, seed: int, variant: seq.Condition) -> Any:
         from seq.shelf.libero_env import LiberoEnv
 
-        key = (str(variant.suite), variant.task)
+        extra = check_variant(variant.extra)
+        distractor = distractor_of(extra)  # another scene: an env of its own
+        key = (libero_suite(variant), variant.task, distractor or "")
         if key not in self.envs:
             # One task's env at a time with cameras: each holds its textures in OpenGL.
             if self.obs != "state":
@@ -176,9 +203,14 @@ class _Libero(seq.Benchmark):
                     self.envs.pop(old).close()
             make = libero_plus.plus_env_class() if key[0] in libero_plus.PLUS_SUITES else LiberoEnv
             self.envs[key] = make(
-                *key, obs=self.obs, env_seed=self.env_seed, resolution=self.resolution, fast=self.fast_render
+                *key[:2],
+                obs=self.obs,
+                env_seed=self.env_seed,
+                resolution=self.resolution,
+                fast=self.fast_render,
+                distractor=distractor,
             )
-        self.envs[key].variant = check_variant(variant.extra)
+        self.envs[key].variant = extra
         return self.envs[key]
 
     @seq.check
@@ -187,7 +219,7 @@ class _Libero(seq.Benchmark):
         return seq.Step(done=success >= 1.0, metrics={"success": success})
 
     def instruction(self, variant: seq.Condition) -> str:
-        return INSTRUCTIONS[str(variant.suite), variant.task]
+        return INSTRUCTIONS[libero_suite(variant), variant.task]
 
 
 _DECLARATION: dict[str, Any] = dict(

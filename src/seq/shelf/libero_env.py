@@ -28,9 +28,19 @@ Observations (`obs_mode`, a setup parameter of the benchmark):
   file (`[["on", "akita_black_bowl_1", "plate_1"]]`).
 - `all`: both.
 
-Success is LIBERO's own `_check_success()` (the `done` its `step` returns). Actions are LIBERO's:
+Success is LIBERO's own `_check_success()` (the `done` its `step` returns). Each step's `info`
+adds what the failure detectors of `seq evolve` read, from the sim, where the task's goal names
+an object to move (`On`/`In` goals; not a knob to turn or a drawer to open): `grasp_success` (1.0
+while both of the gripper's finger pads touch that object: robosuite's own `_check_grasp`) and
+`obj_to_target` (metres, on the table's plane, from that object to what it must end on or in: its
+receptacle's body, or the goal region's site). Actions are LIBERO's:
 7 numbers in [-1, 1], OSC_POSE deltas and a gripper command (-1 open, +1 closed), passed as
 given (vla-eval turns the gripper into ±1 first; openpi's client does not).
+
+`distractor` (an object of `seq.shelf.libero_variants.DISTRACTORS`) builds the scene from the task's
+BDDL file with that object added (`libero_variants.distractor_scene`); the task's init states,
+which do not hold it, set every other body, and the distractor is put where the variant says
+before the wait steps.
 
 `fast=True` (the benchmark's `fast_render`, off by default) draws the cameras without
 multisampling, shadows or reflections: other pixels (edges, shading), faster on a CPU; measured
@@ -46,7 +56,9 @@ from __future__ import annotations
 import contextlib
 import io
 import os
+import shutil
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any, Literal, get_args
 
@@ -131,6 +143,7 @@ class LiberoEnv:
         env_seed: int = ENV_SEED,
         resolution: int = RESOLUTION,
         fast: bool = False,
+        distractor: str | None = None,
     ) -> None:
         if obs not in OBS_MODES:
             raise ValueError(f"libero: obs must be one of {', '.join(OBS_MODES)}, got {obs!r}.")
@@ -139,6 +152,8 @@ class LiberoEnv:
         self.suite, self.task, self.obs_mode = suite, task, obs
         self.cameras = obs != "state"
         self._quat2axisangle = quat2axisangle
+        self.distractor = distractor
+        self._folder: str | None = None  # a distractor's scene file is written here
         self.env, self.init_states, self.instruction = self._open(suite, task, resolution)
         self._context = KeptRenderContext(self.env.env, fast=fast and self.cameras)
         self._gate = CameraGate(self.env.env, list(CAMERAS.values()) if self.cameras else [], resolution)
@@ -151,9 +166,42 @@ class LiberoEnv:
         self.metadata = {"render_fps": CONTROL_HZ}
         self.replay = _RandomReplay(env_seed)
         self.succeeded = False
-        self._geoms: tuple[Any, dict[str, np.ndarray]] | None = None
+        self.info: dict[str, Any] = {}
+        self._geoms: tuple[Any, dict[str, np.ndarray], list[str]] | None = None
         # the next episode's condition variant (`seq.shelf.libero_variants`), set by the benchmark
         self.variant: dict[str, Any] = {}
+        self._progress = self._goal_progress()
+
+    def _goal_progress(self) -> tuple[Any, Any] | None:
+        """The goal's object and where its target is read from (a site or a body), for `info`'s
+        `grasp_success` and `obj_to_target`; None for a goal that moves no object."""
+        from seq.shelf.libero_variants import goal_objects, goal_target
+
+        env = self.env.env
+        moved, _ = goal_objects(env)
+        if moved is None:
+            return None
+        region = str(env.parsed_problem["goal_state"][0][2])
+        sites = {env.sim.model.site_id2name(i) for i in range(env.sim.model.nsite)}
+        target = goal_target(env)
+        if region in sites:
+            where: Any = ("site", region)
+        elif target is not None and target in env.obj_body_id:
+            where = ("body", env.obj_body_id[target])
+        else:
+            return None
+        return moved, where
+
+    def progress(self) -> dict[str, float]:
+        """`grasp_success` and `obj_to_target` now (module doc); empty for a goal without an object."""
+        if self._progress is None:
+            return {}
+        env, (moved, (kind, where)) = self.env.env, self._progress
+        data = env.sim.data
+        target = data.get_site_xpos(where) if kind == "site" else data.body_xpos[where]
+        held = env._check_grasp(gripper=env.robots[0].gripper, object_geoms=env.objects_dict[moved])
+        gap = np.asarray(data.body_xpos[env.obj_body_id[moved]][:2]) - np.asarray(target[:2])
+        return {"grasp_success": float(held), "obj_to_target": float(np.linalg.norm(gap))}
 
     def _open(self, suite: str, task: str, resolution: int) -> tuple[Any, Any, str]:
         """LIBERO's control env of the task, its init states and its instruction."""
@@ -164,8 +212,16 @@ class LiberoEnv:
         from libero.libero.envs.env_wrapper import ControlEnv
 
         index = names.index(task)
+        bddl = benchmark.get_task_bddl_file_path(index)
+        if self.distractor is not None:  # the task's scene with one more object, in a file of its own
+            from seq.shelf.libero_variants import distractor_scene
+
+            folder = self._folder = tempfile.mkdtemp(prefix="seq-libero-")
+            scene = Path(folder) / Path(bddl).name
+            scene.write_text(distractor_scene(Path(bddl).read_text(), self.distractor))
+            bddl = str(scene)
         env = ControlEnv(
-            bddl_file_name=benchmark.get_task_bddl_file_path(index),
+            bddl_file_name=bddl,
             camera_heights=resolution,
             camera_widths=resolution,
             use_camera_obs=self.cameras,
@@ -199,23 +255,47 @@ class LiberoEnv:
             np.random.set_state(self.replay.before(episode, self.env.reset))
             self.env.reset()
             self.replay.remember(episode + 1)
-            raw = self.env.set_init_state(self.init_states[episode])
+            raw = self.env.set_init_state(self._init_state(episode))
             if self.variant:
-                from seq.shelf.libero_variants import apply_variant
+                from seq.shelf.libero_variants import apply_variant, place_distractor
 
                 apply_variant(self.env.env, self.task, self.variant)
+                if self.distractor is not None:
+                    place_distractor(self.env.env, self._boxes, self.task, self.variant)
             for wait in range(WAIT_STEPS):
                 self._gate.drawing = wait == WAIT_STEPS - 1  # the images the policy will see
                 raw, _, _, _ = self.env.step(list(DUMMY_ACTION))
         finally:
             self._gate.drawing = True
         self.succeeded = False
+        self.info = {}
         return self.observation(raw), {}
+
+    def _init_state(self, episode: int) -> np.ndarray:
+        """The task's init state `episode`; with a distractor, the same with the distractor's pose
+        (where the reset just put it) and zero velocity spliced in at its joint's place."""
+        state = np.asarray(self.init_states[episode], dtype=np.float64)
+        if self.distractor is None:
+            return state
+        from seq.shelf.libero_variants import DISTRACTOR
+
+        sim = self.env.env.sim
+        joint = self.env.env.objects_dict[DISTRACTOR].joints[-1]
+        (q0, q1), (v0, v1) = sim.model.get_joint_qpos_addr(joint), sim.model.get_joint_qvel_addr(joint)
+        nq, nv = sim.model.nq, sim.model.nv
+        if len(state) != 1 + nq - (q1 - q0) + nv - (v1 - v0):
+            raise ValueError(f"libero: {self.task}'s init state does not fit its scene with a distractor.")
+        qpos, qvel = state[1 : 1 + nq - (q1 - q0)], state[1 + nq - (q1 - q0) :]
+        pose = np.array(sim.data.qpos[q0:q1], dtype=np.float64)
+        qpos = np.concatenate([qpos[:q0], pose, qpos[q0:]])
+        qvel = np.concatenate([qvel[:v0], np.zeros(v1 - v0), qvel[v0:]])
+        return np.concatenate([state[:1], qpos, qvel])
 
     def step(self, action: Any) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:
         raw, reward, done, info = self.env.step(np.asarray(action, dtype=np.float64))
         self.succeeded = bool(done)
-        return self.observation(raw), float(reward), bool(done), False, info
+        self.info = {**info, **self.progress()}  # kept: traces read an env's last `info` here
+        return self.observation(raw), float(reward), bool(done), False, self.info
 
     def observation(self, raw: dict[str, Any]) -> dict[str, Any]:
         """seq's observation from robosuite's (module doc)."""
@@ -250,7 +330,7 @@ class LiberoEnv:
         import mujoco
 
         model, data = self.sim.model._model, self.sim.data._data
-        if self._geoms is None or self._geoms[0] is not model:
+        if self._geoms is None or self._geoms[0] is not model or self._geoms[2] != names:
             owner: dict[str, list[int]] = {}
             for geom in range(model.ngeom):
                 if model.geom_contype[geom] == 0 and model.geom_conaffinity[geom] == 0:
@@ -259,7 +339,7 @@ class LiberoEnv:
                 for name in names:
                     if body == name or body.startswith(name + "_"):
                         owner.setdefault(name, []).append(geom)
-            self._geoms = (model, {name: np.array(ids) for name, ids in owner.items()})
+            self._geoms = (model, {name: np.array(ids) for name, ids in owner.items()}, list(names))
         boxes = {}
         for name, ids in self._geoms[1].items():
             rotation = data.geom_xmat[ids].reshape(-1, 3, 3)
@@ -276,3 +356,5 @@ class LiberoEnv:
         if getattr(self.env, "env", None) is not None:
             self._context.release()
             self.env.close()
+        if self._folder is not None:
+            shutil.rmtree(self._folder, ignore_errors=True)

@@ -276,6 +276,8 @@ def plus_env_class() -> type:
         def _open(self, suite: str, task: str, resolution: int) -> tuple[Any, Any, str]:
             if suite not in PLUS_SUITES or task not in dict(tasks(suite)):
                 raise ValueError(f"libero: suite {suite} has no task {task!r}.")
+            if self.distractor is not None:
+                raise ValueError(f"libero: {suite} is LIBERO-plus's scene; it takes no distractor.")
             bddl, init = files_of(suite, task)
             env = PlusControlEnv(task, bddl, resolution, self.cameras)
             return env, load_states(init), str(env.language_instruction)
