@@ -8,8 +8,6 @@ from __future__ import annotations
 import base64
 import io
 import json
-import socket
-import threading
 import time
 
 import numpy as np
@@ -18,10 +16,9 @@ import pytest
 pytest.importorskip("openai")
 uvicorn = pytest.importorskip("uvicorn")
 Image = pytest.importorskip("PIL.Image")
-from starlette.applications import Starlette  # noqa: E402
+from chat_endpoint import chat_endpoint, chat_reply  # noqa: E402
 from starlette.requests import Request  # noqa: E402
 from starlette.responses import JSONResponse  # noqa: E402
-from starlette.routing import Route  # noqa: E402
 
 import seq.evolve  # noqa: E402
 from seq.authoring.conditions import Condition  # noqa: E402
@@ -80,34 +77,13 @@ async def completions(request: Request) -> JSONResponse:
         content = json.dumps({"verdict": verdict, "reason": f"saw {len(images)} images {sizes}"})
     else:
         content = json.dumps({"verdict": "ok", "reason": "a moved goal is still the same task"})
-    return JSONResponse(
-        {
-            "id": "chatcmpl-1",
-            "object": "chat.completion",
-            "created": int(time.time()),
-            "model": body["model"],
-            "choices": [
-                {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": content}}
-            ],
-            "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
-        }
-    )
+    return chat_reply(body["model"], content)
 
 
 @pytest.fixture(scope="module")
 def base_url():
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    app = Starlette(routes=[Route("/v1/chat/completions", completions, methods=["POST"])])
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="error"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    while not server.started:
-        time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}/v1"
-    server.should_exit = True
-    thread.join(5)
+    with chat_endpoint(completions) as url:
+        yield url
 
 
 SEED = Condition("push-v3", 1)

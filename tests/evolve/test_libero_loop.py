@@ -13,9 +13,6 @@ from __future__ import annotations
 import base64
 import io
 import json
-import socket
-import threading
-import time
 from pathlib import Path
 
 import numpy as np
@@ -24,10 +21,9 @@ from conftest import run_cli
 
 uvicorn = pytest.importorskip("uvicorn")
 Image = pytest.importorskip("PIL.Image")
-from starlette.applications import Starlette  # noqa: E402
+from chat_endpoint import chat_endpoint, chat_reply  # noqa: E402
 from starlette.requests import Request  # noqa: E402
 from starlette.responses import JSONResponse  # noqa: E402
-from starlette.routing import Route  # noqa: E402
 
 from seq.shelf.libero_tasks import SUITES  # noqa: E402
 
@@ -52,34 +48,13 @@ async def completions(request: Request) -> JSONResponse:
     drawn = len(images) == 2 and images[0].shape == images[1].shape and all(i.std() > 10 for i in images)
     reason = f"saw {len(images)} frames {[i.shape for i in images]}"
     reply = json.dumps({"verdict": "ok" if drawn else "reject", "reason": reason})
-    return JSONResponse(
-        {
-            "id": "chatcmpl-1",
-            "object": "chat.completion",
-            "created": int(time.time()),
-            "model": body["model"],
-            "choices": [
-                {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": reply}}
-            ],
-            "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
-        }
-    )
+    return chat_reply(body["model"], reply)
 
 
 @pytest.fixture(scope="module")
 def endpoint():
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    app = Starlette(routes=[Route("/v1/chat/completions", completions, methods=["POST"])])
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="error"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    while not server.started:
-        time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}/v1"
-    server.should_exit = True
-    thread.join(5)
+    with chat_endpoint(completions) as url:
+        yield url
 
 
 def test_one_cycle_on_libero_from_the_command_line(tmp_path, endpoint):
