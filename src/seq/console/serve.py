@@ -58,7 +58,8 @@ def serve(
     allow_hosts: Sequence[str] = (),
 ) -> None:
     """Serve the console at http://127.0.0.1:PORT until interrupted; `on_ready(url)` is called
-    just before it starts listening (the port was free a moment before). Requests for a host
+    once it listens, with its Ctrl-C handling in place (a Ctrl-C before that could land in an
+    import still under way, where Python ignores it). Requests for a host
     other than loopback's and `allow_hosts` are refused (DNS rebinding)."""
     app = create_app(record, refresh_s, allow_hosts)
     _check_port(port)
@@ -66,6 +67,11 @@ def serve(
 
     url = f"http://{HOST}:{port}/"
     config = uvicorn.Config(app, host=HOST, port=port, log_level="warning", access_log=False)
-    if on_ready is not None:
-        on_ready(url)
-    uvicorn.Server(config).run()
+
+    class Server(uvicorn.Server):
+        async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+            await super().startup(sockets=sockets)
+            if self.started and on_ready is not None:
+                on_ready(url)
+
+    Server(config).run()
