@@ -92,6 +92,8 @@ def _check_start(directory: Path, path: Path, key: str, start: dict[str, Any], i
         raise SeqInputError(f"{path}: {key}.file: expected {STARTS}/NAME.npz, got {file!r}.")
     if not (directory / file).is_file():
         raise SeqInputError(f"{path}: {key}.file: no {file} in the folder.")
+    if "facts" in start and not isinstance(start["facts"], dict):
+        raise SeqInputError(f"{path}: {key}.facts: expected an object, got {_shown(start['facts'])}.")
 
 
 def _objects(path: Path, key: str, value: Any, at_least: int) -> list[dict[str, Any]]:

@@ -82,6 +82,9 @@ def export_here(
         elif condition.task not in scene["tasks"]:
             scene["tasks"].append(condition.task)
         starts.append(_write_start(mujoco, model, data, out, scene, condition, steps))
+        facts = getattr(env, "port_facts", None)  # what the env says of its start beside physics
+        if callable(facts):
+            starts[-1]["facts"] = facts()
         log(f"  {condition.task} seed {condition.seed}: scene {scene['id']}, "
             f"{starts[-1]['contacts']} contacts")
     manifest = {

@@ -14,7 +14,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +45,7 @@ class Start:
     ref_qpos: np.ndarray
     ref_xpos: np.ndarray
     contacts: int
+    facts: dict[str, Any] = field(default_factory=dict)  # what the env said of it (`port_facts`)
 
 
 def check_counts(seeds: Sequence[int] | None, steps: int | None) -> None:
@@ -104,6 +105,7 @@ def read_start(directory: Path, entry: dict[str, Any]) -> Start:
         ref_qpos=values["ref_qpos"],
         ref_xpos=values["ref_xpos"],
         contacts=int(entry["contacts"]),
+        facts=dict(entry.get("facts", {})),
     )
 
 

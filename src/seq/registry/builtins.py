@@ -17,6 +17,7 @@ BUILTIN_BENCHMARKS: dict[str, tuple[str, str]] = {
     "maniskill": ("seq.shelf.maniskill", "ManiSkill"),
     "libero": ("seq.shelf.libero", "Libero"),
     "libero-compatible": ("seq.shelf.libero", "LiberoCompatible"),
+    "libero-warp": ("seq.shelf.libero_warp", "LiberoWarp"),
 }
 
 BUILTIN_POLICIES: dict[str, tuple[str, str]] = {

@@ -167,7 +167,7 @@ class LiberoEnv:
         self.replay = _RandomReplay(env_seed)
         self.succeeded = False
         self.info: dict[str, Any] = {}
-        self._geoms: tuple[Any, dict[str, np.ndarray], list[str]] | None = None
+        self._geoms: dict[str, Any] = {}  # each object's collision geoms, found once
         # the next episode's condition variant (`seq.shelf.libero_variants`), set by the benchmark
         self.variant: dict[str, Any] = {}
         self._progress = self._goal_progress()
@@ -329,24 +329,16 @@ class LiberoEnv:
         """Each object's world bounding box, from its collision geoms' oriented boxes."""
         import mujoco
 
-        model, data = self.sim.model._model, self.sim.data._data
-        if self._geoms is None or self._geoms[0] is not model or self._geoms[2] != names:
-            owner: dict[str, list[int]] = {}
-            for geom in range(model.ngeom):
-                if model.geom_contype[geom] == 0 and model.geom_conaffinity[geom] == 0:
-                    continue  # visual only
-                body = mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_BODY, model.geom_bodyid[geom]) or ""
-                for name in names:
-                    if body == name or body.startswith(name + "_"):
-                        owner.setdefault(name, []).append(geom)
-            self._geoms = (model, {name: np.array(ids) for name, ids in owner.items()}, list(names))
-        boxes = {}
-        for name, ids in self._geoms[1].items():
-            rotation = data.geom_xmat[ids].reshape(-1, 3, 3)
-            center = data.geom_xpos[ids] + np.einsum("gij,gj->gi", rotation, model.geom_aabb[ids, :3])
-            extent = np.einsum("gij,gj->gi", np.abs(rotation), model.geom_aabb[ids, 3:])
-            boxes[name] = np.concatenate([(center - extent).min(0), (center + extent).max(0)])
-        return boxes
+        from seq.shelf.libero_scene import object_boxes
+
+        return object_boxes(mujoco, self.sim.model._model, self.sim.data._data, names, self._geoms)
+
+    def port_facts(self) -> dict[str, Any]:
+        """What a port needs of this start beside its physics (`seq.shelf.libero_scene`): read by
+        `seq benchmark export` after each reset."""
+        from seq.shelf.libero_scene import scene_facts
+
+        return scene_facts(self.env.env)
 
     def goal(self) -> list[list[str]]:
         """The task's goal as LIBERO parsed it from the BDDL file (e.g. `[["on", "bowl_1", "plate_1"]]`)."""
