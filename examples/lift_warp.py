@@ -34,33 +34,19 @@ image = seq.Image.debian_slim().uv_pip_install("mujoco-warp==4.0.0", "warp-lang=
 with image.imports():
     import mujoco
 
+    from seq.port.osc import axis_angle_matrix, osc_torques
     from seq.port.worlds import WarpWorlds
 
 WORLDS = 10
 SUBSTEPS = 25  # physics steps of 2 ms per 20 Hz control step
 ARM = slice(0, 7)  # the Panda's joints (qpos, qvel and actuators alike), then the two fingers
+JOINTS = np.arange(7)
 FINGERS = slice(7, 9)
-KP, NULL_KP = 150.0, 10.0  # robosuite's OSC_POSE gains (critically damped)
+KP = 150.0  # robosuite's OSC_POSE gain (critically damped)
 POSITION_STEP, ROTATION_STEP = 0.05, 0.5  # an action of 1 moves the goal this far (m, rad)
 GRIPPER_SPEED = 0.2  # PandaGripper: how far one action moves the fingers' command
 TABLE_HEIGHT = 0.8
 SPACE = SimpleNamespace(low=-np.ones(7, np.float32), high=np.ones(7, np.float32), shape=(7,))
-
-
-def orientation_error(desired: np.ndarray, current: np.ndarray) -> np.ndarray:
-    """robosuite's: the rotation from `current` to `desired`, as a 3-vector (small angles)."""
-    return 0.5 * sum(np.cross(current[:, i], desired[:, i]) for i in range(3))
-
-
-def rotation(axis_angle: np.ndarray) -> np.ndarray:
-    """The rotation matrix of an axis-angle vector."""
-    quat, matrix = np.zeros(4), np.zeros(9)
-    angle = float(np.linalg.norm(axis_angle))
-    if angle < 1e-12:
-        return np.eye(3)
-    mujoco.mju_axisAngle2Quat(quat, axis_angle / angle, angle)
-    mujoco.mju_quat2Mat(matrix, quat)
-    return matrix.reshape(3, 3)
 
 
 class Arm:
@@ -116,37 +102,14 @@ class LiftWorlds:
         base = self.host.xmat[self.base].reshape(3, 3)
         eef = self.host.site_xmat[self.site].reshape(3, 3)
         arm.goal_pos = self.host.site_xpos[self.site] + base @ (action[:3] * POSITION_STEP)
-        arm.goal_ori = base @ rotation(action[3:6] * ROTATION_STEP) @ base.T @ eef
+        arm.goal_ori = base @ axis_angle_matrix(mujoco, action[3:6] * ROTATION_STEP) @ base.T @ eef
         arm.gripper = np.clip(arm.gripper + np.array([-1.0, 1.0]) * GRIPPER_SPEED * np.sign(action[6]), -1, 1)
 
     def _control(self, arm: Arm) -> np.ndarray:
-        model, data = self.model, self.host
-        ctrl = np.zeros(model.nu)
+        ctrl = np.zeros(self.model.nu)
         if arm.goal_pos is not None:
-            jac_pos, jac_rot = np.zeros((3, model.nv)), np.zeros((3, model.nv))
-            mujoco.mj_jacSite(model, data, jac_pos, jac_rot, self.site)
-            jac_pos, jac_rot = jac_pos[:, ARM], jac_rot[:, ARM]
-            jac = np.vstack([jac_pos, jac_rot])
-            full = np.zeros((model.nv, model.nv))
-            if hasattr(data, "qM"):  # MuJoCo 3
-                mujoco.mj_fullM(model, full, data.qM)
-            else:  # MuJoCo 4 reads it from the data
-                mujoco.mj_fullM(model, data, full)
-            mass = full[ARM, ARM]
-            joints, velocities = data.qpos[ARM], data.qvel[ARM]
-            kd = 2.0 * np.sqrt(KP)
-            force = KP * (arm.goal_pos - data.site_xpos[self.site]) - kd * (jac_pos @ velocities)
-            ori = orientation_error(arm.goal_ori, data.site_xmat[self.site].reshape(3, 3))
-            torque = KP * ori - kd * (jac_rot @ velocities)
-            inverse = np.linalg.inv(mass)
-            lambda_pos = np.linalg.pinv(jac_pos @ inverse @ jac_pos.T)
-            lambda_ori = np.linalg.pinv(jac_rot @ inverse @ jac_rot.T)
-            lambda_full = np.linalg.pinv(jac @ inverse @ jac.T)
-            nullspace = np.eye(7) - inverse @ jac.T @ lambda_full @ jac
-            wrench = np.concatenate([lambda_pos @ force, lambda_ori @ torque])
-            torques = jac.T @ wrench + data.qfrc_bias[ARM]
-            posture = mass @ (NULL_KP * (arm.start_joints - joints) - 2.0 * np.sqrt(NULL_KP) * velocities)
-            ctrl[ARM] = torques + nullspace.T @ posture
+            ctrl[ARM] = osc_torques(mujoco, self.model, self.host, self.site, JOINTS, JOINTS,
+                                    arm.goal_pos, arm.goal_ori, arm.start_joints, KP)
         low, high = self.low[FINGERS], self.high[FINGERS]
         ctrl[FINGERS] = (high + low) / 2 + (high - low) / 2 * arm.gripper  # GRIP: -1 open, 1 closed
         return np.clip(ctrl, self.low, self.high)

@@ -26,7 +26,7 @@ def axis_angle_matrix(mujoco: Any, axis_angle: np.ndarray) -> np.ndarray:
     """The rotation matrix of an axis-angle vector (robosuite's `quat2mat(axisangle2quat(v))`)."""
     quat, matrix = np.zeros(4), np.zeros(9)
     angle = float(np.linalg.norm(axis_angle))
-    if np.isclose(angle, 0.0):
+    if angle == 0.0:  # robosuite's test: exactly none
         return np.eye(3)
     mujoco.mju_axisAngle2Quat(quat, axis_angle / angle, angle)
     mujoco.mju_quat2Mat(matrix, quat)

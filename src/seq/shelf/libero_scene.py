@@ -28,6 +28,7 @@ JOINT_TESTS = {  # predicate: (the object's method, its ranges' key, all joints 
 }
 ON_TOP_RADIUS = 0.03  # LIBERO's `check_ontop`: centres this close on the table's plane (m)
 UNDER_HEIGHT = 0.10  # LIBERO's site `under`: how far above the region an object may be (m)
+KINDS = ("always", "joint", "on_object", "on_site", "in_site")
 
 
 class UnportableGoal(ValueError):
@@ -48,7 +49,7 @@ def scene_facts(env: Any) -> dict[str, Any]:
         "objects": {obj.name: body[obj.name] for obj in env.objects},
         "fixtures": {name: body[name] for name in sorted(env.fixtures_dict)},
         "goal": goal,
-        "checks": [_compile(env, predicate) for predicate in goal],
+        "checks": [_compiled(env, predicate) for predicate in goal],
         "robot": {
             "arm_joints": list(robot.robot_joints),
             "arm_actuators": [model.actuator_id2name(i) for i in robot._ref_joint_actuator_indexes],
@@ -68,6 +69,15 @@ def scene_facts(env: Any) -> dict[str, Any]:
             "gripper_action": [float(v) for v in np.ravel(robot.gripper.current_action)],
         },
     }
+
+
+def _compiled(env: Any, predicate: list[str]) -> dict[str, Any]:
+    """The check of one goal predicate; one this module cannot write down is kept as `unported`,
+    with why, so that the export goes on and the port refuses that task by name."""
+    try:
+        return _compile(env, predicate)
+    except UnportableGoal as error:
+        return {"kind": "unported", "predicate": predicate, "why": str(error)}
 
 
 def _compile(env: Any, predicate: list[str]) -> dict[str, Any]:
@@ -155,6 +165,11 @@ class GoalChecks:
         return frozenset(self._id(self.mujoco.mjtObj.mjOBJ_GEOM, name) for name in names)
 
     def _bind(self, check: dict[str, Any]) -> dict[str, Any]:
+        if check.get("kind") == "unported":
+            raise UnportableGoal(str(check.get("why")))
+        if check.get("kind") not in KINDS:
+            known = ", ".join(KINDS)
+            raise ValueError(f"libero: a goal check of kind {check.get('kind')!r}; known: {known}.")
         bound = dict(check)
         objects = self.mujoco.mjtObj
         for key in ("object", "target"):
