@@ -44,8 +44,9 @@ ALLOWED: dict[str, set[str]] = {
     "volume": {"isolation", "record"},
     "secret": {"isolation", "record"},
     "deployment": {"record", "registry", "engine"},  # seq.deploy: register, then check
-    # built-in benchmarks and policies, written as a user writes them: `import seq` is their API
-    "shelf": {"seq", "authoring", "capture"},
+    # built-in benchmarks and policies, written as a user writes them: `import seq` is their API,
+    # and a Warp port runs on the port plane's worlds and controllers as a scaffolded port does
+    "shelf": {"seq", "authoring", "capture", "port"},
     "cli": {"authoring", "tf", "record", "capture", "isolation", "registry", "serving", "engine",
             "report", "eval", "image", "volume", "secret", "grid", "console", "scheduling", "port",
             "deployment", "evolve", "seqbench"},
