@@ -59,6 +59,7 @@ def _set(path: str, value: Any) -> Any:
     (_set("starts.0.file", "starts/gone.npz"), "starts[0].file: no starts/gone.npz in the folder"),
     (_set("starts.2.seed", "two"), "starts[2].seed: expected a whole number, got 'two'"),
     (_set("starts.0.scene", "s1"), "starts[0].scene: expected one of the scenes ['s0'], got 's1'"),
+    (_set("starts.0.facts", [1]), "starts[0].facts: expected an object, got [1]"),
     (_set("steps", -3), "steps: expected a whole number of 1 or more, got -3"),
     (_set("engine", "bullet"), "engine: expected one of ['mujoco', 'sapien'], got 'bullet'"),
     (_set("scenes", {}), "scenes: expected a list of objects, got {}"),

@@ -82,7 +82,8 @@ def test_a_joint_test_is_its_threshold_and_a_goal_is_every_check() -> None:
 
 def test_a_goal_without_a_port_or_of_an_unknown_kind_is_refused_by_name() -> None:
     model, _ = scene((0.0, 0.0, 0.04))
-    unported = {"kind": "unported", "predicate": ["stack", "a", "b"], "why": "libero: the goal ['stack', 'a', 'b']"}
+    unported = {"kind": "unported", "predicate": ["stack", "a", "b"],
+                "why": "libero: the goal ['stack', 'a', 'b']"}
     with pytest.raises(UnportableGoal, match="stack"):
         GoalChecks(mujoco, model, [unported])
     with pytest.raises(ValueError, match="'levitate'"):

@@ -106,6 +106,8 @@ def sample_observations(
         kept: list[Any] = []  # the env once built, closed even if its reset fails
         try:
             return [reset_env(benchmark, spec, condition, kept.append).observation]
+        except SeqInputError as error:  # the benchmark said what is wrong: its sentence is enough
+            errors.append(f"{condition.task} seed {condition.seed}: {error}")
         except Exception:
             errors.append(f"{condition.task} seed {condition.seed}: {traceback.format_exc(limit=1).strip()}")
         finally:

@@ -39,6 +39,9 @@ from seq.shelf.libero_env import CAMERAS, OBS_MODES, ObsMode
 from seq.shelf.libero_tasks import SUITES
 
 with PORT_IMAGE.imports():
+    from seq.capture.render import headless
+
+    headless()  # before MuJoCo is imported: LIBERO's cameras are drawn offscreen
     import mujoco
 
     from seq.port.osc import axis_angle_matrix, osc_torques
@@ -250,19 +253,22 @@ class _Renderer:
         self.model = copy.copy(model)
         self.data = mujoco.MjData(self.model)
         self.renderer = mujoco.Renderer(self.model, resolution, resolution)
-        self.scene_values = {}
+        self.option = mujoco.MjvOption()
+        self.option.geomgroup[0] = 0  # robosuite draws visual geoms only, never collision ones
+        self.scene_values: dict[str, np.ndarray] = {}
 
     def images(self, qpos: np.ndarray, start: layout.Start) -> dict[str, np.ndarray]:
+        for name, scene_value in self.scene_values.items():  # undo the last start's changes
+            getattr(self.model, name)[:] = scene_value
         for name, (rows, values) in start.model_changes.items():
             target = getattr(self.model, name)
             self.scene_values.setdefault(name, np.array(target))
-            target[:] = self.scene_values[name]
             target[rows] = np.asarray(values).reshape(target[rows].shape)
         self.data.qpos[:] = qpos
         mujoco.mj_forward(self.model, self.data)
         images = {}
         for key, camera in CAMERAS.items():
-            self.renderer.update_scene(self.data, camera=camera)
+            self.renderer.update_scene(self.data, camera=camera, scene_option=self.option)
             images[f"{key}_image"] = np.ascontiguousarray(self.renderer.render()[:, ::-1])
         return images
 
