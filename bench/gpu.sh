@@ -14,8 +14,10 @@
 #    $LIFT_WORLDS worlds (default 100), robosuite-scripted in-process: success, control steps/s.
 # 6. SAPIEN's GPU PhysX replay of ManiSkill's PickCube ($PICK_SCENE, default .gpu/pick, exported
 #    beforehand), where this Python has ManiSkill.
-# 7. LIBERO on MuJoCo Warp: its scenes replayed on the GPU ($LIBERO_SCENE, exported beforehand);
-#    the port itself (controller, observation, success) does not exist yet: reported pending.
+# 7. LIBERO on MuJoCo Warp: its scenes replayed on the GPU ($LIBERO_SCENE, exported beforehand:
+#    `seq benchmark export libero --seeds 0-4 -o .gpu/libero`), then libero-scripted on
+#    libero-warp's worlds: $LIBERO_EPISODES episodes (default 300) on $LIBERO_WORLDS worlds
+#    (default 100), in-process (bench/libero_warp.py --direct): success, control steps/s.
 #
 # Each step's lines go to the figures file as they come; a step that fails is recorded as failed
 # there and the next one runs.
@@ -46,7 +48,7 @@ if [ -z "${SEQ_PORT_PYTHON:-}" ]; then
         if ls .whl/*.whl >/dev/null 2>&1; then
             "$PYTHON" -m pip install -q --no-index --no-deps --no-compile --target "$SITE" .whl/*.whl
         else
-            "$PYTHON" -m pip install -q --target "$SITE" "mujoco-warp==4.0.0" "warp-lang==1.19.0"
+            "$PYTHON" -m pip install -q --target "$SITE" "mujoco-warp==4.0.0" "warp-lang==1.19.0" scipy
         fi || {
             say "bench/gpu.sh: could not install MuJoCo Warp into $SITE (see pip's message above)."
             exit 1
@@ -97,8 +99,10 @@ LIBERO_SCENE="${LIBERO_SCENE:-.gpu/libero}"
 if [ -f "$LIBERO_SCENE/export.json" ]; then
     step "LIBERO's exported starts: classic MuJoCo vs MuJoCo Warp on the GPU" \
         "$PYTHON" -c "from seq.cli import main; main()" benchmark compare --replay "$LIBERO_SCENE"
+    step "libero-warp: ${LIBERO_EPISODES:-300} episodes of libero-scripted on ${LIBERO_WORLDS:-100} worlds" \
+        "$SEQ_PORT_PYTHON" bench/libero_warp.py "$LIBERO_SCENE" \
+        --direct --starts 1000 --episodes "${LIBERO_EPISODES:-300}" --worlds "${LIBERO_WORLDS:-100}"
 else
-    say "== LIBERO replay on the GPU: pending ($LIBERO_SCENE not exported)"
+    say "== LIBERO on the GPU (replay, episodes): pending ($LIBERO_SCENE not exported)"
 fi
-say "== LIBERO on MuJoCo Warp, episodes: pending (the port's controller, observation, success not written)"
 say "figures written to $FIGURES"

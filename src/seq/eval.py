@@ -504,6 +504,7 @@ def compare_benchmarks(
     envs: int | None = None,
     seeds: list[int] | None = None,
     tasks: list[str] | None = None,
+    suites: list[str] | None = None,
     params: dict[str, Any] | None = None,
     adapter: Any = None,
     envs_per_worker: int = 1,
@@ -514,7 +515,8 @@ def compare_benchmarks(
     """Two versions of a benchmark (a CPU benchmark and its GPU port, say) with the same policy on the
     same tasks and seeds, paired episode by episode: each one's rate, B − A with its interval,
     McNemar's exact test and the verdict. `evals=(E1, E2)` reads two finished evals instead;
-    `adapter` runs between both benchmarks and the policy. `envs_per_worker` (with a batched or
+    `adapter` runs between both benchmarks and the policy; `suites` picks the suites both run (their
+    names the same in both). `envs_per_worker` (with a batched or
     `serve`d policy) lets a batched port step its worlds together; `max_steps` shortens both."""
     from seq.stats import check_threshold
 
@@ -531,6 +533,7 @@ def compare_benchmarks(
                 envs=envs,
                 seeds=seeds,
                 tasks=tasks,
+                suites=suites,
                 params=params,
                 adapter=adapter,
                 envs_per_worker=envs_per_worker,

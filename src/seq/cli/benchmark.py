@@ -138,6 +138,9 @@ def compare_command(
     serve: bool = typer.Option(False, "--serve", help="Serve the policy behind a batching server."),
     max_steps: int = typer.Option(None, "--max-steps", help="Steps per episode, at most (both)."),
     adapter: str = typer.Option(None, "--adapter", help="The adapter both versions run with the policy."),
+    suites: list[str] = typer.Option(
+        None, "--suite", metavar="NAME", help="Suites both run (comma-separated or repeated)."
+    ),
     tasks: list[str] = typer.Option(None, "--tasks", help="Only these tasks (comma-separated or repeated)."),
     seeds: list[str] = typer.Option(None, "--seeds", help="Seeds, such as 0,1,2 or 0-9."),
     as_json: bool = typer.Option(False, "--json", help="Print the comparison as JSON."),
@@ -173,6 +176,7 @@ def compare_command(
         max_steps=max_steps,
         adapter=adapter,
         tasks=split_list(tasks, "--tasks"),
+        suites=split_list(suites, "--suite"),
         seeds=parse_seeds(seeds),
     )
     _emit(report, Console(), as_json, None, None)

@@ -19,7 +19,7 @@ NULLSPACE_KP = 10.0
 
 def orientation_error(desired: np.ndarray, current: np.ndarray) -> np.ndarray:
     """robosuite's: the rotation from `current` to `desired` (3×3), as a 3-vector (small angles)."""
-    return 0.5 * sum(np.cross(current[:, i], desired[:, i]) for i in range(3))
+    return 0.5 * np.sum([np.cross(current[:, i], desired[:, i]) for i in range(3)], axis=0)
 
 
 def axis_angle_matrix(mujoco: Any, axis_angle: np.ndarray) -> np.ndarray:

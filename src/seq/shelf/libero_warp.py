@@ -291,6 +291,7 @@ class LiberoWarpEnv:
         return self.batch.observation(self.world, self.obs_mode), {}
 
     def stage(self, action: Any) -> None:
+        assert self.world is not None, "stage() before reset()"
         self.batch.actions[self.world] = np.asarray(action, dtype=np.float64).reshape(-1)
 
     def outcome(self) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:
