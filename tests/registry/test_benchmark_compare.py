@@ -44,6 +44,8 @@ def test_compare_picks_tasks_and_seeds_and_names_the_adapter(toy_file):
         c for c in data["comparisons"] if c["kind"] == "overall" and c["comparison"]["metric"] == "success"
     )
     assert success["comparison"]["n"] == 3
+    suite = run_cli("benchmark", "compare", "line", "line", "--policy", "line-controller", "--suite", "hard")
+    assert suite.returncode == 2 and "--suite hard: benchmark 'line' has no such suite" in suite.stderr
     missing = run_cli("benchmark", "compare", "line", "line", "--policy", "line-controller",
                       "--adapter", "no-such-adapter")
     assert missing.returncode == 2 and "no-such-adapter" in missing.stderr
