@@ -29,7 +29,7 @@ from seq.record.schedules import (
     ScheduleRun,
     Schedules,
 )
-from seq.record.store import CANCELED, FAILED, EvalRow, Store
+from seq.record.store import CANCELED, COMPLETED, FAILED, EvalRow, Store
 from seq.scheduling.every import DEPLOY, due_fire, next_fire
 
 Say = Callable[[str], None]
@@ -155,6 +155,9 @@ def _run(
             status, stop = CANCELED, KeyboardInterrupt()  # Ctrl-C or SIGTERM: the scheduler stops too
     except KeyboardInterrupt:  # Ctrl-C or SIGTERM before the eval started (or after it ended)
         status, stop, eval_id = CANCELED, KeyboardInterrupt(), budget.eval_id
+        ended = store.get_eval(eval_id) if eval_id is not None else None
+        if ended is not None and ended.status == COMPLETED:  # it ended before the signal: not canceled
+            status = COMPLETED
     except SeqInputError as error:
         status, note, eval_id = RUN_REFUSED, str(error), budget.eval_id
     except Exception as error:  # one eval failing never stops the scheduler
