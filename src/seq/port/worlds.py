@@ -17,6 +17,7 @@ engine calls `step()` once every running episode has staged its own.
 
 from __future__ import annotations
 
+import copy
 import json
 from pathlib import Path
 from typing import Any
@@ -25,8 +26,12 @@ import numpy as np
 
 from seq.errors import SeqInputError
 from seq.port import scene as layout
-from seq.port.mujoco_state import STATE_FIELDS, pin_options, set_state
+from seq.port.mujoco_state import STATE_FIELDS, apply_fields, pin_options, set_state
 from seq.port.warp_engine import buffer_sizes, warp_modules
+
+# model fields that place a geom welded to the world: MuJoCo Warp computes such static geoms'
+# poses once, when its data is made, so a start that changes one is placed here
+STATIC_POSE_FIELDS = ("body_pos", "body_quat", "geom_pos", "geom_quat")
 
 
 class WarpWorlds:
@@ -70,6 +75,11 @@ class WarpWorlds:
         self.ctrl = np.zeros((nworld, self.host_model.nu))  # each world's actuator inputs, held
         self._mocap_start = np.repeat(np.array(host_data.mocap_pos)[None], nworld, axis=0)
         self._busy: set[int] = set()
+        roots = self.host_model.body_rootid[self.host_model.geom_bodyid]
+        self._static_geoms = np.flatnonzero(
+            (self.host_model.body_weldid[self.host_model.geom_bodyid] == 0)
+            & (self.host_model.body_mocapid[roots] == -1)
+        )
 
     def claim(self) -> int:
         """A world no episode holds (the lowest), now held."""
@@ -111,10 +121,27 @@ class WarpWorlds:
                     rows, changed = start.model_changes[field]
                     values[world][rows] = np.asarray(changed).reshape((len(rows), *values.shape[2:]))
             target.assign(values)
+        if self._static_geoms.size and any(field in STATIC_POSE_FIELDS for field in self.per_world_fields):
+            self._place_static_geoms(worlds, starts)
         mocap = self.data.mocap_pos.numpy() if self.host_model.nmocap else None
         if mocap is not None:
             self._mocap_start[worlds] = mocap[worlds]
         self.mjw.forward(self.model, self.data)
+
+    def _place_static_geoms(self, worlds: list[int], starts: list[layout.Start]) -> None:
+        """Each world's geoms welded to the world, where its start's model puts them: computed
+        here by classic MuJoCo on a copy of the scene's model with the start's changes."""
+        xpos, xmat = self.data.geom_xpos.numpy(), self.data.geom_xmat.numpy()
+        for world, start in zip(worlds, starts, strict=True):
+            model = copy.copy(self.host_model)
+            apply_fields(model, {field: change for field, change in start.model_changes.items()
+                                 if field in STATIC_POSE_FIELDS})
+            data = self.mujoco.MjData(model)
+            self.mujoco.mj_kinematics(model, data)
+            xpos[world, self._static_geoms] = data.geom_xpos[self._static_geoms]
+            xmat[world, self._static_geoms] = data.geom_xmat[self._static_geoms].reshape(-1, 3, 3)
+        self.data.geom_xpos.assign(xpos)
+        self.data.geom_xmat.assign(xmat)
 
     def step(self, ctrl: np.ndarray | None = None, mocap_offset: np.ndarray | None = None) -> None:
         """One physics step of every world: `ctrl` (nworld, nu; default: the inputs held in

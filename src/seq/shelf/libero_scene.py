@@ -67,6 +67,8 @@ def scene_facts(env: Any) -> dict[str, Any]:
             "goal_ori": [float(v) for v in np.ravel(controller.goal_ori)],
             "initial_joint": [float(v) for v in np.ravel(controller.initial_joint)],
             "gripper_action": [float(v) for v in np.ravel(robot.gripper.current_action)],
+            # the hand's pose as the controller last read it: the first `controller_pose`
+            "pose": [float(v) for v in (*np.ravel(controller.ee_pos), *np.ravel(controller.ee_ori_mat))],
         },
     }
 

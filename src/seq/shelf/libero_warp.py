@@ -144,6 +144,12 @@ class SceneWorlds:
             checks=self._checks[start.task],
         )
         self._snapshot = None
+        if "pose" in held:
+            self.arms[world].pose = np.asarray(held["pose"], dtype=np.float64)
+        else:  # exported before the pose was: the hand's pose now, one physics step later
+            view = self.view(world)
+            pose = [view.site_xpos[self.site], np.ravel(view.site_xmat[self.site])]
+            self.arms[world].pose = np.concatenate(pose)
         return world
 
     def release(self, world: int) -> None:
