@@ -192,3 +192,57 @@ class Pile(seq.Benchmark):
     def check(self, env):
         return seq.Step(done=False, metrics={})
 '''
+
+
+# a ball resting on a ledge welded to the world, which the reset moves per seed (as LIBERO places
+# its cabinet): the ledge's geom must move with its body in every world, or the ball falls
+LEDGE = '''
+import mujoco
+import numpy as np
+
+import seq
+
+XML = """
+<mujoco>
+  <worldbody>
+    <geom name="floor" type="plane" size="2 2 0.1"/>
+    <body name="ledge" pos="0 0 0.5">
+      <geom name="ledge" type="box" size="0.1 0.1 0.02"/>
+    </body>
+    <body name="ball" pos="0 0 0.57">
+      <freejoint name="ball_free"/>
+      <geom name="ball" type="sphere" size="0.05" mass="0.1"/>
+    </body>
+  </worldbody>
+</mujoco>
+"""
+
+
+class LedgeEnv:
+    def __init__(self):
+        self.model = mujoco.MjModel.from_xml_string(XML)
+        self.data = mujoco.MjData(self.model)
+
+    def reset(self, seed=None):
+        mujoco.mj_resetData(self.model, self.data)
+        shift = 0.5 * (seed or 0)
+        self.model.body_pos[self.model.body("ledge").id, 0] = shift
+        self.data.qpos[0] = shift
+        mujoco.mj_forward(self.model, self.data)
+        return self.data.qpos.copy(), {}
+
+    def step(self, action):
+        mujoco.mj_step(self.model, self.data)
+        return self.data.qpos.copy(), 0.0, False, False, {}
+
+
+@seq.benchmark(name="ledge", conditions=seq.conditions(tasks=["rest"], seeds=range(3)), max_steps=10)
+class Ledge(seq.Benchmark):
+    @seq.reset
+    def reset(self, seed, variant):
+        return LedgeEnv()
+
+    @seq.check
+    def check(self, env):
+        return seq.Step(done=False, metrics={})
+'''
