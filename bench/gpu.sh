@@ -4,7 +4,8 @@
 #     bash bench/gpu.sh [FIGURES_FILE]        (default: gpu-figures.txt)
 #
 # 1. MuJoCo Warp for the port: the Python that already has it ($SEQ_PORT_PYTHON, or this one),
-#    else the wheels under .whl/ (a machine that cannot reach PyPI: carry them), else PyPI.
+#    else the wheels under .whl/ (a machine that cannot reach PyPI: carry them), else PyPI; on a
+#    machine with no NVIDIA device or driver, one sentence and exit 1 before installing anything.
 # 2. The first GPU call: Warp lists the CUDA devices. None: one sentence, exit 1, nothing else run.
 # 3. robosuite's Lift scene of seeds 0-49 ($LIFT_SCENE, default .gpu/lift): exported here when
 #    missing, in robosuite's image (which needs PyPI); export it beforehand for an offline machine.
@@ -44,6 +45,10 @@ echo "bench/gpu.sh, $(date -u +%FT%TZ), $(git rev-parse --short HEAD 2>/dev/null
 # 1. A Python with MuJoCo Warp.
 if [ -z "${SEQ_PORT_PYTHON:-}" ]; then
     if ! "$PYTHON" -c "import mujoco_warp" 2>/dev/null; then
+        if [ ! -e /dev/nvidia0 ] && ! nvidia-smi -L >/dev/null 2>&1; then  # nothing to install for
+            say "bench/gpu.sh: no CUDA GPU was found (no NVIDIA device or driver), so no GPU figure was measured."
+            exit 1
+        fi
         SITE="${TMPDIR:-/tmp}/seq-gpu-site"
         if ls .whl/*.whl >/dev/null 2>&1; then
             "$PYTHON" -m pip install -q --no-index --no-deps --no-compile --target "$SITE" .whl/*.whl

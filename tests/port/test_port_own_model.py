@@ -31,6 +31,10 @@ def test_a_raw_mujoco_benchmark_ports_clean(tmp_path: Path, workspace: dict[str,
     replay = run_cli("benchmark", "compare", "--replay", str(out), "--json", env=workspace, timeout=900)
     assert replay.returncode == 0, replay.stderr[-3000:]
     assert [start["port"] for start in json.loads(replay.stdout)["starts"]] == [None, None, None]
+    again = run_cli("benchmark", "export", f"{source}:Ball", "--out", str(out), "--seeds", "0",
+                    "--steps", "10", env=workspace)
+    assert again.returncode == 0, again.stderr
+    assert f"{out}: replacing the export there (3 starts)" in again.stderr
 
 
 def test_a_model_whose_own_pose_piles_its_objects_up_replays(

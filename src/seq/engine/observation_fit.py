@@ -101,12 +101,16 @@ def sample_observations(
             f"benchmark {label}: its setup raised {type(error).__name__}: {error}, so its observation "
             "cannot be checked against the policy's inputs."
         ) from None
-    errors = []
+    errors: list[str] = []
     for condition in list(conditions)[:TRIES]:
         kept: list[Any] = []  # the env once built, closed even if its reset fails
         try:
             return [reset_env(benchmark, spec, condition, kept.append).observation]
         except SeqInputError as error:  # the benchmark said what is wrong: its sentence is enough
+            if not errors:
+                said = str(error)
+                named = said.startswith(label.split("@")[0])
+                raise SeqInputError(said if named else f"benchmark {label}: {said}") from None
             errors.append(f"{condition.task} seed {condition.seed}: {error}")
         except Exception:
             errors.append(f"{condition.task} seed {condition.seed}: {traceback.format_exc(limit=1).strip()}")

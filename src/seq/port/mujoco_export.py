@@ -58,7 +58,7 @@ def export_here(
     if "setup" in spec.hooks:
         getattr(benchmark, spec.hooks["setup"])()
     reset = getattr(benchmark, spec.hooks["reset"])
-    _clear(out)
+    _clear(out, log)
     if conditions and _on_sapien(reset(conditions[0].seed, conditions[0])):
         from seq.port.sapien_export import export_sapien
 
@@ -107,12 +107,18 @@ def _on_sapien(env: Any) -> bool:
     return physx_system(env) is not None
 
 
-def _clear(out: Path) -> None:
-    """An empty folder to export into: a previous export there is replaced, anything else refused."""
+def _clear(out: Path, log: Callable[[str], None]) -> None:
+    """An empty folder to export into: a previous export there is replaced (and said so), anything
+    else refused."""
     make_output_folder(out)
     if any(out.iterdir()):
         if not (out / layout.MANIFEST).is_file():
             raise SeqInputError(f"--output {out}: exists and holds other files; name an empty or new folder.")
+        try:
+            held = len(layout.read_manifest(out)[layout.STARTS])
+        except (SeqInputError, KeyError, TypeError):
+            held = 0
+        log(f"{out}: replacing the export there ({held} starts); export into a new folder to keep it")
         for part in (layout.SCENES, layout.STARTS, layout.MANIFEST):
             target = out / part
             if target.is_dir():

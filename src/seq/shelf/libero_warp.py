@@ -57,8 +57,10 @@ SPACE = SimpleNamespace(low=-np.ones(7, np.float32), high=np.ones(7, np.float32)
 
 
 def export_command(suite: str, task: str, seed: int) -> str:
-    return (f"seq benchmark export libero --suite {suite} --tasks {task} --seeds {seed} -o volume/{suite} "
-            f"&& seq volume put {VOLUME} volume")
+    """The commands that add one start to the volume: an export folder of its own under the
+    local `volume/` folder (an export into a folder replaces what it held), then the volume put."""
+    return (f"seq benchmark export libero --suite {suite} --tasks {task} --seeds {seed} "
+            f"-o volume/{suite}-{task}-{seed} && seq volume put {VOLUME} volume")
 
 
 def exported_starts(root: Path) -> dict[tuple[str, int], tuple[Path, dict[str, Any]]]:
@@ -356,7 +358,8 @@ class LiberoWarp(seq.Benchmark):
         if found is None:
             raise SeqInputError(
                 f"libero-warp: volume {VOLUME} has no exported start of {variant.task} seed {seed}; "
-                f"export it: {export_command(str(variant.suite), variant.task, seed)}."
+                f"export it beside the volume's other exports (in the folder the volume was put "
+                f"from) and put it again: `{export_command(str(variant.suite), variant.task, seed)}`"
             )
         folder, entry = found
         if "facts" not in entry:
