@@ -24,6 +24,7 @@ _EXPORTS = {
     "Step": "seq.authoring.benchmark",
     "benchmark": "seq.authoring.benchmark",
     "Condition": "seq.authoring.conditions",
+    "Range": "seq.authoring.params",
     "conditions": "seq.authoring.conditions",
     "Image": "seq.authoring.declarations",
     "Record": "seq.authoring.declarations",
@@ -81,6 +82,7 @@ if TYPE_CHECKING:
     from seq.authoring.conditions import Condition, conditions
     from seq.authoring.declarations import Image, Record, Secret, Volume
     from seq.authoring.hooks import begin, check, infer, load, plan, reset, score, setup
+    from seq.authoring.params import Range
     from seq.authoring.policy import Policy, policy
     from seq.deployment import deploy
     from seq.engine.arms import Arm
@@ -138,6 +140,7 @@ __all__ = [
     "EvalCanceled",
     "Image",
     "Policy",
+    "Range",
     "Record",
     "Report",
     "Secret",

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 import pytest
 
+import seq
 from seq import SeqInputError
 from seq.authoring.params import Parameter, declared_parameters, resolve_parameters
 
@@ -92,3 +93,24 @@ def test_a_literal_whose_default_is_not_one_of_its_values_is_refused():
 
     with pytest.raises(SeqInputError, match="defaults to 'rgb', which is not one of state, pixels"):
         declared_parameters(setup, "bench")
+
+
+def test_a_ranged_number_takes_only_values_in_its_range():
+    def setup(self, worlds: Annotated[int, seq.Range(1, 4096)] = 10,
+              scale: Annotated[float, seq.Range(0.0)] = 1.0) -> None: ...
+
+    sides = {"benchmark": declared_parameters(setup, "setup")}
+    values = resolve_parameters({"worlds": "4096", "scale": 3}, sides)["benchmark"]
+    assert values == {"worlds": 4096, "scale": 3.0}
+    for key, value, said in [("worlds", "0", "int from 1 to 4096, got 0"), ("worlds", 5000, "got 5000"),
+                             ("scale", "-1", "float of at least 0.0, got -1.0"), ("scale", "nan", "got nan")]:
+        with pytest.raises(SeqInputError, match=said):
+            resolve_parameters({key: value}, sides)
+    assert sides["benchmark"]["worlds"].describe() == {"type": "int", "default": 10, "range": [1, 4096]}
+
+
+def test_a_ranged_default_outside_its_range_is_refused():
+    def setup(self, worlds: Annotated[int, seq.Range(1, 8)] = 0) -> None: ...
+
+    with pytest.raises(SeqInputError, match="defaults to 0, which is not from 1 to 8"):
+        declared_parameters(setup, "setup")

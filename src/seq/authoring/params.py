@@ -2,8 +2,9 @@
 
 A policy's `@seq.infer` and a benchmark's `@seq.setup` declare what an eval can change the way
 Python does: `def infer(self, obs, *, seed=None, instruction=None, noise: float = 0.1)`. A string
-parameter typed `Literal["state", "pixels"]` takes only those values, so an eval that names
-another is refused before any episode runs.
+parameter typed `Literal["state", "pixels"]` takes only those values, and a number typed
+`Annotated[int, seq.Range(1, 4096)]` only those between, so an eval that names another is refused
+before any episode runs.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal, get_args, get_origin
+from typing import Annotated, Any, Literal, get_args, get_origin
 
 from seq.errors import SeqInputError
 
@@ -20,14 +21,32 @@ _RESERVED = {"self", "obs", "seed", "instruction", "env", "variant", "weights_di
 
 
 @dataclass(frozen=True)
+class Range:
+    """The values a number parameter may take, bounds included (None: unbounded), declared as
+    `Annotated[int, seq.Range(1, 4096)]`."""
+
+    low: float | None = None
+    high: float | None = None
+
+    def holds(self, value: float) -> bool:
+        return (self.low is None or value >= self.low) and (self.high is None or value <= self.high)
+
+    def __str__(self) -> str:
+        if self.low is not None and self.high is not None:
+            return f"from {self.low} to {self.high}"
+        return f"of at least {self.low}" if self.low is not None else f"of at most {self.high}"
+
+
+@dataclass(frozen=True)
 class Parameter:
-    """One declared parameter: its name, type (int, float, bool or str), default, and the values a
-    string may take (`choices`; empty: any)."""
+    """One declared parameter: its name, type (int, float, bool or str), default, the values a
+    string may take (`choices`; empty: any) and those a number may (`bounds`; None: any)."""
 
     name: str
     type: str
     default: Any
     choices: tuple[str, ...] = ()
+    bounds: Range | None = None
 
     def describe(self) -> dict[str, Any]:
         """The parameter as a record and a server's hello declare it."""
@@ -35,12 +54,16 @@ class Parameter:
             "type": self.type,
             "default": self.default,
             **({"choices": list(self.choices)} if self.choices else {}),
+            **({"range": [self.bounds.low, self.bounds.high]} if self.bounds else {}),
         }
 
     @property
     def kind(self) -> str:
-        """Its type as an error message names it: `float`, or `one of state, pixels`."""
-        return f"one of {', '.join(self.choices)}" if self.choices else self.type
+        """Its type as an error message names it: `float`, `int from 1 to 4096`, or `one of
+        state, pixels`."""
+        if self.choices:
+            return f"one of {', '.join(self.choices)}"
+        return f"{self.type} {self.bounds}" if self.bounds else self.type
 
     def coerce(self, value: Any, where: str) -> Any:
         """Convert a CLI string or a Python value to this parameter's type, or refuse it."""
@@ -54,17 +77,32 @@ class Parameter:
                     return False
             else:
                 try:
-                    return kind(text)
+                    converted = kind(text)
                 except ValueError:
-                    pass
+                    converted = None
+                if converted is not None:
+                    return self.coerce(converted, where)
             raise SeqInputError(f"{where}: parameter {self.name!r} expects {self.type}, got {value!r}.")
         if kind is float and isinstance(value, int) and not isinstance(value, bool):
-            return float(value)
+            value = float(value)
         if type(value) is not kind:
             raise SeqInputError(f"{where}: parameter {self.name!r} expects {self.type}, got {value!r}.")
         if self.choices and value not in self.choices:
             raise SeqInputError(f"{where}: parameter {self.name!r} expects {self.kind}, got {value!r}.")
+        if self.bounds and isinstance(value, int | float) and not self.bounds.holds(value):
+            raise SeqInputError(f"{where}: parameter {self.name!r} expects {self.kind}, got {value!r}.")
         return value
+
+
+def _bounds(annotation: Any) -> tuple[Any, Range | None]:
+    """An `Annotated[number, seq.Range(...)]` annotation's type and range; others as they are."""
+    if get_origin(annotation) is Annotated:
+        base, *metadata = get_args(annotation)
+        ranges = [item for item in metadata if isinstance(item, Range)]
+        if base in (int, float) and ranges:
+            return base, ranges[0]
+        return base, None
+    return annotation, None
 
 
 def _type_name(annotation: Any, default: Any) -> str | None:
@@ -96,14 +134,20 @@ def declared_parameters(fn: Callable[..., Any] | None, where: str) -> dict[str, 
             raise SeqInputError(
                 f"{where}: parameter {param.name!r} needs a default value so an eval can leave it unset."
             )
-        type_name = _type_name(param.annotation, param.default)
+        annotation, bounds = _bounds(param.annotation)
+        type_name = _type_name(annotation, param.default)
         if type_name is None:
             raise SeqInputError(
                 f"{where}: parameter {param.name!r} must be typed int, float, bool, str or a Literal "
                 f"of strings, got {param.annotation!r}."
             )
-        choices = get_args(param.annotation) if get_origin(param.annotation) is Literal else ()
-        declared[param.name] = Parameter(param.name, type_name, param.default, choices)
+        choices = get_args(annotation) if get_origin(annotation) is Literal else ()
+        declared[param.name] = Parameter(param.name, type_name, param.default, choices, bounds)
+        if bounds and not bounds.holds(param.default):
+            raise SeqInputError(
+                f"{where}: parameter {param.name!r} defaults to {param.default!r}, which is not "
+                f"{bounds}."
+            )
         if choices and param.default not in choices:
             raise SeqInputError(
                 f"{where}: parameter {param.name!r} defaults to {param.default!r}, which is not one of "

@@ -5,6 +5,8 @@ input is one sentence naming the file and the key, never a KeyError from deep in
 from __future__ import annotations
 
 import json
+import os
+import re
 from enum import StrEnum
 from pathlib import Path
 from typing import Any, TypeGuard
@@ -17,6 +19,9 @@ SCENES = "scenes"
 STARTS = "starts"
 OPTIONS = "options.json"
 BUILD = "build.json"
+MAX_CONTACTS = 100_000  # at a start, in one world: the contact buffers are sized from it
+NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")  # a benchmark's name, as the registry takes it
+VERSION = re.compile(r"[0-9][A-Za-z0-9.+-]*")  # an engine's version, such as 3.3.0 or 3.0.0b1
 
 
 class Engine(StrEnum):
@@ -46,8 +51,9 @@ def read_manifest(directory: Path) -> dict[str, Any]:
     if manifest.get("format") != FORMAT:
         raise SeqInputError(f"{path}: format {manifest.get('format')!r}; this seq reads format {FORMAT}.")
     engine = manifest_engine(path, manifest)
-    for key in ("benchmark", engine.value):  # the version of the engine it was exported on
-        _text(path, key, manifest.get(key))
+    _matching(path, "benchmark", manifest.get("benchmark"), NAME, "a benchmark's name")
+    _matching(path, engine.value, manifest.get(engine.value), VERSION, "a version, such as 3.3.0")
+    _no_links(Path(directory))
     steps = manifest.get("steps")
     if not _whole(steps) or steps < 1:
         raise SeqInputError(f"{path}: steps: expected a whole number of 1 or more, got {steps!r}.")
@@ -82,6 +88,11 @@ def _check_start(directory: Path, path: Path, key: str, start: dict[str, Any], i
     for field in ("seed", "contacts"):
         if not _whole(start.get(field)):
             raise SeqInputError(f"{path}: {key}.{field}: expected a whole number, got {start.get(field)!r}.")
+    if not 0 <= start["contacts"] <= MAX_CONTACTS:
+        raise SeqInputError(
+            f"{path}: {key}.contacts: expected 0 to {MAX_CONTACTS:,} contacts at a start, "
+            f"got {start['contacts']}."
+        )
     scene = start.get("scene")
     if scene not in ids:
         raise SeqInputError(f"{path}: {key}.scene: expected one of the scenes {ids}, got {_shown(scene)}.")
@@ -94,6 +105,25 @@ def _check_start(directory: Path, path: Path, key: str, start: dict[str, Any], i
         raise SeqInputError(f"{path}: {key}.file: no {file} in the folder.")
     if "facts" in start and not isinstance(start["facts"], dict):
         raise SeqInputError(f"{path}: {key}.facts: expected an object, got {_shown(start['facts'])}.")
+
+
+def _no_links(directory: Path) -> None:
+    """An export folder holds its own files: a symbolic link in it (a start, a scene, an asset)
+    could make a file outside it part of a replay, a scaffold's copy or a volume."""
+    for root, folders, files in os.walk(directory):
+        for name in (*folders, *files):
+            if os.path.islink(os.path.join(root, name)):
+                link = Path(root, name).relative_to(directory)
+                raise SeqInputError(
+                    f"{directory}: {link} is a symbolic link; an export folder holds its own files "
+                    "(copy them in, or export again)."
+                )
+
+
+def _matching(path: Path, key: str, value: Any, pattern: re.Pattern[str], what: str) -> str:
+    if not isinstance(value, str) or not pattern.fullmatch(value):
+        raise SeqInputError(f"{path}: {key}: expected {what}, got {_shown(value)}.")
+    return value
 
 
 def _objects(path: Path, key: str, value: Any, at_least: int) -> list[dict[str, Any]]:

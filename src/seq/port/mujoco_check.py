@@ -15,7 +15,6 @@ from typing import Any
 
 import numpy as np
 
-from seq.errors import SeqInputError
 from seq.port import scene as layout
 from seq.port.mujoco_state import MODEL_FIELDS, model_fields, names, option_values
 from seq.port.warp_engine import unsupported
@@ -33,13 +32,10 @@ def check_model_here(scene: str) -> dict[str, Any]:
     manifest = layout.read_manifest(directory)
     scenes = []
     for entry in manifest["scenes"]:
-        model = mujoco.MjModel.from_xml_path(str(layout.scene_xml(directory, entry["id"])))
-        scene_dir = directory / layout.SCENES / entry["id"]
-        if not (scene_dir / layout.COMPILED).is_file():
-            raise SeqInputError(f"{scene_dir}: no {layout.COMPILED}; check-model needs the export's own.")
-        with np.load(scene_dir / layout.COMPILED) as arrays:
-            exported = {key: arrays[key] for key in arrays.files}
-        options = json.loads((scene_dir / layout.OPTIONS).read_text())
+        model = layout.load_scene(mujoco, directory, entry["id"])
+        exported = layout.read_compiled(directory, entry["id"])
+        layout.read_options(directory, entry["id"])
+        options = json.loads((directory / layout.SCENES / entry["id"] / layout.OPTIONS).read_text())
         empty = mujoco.MjModel.from_xml_string("<mujoco/>")
         fields = field_differences(mujoco, model, exported)
         changed_options = _differences(options["scene"], option_values(model))
@@ -77,7 +73,7 @@ def field_differences(mujoco: Any, model: Any, exported: dict[str, np.ndarray]) 
                 continue
             if ours.shape[:1] != theirs.shape[:1]:
                 found.append({"field": field, "kind": kind, "name": "(all)",
-                              "exported": list(theirs.shape), "port": list(ours.shape)})
+                              "exported": list(theirs.shape), "port": list(ours.shape), "physics": True})
                 continue
             if ours.ndim == 2 and ours.shape[1] != theirs.shape[1]:  # a version added parameters
                 width = min(ours.shape[1], theirs.shape[1])

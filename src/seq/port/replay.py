@@ -16,7 +16,6 @@ sensitive there (a contact settling), and the port is not held to it.
 
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 from typing import Any
@@ -50,11 +49,15 @@ def replay_here(
         if entry["scene"] not in port_ids:
             raise SeqInputError(f"{port_directory}: has no scene {entry['scene']} for {entry['task']}.")
     starts = [layout.read_start(directory, entry) for entry in entries]
+    classic_models = []
+    for start in starts:
+        options = layout.read_options(directory, start.scene)
+        model = layout.load_scene(mujoco, directory, start.scene)
+        classic_models.append(_model(mujoco, model, start, options, steps))
     warp_runs = _run_on_warp(port_directory, starts, steps)
     results = []
     for index, start in enumerate(starts):
-        options = json.loads((directory / layout.SCENES / start.scene / layout.OPTIONS).read_text())["scene"]
-        classic_model = _model(mujoco, layout.scene_xml(directory, start.scene), start, options)
+        classic_model = classic_models[index]
         controls = type(start.controls)(start.controls.ctrl[:steps], start.controls.mocap_offset[:steps])
         classic_data = mujoco.MjData(classic_model)
         set_state(mujoco, classic_model, classic_data, start.state)
@@ -125,8 +128,8 @@ def _scene_changes(mujoco: Any, directory: Path, port_directory: Path) -> dict[s
         ported = layout.scene_xml(port_directory, entry["id"])
         if not ported.is_file():
             continue
-        exported = model_fields(mujoco.MjModel.from_xml_path(str(layout.scene_xml(directory, entry["id"]))))
-        found = field_differences(mujoco, mujoco.MjModel.from_xml_path(str(ported)), exported)
+        exported = model_fields(layout.load_scene(mujoco, directory, entry["id"]))
+        found = field_differences(mujoco, layout.load_scene(mujoco, port_directory, entry["id"]), exported)
         by_object: dict[str, list[str]] = {}
         for difference in (f for f in found if f["physics"]):
             by_object.setdefault(f"{difference['kind']} {difference['name']}", []).append(difference["field"])
@@ -144,9 +147,9 @@ def _same_place(port_gap: dict[str, Any] | None, version_gap: dict[str, Any] | N
     )
 
 
-def _model(mujoco: Any, xml: Path, start: layout.Start, options: dict[str, list[float]]) -> Any:
-    model = mujoco.MjModel.from_xml_path(str(xml))
+def _model(mujoco: Any, model: Any, start: layout.Start, options: dict[str, list[float]], steps: int) -> Any:
     pin_options(model, options)
+    layout.check_start(mujoco, model, start, steps)
     apply_fields(model, start.model_changes)
     return model
 
@@ -173,7 +176,9 @@ def first_gap(
     (qa, xa), (qb, xb) = a, b
     joint_gap = np.abs(qa - qb)
     body_gap = np.linalg.norm(xa - xb, axis=2)
-    over = np.flatnonzero((joint_gap.max(axis=1) > atol) | (body_gap.max(axis=1) > atol))
+    apart = (joint_gap > atol) | ~np.isfinite(joint_gap)  # a run that blew up is apart from there on
+    body_apart = (body_gap > atol) | ~np.isfinite(body_gap)
+    over = np.flatnonzero(apart.any(axis=1) | body_apart.any(axis=1))
     if over.size == 0:
         return None
     step = int(over[0])

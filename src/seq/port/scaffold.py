@@ -91,8 +91,7 @@ def _values(
         return {**common, **_sapien_values(manifest, directory)}
     scenes = (check or {}).get("scenes", [])
     pinned = sorted({option["option"] for scene in scenes for option in scene["options"] + scene["defaults"]})
-    first_scene = directory / layout.SCENES / manifest["scenes"][0]["id"]
-    options = json.loads((first_scene / layout.OPTIONS).read_text())
+    options = {"scene": layout.read_options(directory, manifest["scenes"][0]["id"])}
     return {
         **common,
         "mujoco": manifest["mujoco"],

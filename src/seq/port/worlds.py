@@ -18,7 +18,6 @@ engine calls `step()` once every running episode has staged its own.
 from __future__ import annotations
 
 import copy
-import json
 from pathlib import Path
 from typing import Any
 
@@ -56,10 +55,11 @@ class WarpWorlds:
             if entry["scene"] == self.scene_id
         ]
         self.mujoco = mujoco
-        self.host_model = mujoco.MjModel.from_xml_path(str(layout.scene_xml(self.directory, self.scene_id)))
-        options = json.loads((self.directory / layout.SCENES / self.scene_id / layout.OPTIONS).read_text())
-        pin_options(self.host_model, options["scene"])
+        self.host_model = layout.load_scene(mujoco, self.directory, self.scene_id)
+        pin_options(self.host_model, layout.read_options(self.directory, self.scene_id))
         self.nworld = nworld
+        for start in self.starts:
+            layout.check_start(mujoco, self.host_model, start)
         self.per_world_fields = sorted({field for start in self.starts for field in start.model_changes})
         host_data = mujoco.MjData(self.host_model)
         if self.starts:  # a model's own pose can pile its objects up (LIBERO's: 1,347 contacts)
@@ -70,6 +70,10 @@ class WarpWorlds:
         self.nconmax, self.njmax = buffer_sizes(self.host_model, busiest)
         _, self.mjw = warp_modules()
         self.model = self.mjw.put_model(self.host_model, {field: nworld for field in self.per_world_fields})
+        for field in self.per_world_fields:
+            if not hasattr(self.model, field):
+                raise SeqInputError(f"{self.directory}: a start changes model.{field}, which MuJoCo Warp's "
+                                    "model does not hold per world.")
         self.data = self.mjw.put_data(self.host_model, host_data, nworld=nworld, nconmax=self.nconmax,
                                       njmax=self.njmax)
         self.ctrl = np.zeros((nworld, self.host_model.nu))  # each world's actuator inputs, held

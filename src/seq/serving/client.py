@@ -12,13 +12,14 @@ one `act_batch` message, each tagged with its episode's slot: one round trip for
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
 from seq.authoring.begin import EpisodeStart
-from seq.authoring.params import Parameter
+from seq.authoring.params import Parameter, Range
 from seq.errors import SeqInputError
 from seq.record.states import IMAGE_ENCODINGS, ImageEncoding, PolicyProtocol
 from seq.serving import codec
@@ -235,9 +236,22 @@ def parameters_of(metadata: dict[str, Any], served: bool = False) -> dict[str, P
             info["type"],
             info.get("value", info.get("default")) if served else info.get("default"),
             tuple(info.get("choices") or ()),
+            _range(info.get("range")),
         )
         for name, info in declared.items()
     }
+
+
+def _range(declared: Any) -> Range | None:
+    """A hello's `range` ([low, high], either None) as a `Range`; anything else: none."""
+    def number(bound: Any) -> bool:
+        return isinstance(bound, int | float) and not isinstance(bound, bool) and math.isfinite(bound)
+
+    if isinstance(declared, list) and len(declared) == 2 and declared != [None, None] and all(
+        bound is None or number(bound) for bound in declared
+    ):
+        return Range(*declared)
+    return None
 
 
 def connect(

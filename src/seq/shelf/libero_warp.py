@@ -27,7 +27,7 @@ import copy
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Any
+from typing import Annotated, Any
 
 import numpy as np
 
@@ -50,6 +50,8 @@ with PORT_IMAGE.imports():
 
 VOLUME = "libero-warp-scene"
 WORLDS = 10
+MAX_WORLDS = 4096  # a scene's worlds in one process
+MAX_RESOLUTION = 1024  # LIBERO's scenes draw offscreen at most this wide
 SUBSTEPS = 25  # physics steps of 2 ms per 20 Hz control step
 MAX_STEPS = {"libero_spatial": 220, "libero_object": 280, "libero_goal": 300, "libero_10": 520}
 SPACE = SimpleNamespace(low=-np.ones(7, np.float32), high=np.ones(7, np.float32), shape=(7,),
@@ -245,6 +247,36 @@ class SceneWorlds:
         return bool(self.arms[world].checks.met(self.view(world)))
 
 
+FACTS: dict[str, type] = {
+    "objects": dict, "fixtures": dict, "goal": list, "checks": list, "robot": dict, "controller": dict,
+}
+ROBOT_FACTS: dict[str, type] = {
+    "arm_joints": list, "arm_actuators": list, "gripper_joints": list, "gripper_actuators": list,
+    "eef_site": str, "eef_body": str, "gripper_speed": float, "kp": list, "output_max": list,
+}
+CONTROLLER_FACTS = {"goal_pos": 3, "goal_ori": 9, "initial_joint": None, "gripper_action": 2}
+
+
+def _check_facts(folder: Path, entry: dict[str, Any]) -> None:
+    """A start's `facts` (what LIBERO said of it at export) hold what the port reads, typed."""
+    where = f"libero-warp: {folder / layout.MANIFEST}: {entry['task']} seed {entry['seed']}: facts"
+    facts = entry["facts"]
+    robot = facts.get("robot") if isinstance(facts.get("robot"), dict) else {}
+    expected: list[tuple[dict[str, Any], str, type]] = [(facts, key, kind) for key, kind in FACTS.items()]
+    expected += [(robot, f"robot.{key}", kind) for key, kind in ROBOT_FACTS.items()]
+    for table, key, kind in expected:
+        value = table.get(key.rpartition(".")[2])
+        if not isinstance(value, (int, float) if kind is float else kind):
+            raise SeqInputError(f"{where}.{key}: expected {kind.__name__}; export it again.")
+    for key, size in CONTROLLER_FACTS.items():
+        value = facts["controller"].get(key)
+        numbers = isinstance(value, list) and all(
+            isinstance(v, int | float) and np.isfinite(v) for v in value)
+        if not numbers or (size is not None and len(value) != size):
+            raise SeqInputError(f"{where}.controller.{key}: expected {size or 'a list of'} numbers; "
+                                "export it again.")
+
+
 def quat_to_axis_angle(quat: np.ndarray) -> np.ndarray:
     """robosuite's `quat2axisangle` of an `[x, y, z, w]` quaternion."""
     w = float(np.clip(quat[3], -1.0, 1.0))
@@ -342,12 +374,18 @@ class LiberoWarp(seq.Benchmark):
     """LIBERO's standard suites on MuJoCo Warp (module doc)."""
 
     @seq.setup
-    def setup(self, envs: int = WORLDS, obs_mode: ObsMode = "pixels", resolution: int = 256) -> None:
+    def setup(
+        self,
+        envs: Annotated[int, seq.Range(1, MAX_WORLDS)] = WORLDS,
+        obs_mode: ObsMode = "pixels",
+        resolution: Annotated[int, seq.Range(8, MAX_RESOLUTION)] = 256,
+    ) -> None:
         if obs_mode not in OBS_MODES:
             raise ValueError(f"libero-warp: obs_mode must be one of {', '.join(OBS_MODES)}, "
                              f"got {obs_mode!r}.")
-        if envs < 1:
-            raise ValueError(f"libero-warp: envs must be 1 or more, got {envs}.")
+        if not 1 <= envs <= MAX_WORLDS or not 8 <= resolution <= MAX_RESOLUTION:
+            raise ValueError(f"libero-warp: envs must be 1 to {MAX_WORLDS} and resolution 8 to "
+                             f"{MAX_RESOLUTION}, got {envs} and {resolution}.")
         self.envs, self.obs_mode, self.resolution = envs, obs_mode, resolution
         self.starts = exported_starts(seq.assets_path())
         self.scenes: dict[tuple[Path, str], SceneWorlds] = {}
@@ -355,6 +393,11 @@ class LiberoWarp(seq.Benchmark):
     @seq.reset
     def reset(self, seed: int, variant: seq.Condition) -> LiberoWarpEnv:
         found = self.starts.get((variant.task, seed))
+        if not self.starts:
+            raise SeqInputError(
+                f"libero-warp: volume {VOLUME} holds no export of libero (at its root or one folder "
+                f"down); make one: `{export_command(str(variant.suite), variant.task, seed)}`"
+            )
         if found is None:
             raise SeqInputError(
                 f"libero-warp: volume {VOLUME} has no exported start of {variant.task} seed {seed}; "
@@ -365,6 +408,7 @@ class LiberoWarp(seq.Benchmark):
         if "facts" not in entry:
             raise SeqInputError(f"libero-warp: {folder / layout.MANIFEST} was exported before LIBERO's "
                                 "facts were written (its starts have no `facts`): export it again.")
+        _check_facts(folder, entry)
         key = (folder, entry["scene"])
         if key not in self.scenes:
             entries = [e for _, (f, e) in self.starts.items() if f == folder and e["scene"] == entry["scene"]]
