@@ -98,6 +98,20 @@ def test_ctrl_c_cancels_and_reports_partial_results(toy_file, seq_home):
     assert report.partial
 
 
+def test_sigterm_to_the_command_cancels_as_ctrl_c_does(toy_file, seq_home):
+    """`timeout 60 seq eval run ...` or a job scheduler's stop: SIGTERM to seq's process alone."""
+    assert run_cli("deploy", str(toy_file)).returncode == 0
+    process = _start_slow_eval(toy_file)
+    _wait_for_episodes(seq_home, 1, process)
+    os.kill(process.pid, signal.SIGTERM)
+    stdout, stderr = process.communicate(timeout=60)
+    assert process.returncode == 130, stderr
+    assert "Traceback" not in stderr, stderr
+    (row,) = seq.eval.ls()
+    assert row["status"] == "canceled" and 1 <= row["done"] < 6
+    assert seq.eval.report(row["id"]).partial
+
+
 def test_a_resume_refuses_the_options_it_would_not_take(toy_file, seq_home):
     seq.deploy(toy_file)
     eval_id = seq.eval.run("line-controller", benchmark="line", seeds=[0], envs=1).eval_id

@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import logging
 import os
+import signal
 import sys
 import textwrap
+from types import FrameType
 
 from seq.cli.coreutils import is_coreutils_form, run_system_seq
 from seq.errors import EvalCanceled, SeqInputError
@@ -40,12 +42,19 @@ def _show_progress_log() -> None:
         logger.propagate = False
 
 
+def _terminated(signum: int, frame: FrameType | None) -> None:
+    raise KeyboardInterrupt  # SIGTERM stops a command as Ctrl-C does: an eval is canceled, what ran kept
+
+
 def main(argv: list[str] | None = None) -> None:
     """Entry point of the `seq` script: bad input is one sentence on stderr and exit code 2; Ctrl-C
-    exits 130 whenever it comes, the command tree's imports included, without a traceback."""
+    or SIGTERM exits 130 whenever it comes, the command tree's imports included, without a
+    traceback."""
     args = sys.argv[1:] if argv is None else list(argv)
     if is_coreutils_form(args):
         run_system_seq(args)
+    if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
+        signal.signal(signal.SIGTERM, _terminated)
     try:
         _show_progress_log()
         from seq.cli.app import app
