@@ -176,15 +176,19 @@ def psnr(first, second) -> float:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("scene", type=Path)
-    parser.add_argument("--starts", type=int, default=10)
-    parser.add_argument("--worlds", default="1,10")
-    parser.add_argument("--steps", type=int, default=20)
-    parser.add_argument("--save", type=Path, help="write each pair of images here, side by side (PNG)")
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0],
+                                     formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    parser.add_argument("scene", type=Path, help="a libero export folder (seq benchmark export libero)")
+    parser.add_argument("--starts", type=int, default=10, help="the export's first N starts")
+    parser.add_argument("--worlds", default="1,10", help="Warp worlds to time, comma-separated")
+    parser.add_argument("--steps", type=int, default=20, help="control steps timed (a speed needs 20+)")
+    parser.add_argument("--save", type=Path,
+                        help="write each pair of first images here as PNG: libero left, libero-warp right")
     parser.add_argument("--direct", action="store_true", help="episodes of libero-scripted instead")
-    parser.add_argument("--episodes", type=int, default=100)
+    parser.add_argument("--episodes", type=int, default=100, help="with --direct: episodes in all")
     args = parser.parse_args()
+    if min(args.starts, args.steps, args.episodes) < 1:
+        parser.error("--starts, --steps and --episodes must be 1 or more")
     if args.direct:
         direct(args.scene, args.starts, args.episodes, int(args.worlds.split(",")[-1]))
         return
@@ -217,10 +221,11 @@ def main() -> None:
             values = [psnr(libero[f"{camera}_{i}"], port[f"{camera}_{i}"]) for i in range(count)]
             print(f"  {camera:9} mean {np.mean(values):5.1f} dB, lowest {min(values):5.1f} dB")
         rates = json.loads(Path(out, "libero.json").read_text())["steps_per_s"]
-        print(f"speed, {args.steps} control steps of a still arm (control steps/s, all worlds together):")
-        print(f"  libero, obs_mode=state, one env:  {rates:8.1f}  1.00x")
+        print(f"speed, {args.steps} control step{'s' * (args.steps > 1)} of a still arm "
+              "(control steps/s, all worlds together):")
+        print(f"  {'libero, obs_mode=state, one env':34} {rates:8.1f}  1.00x")
         for nworld, rate in json.loads(Path(out, "port.json").read_text())["steps_per_s"].items():
-            print(f"  libero-warp, {nworld:>4} world(s):      {rate:8.1f}  {rate / rates:.2f}x")
+            print(f"  {f'libero-warp, {nworld:>4} world(s)':34} {rate:8.1f}  {rate / rates:.2f}x")
 
 
 if __name__ == "__main__":
