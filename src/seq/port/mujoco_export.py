@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from seq.authoring.env_contract import reset_env
+from seq.authoring.env_contract import close_env, reset_env
 from seq.errors import SeqInputError, make_output_folder
 from seq.port import scene as layout
 from seq.port.controls import DEFAULT_STEPS, controls_for
@@ -59,10 +59,14 @@ def export_here(
         getattr(benchmark, spec.hooks["setup"])()
     reset = getattr(benchmark, spec.hooks["reset"])
     _clear(out, log)
-    if conditions and _on_sapien(reset(conditions[0].seed, conditions[0])):
-        from seq.port.sapien_export import export_sapien
+    made: dict[int, Any] = {}  # the envs the benchmark made (it may reuse one across seeds)
+    if conditions:
+        first = reset(conditions[0].seed, conditions[0])
+        if _on_sapien(first):
+            from seq.port.sapien_export import export_sapien
 
-        return export_sapien(spec, target, conditions, reset, out, steps, log)
+            return export_sapien(spec, target, conditions, reset, out, steps, log)
+        made[id(first)] = first
     import mujoco
 
     scenes: list[dict[str, Any]] = []
@@ -85,8 +89,11 @@ def export_here(
         facts = getattr(env, "port_facts", None)  # what the env says of its start beside physics
         if callable(facts):
             starts[-1]["facts"] = facts()
+        made.setdefault(id(env), env)
         log(f"  {condition.task} seed {condition.seed}: scene {scene['id']}, "
             f"{starts[-1]['contacts']} contacts")
+    for env in made.values():  # their renderers' contexts, before the interpreter's exit tears down
+        close_env(env)  # the display under them
     manifest = {
         "format": layout.FORMAT,
         "benchmark": spec.name,
