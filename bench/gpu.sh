@@ -53,7 +53,7 @@ if [ -z "${SEQ_PORT_PYTHON:-}" ]; then
         if ls .whl/*.whl >/dev/null 2>&1; then
             "$PYTHON" -m pip install -q --no-index --no-deps --no-compile --target "$SITE" .whl/*.whl
         else
-            "$PYTHON" -m pip install -q --target "$SITE" "mujoco-warp==4.0.0" "warp-lang==1.19.0" scipy
+            "$PYTHON" -m pip install -q --target "$SITE" "mujoco-warp==4.0.0" "warp-lang==1.19.0" "mujoco==4.0.1" scipy
         fi || {
             say "bench/gpu.sh: could not install MuJoCo Warp into $SITE (see pip's message above)."
             exit 1

@@ -24,7 +24,8 @@ from typing import Any
 from seq.authoring.declarations import Image
 from seq.errors import SeqInputError
 
-PORT_REQUIREMENTS = ("mujoco-warp==4.0.0", "warp-lang==1.19.0")
+# MuJoCo Warp 4.0.0 takes any MuJoCo 4.0.x: pinned, so that every port environment steps alike
+PORT_REQUIREMENTS = ("mujoco-warp==4.0.0", "warp-lang==1.19.0", "mujoco==4.0.1")
 PORT_IMAGE = Image.debian_slim().uv_pip_install(*PORT_REQUIREMENTS)
 
 
