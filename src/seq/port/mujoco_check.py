@@ -24,7 +24,6 @@ RTOL, ATOL = 1e-5, 1e-6  # a micrometre: meshes are processed in floats a little
 
 def check_model_here(scene: str) -> dict[str, Any]:
     """The check of every scene in an export folder, as plain data."""
-    import json
 
     import mujoco
 
@@ -34,8 +33,7 @@ def check_model_here(scene: str) -> dict[str, Any]:
     for entry in manifest["scenes"]:
         model = layout.load_scene(mujoco, directory, entry["id"])
         exported = layout.read_compiled(directory, entry["id"])
-        layout.read_options(directory, entry["id"])
-        options = json.loads((directory / layout.SCENES / entry["id"] / layout.OPTIONS).read_text())
+        options = layout.read_options(directory, entry["id"])
         empty = mujoco.MjModel.from_xml_string("<mujoco/>")
         fields = field_differences(mujoco, model, exported)
         changed_options = _differences(options["scene"], option_values(model))

@@ -51,7 +51,7 @@ def replay_here(
     starts = [layout.read_start(directory, entry) for entry in entries]
     classic_models = []
     for start in starts:
-        options = layout.read_options(directory, start.scene)
+        options = layout.read_options(directory, start.scene)["scene"]
         model = layout.load_scene(mujoco, directory, start.scene)
         classic_models.append(_model(mujoco, model, start, options, steps))
     warp_runs = _run_on_warp(port_directory, starts, steps)

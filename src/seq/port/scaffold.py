@@ -91,7 +91,7 @@ def _values(
         return {**common, **_sapien_values(manifest, directory)}
     scenes = (check or {}).get("scenes", [])
     pinned = sorted({option["option"] for scene in scenes for option in scene["options"] + scene["defaults"]})
-    options = {"scene": layout.read_options(directory, manifest["scenes"][0]["id"])}
+    options = layout.read_options(directory, manifest["scenes"][0]["id"])
     return {
         **common,
         "mujoco": manifest["mujoco"],

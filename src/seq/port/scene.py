@@ -186,9 +186,9 @@ def load_scene(mujoco: Any, directory: Path, scene_id: str) -> Any:
         raise SeqInputError(f"{path}: MuJoCo {mujoco.__version__} cannot load it ({error}).") from None
 
 
-def read_options(directory: Path, scene_id: str) -> dict[str, list[float]]:
-    """A scene's options as its benchmark's MuJoCo compiled them (`options.json`'s `scene`), checked:
-    each option a list of finite numbers. Its `defaults` are checked the same way."""
+def read_options(directory: Path, scene_id: str) -> dict[str, dict[str, list[float]]]:
+    """A scene's `options.json`, checked: `scene` (its options as its benchmark's MuJoCo compiled
+    them) and `defaults` (that MuJoCo's), each option a list of finite numbers."""
     path = Path(directory) / SCENES / scene_id / OPTIONS
     try:
         options = json.loads(path.read_text())
@@ -205,7 +205,7 @@ def read_options(directory: Path, scene_id: str) -> dict[str, list[float]]:
         ):
             raise SeqInputError(f"{path}: {key}: expected an object of options, each a list of finite "
                                 "numbers.")
-    return dict(options["scene"])
+    return {"scene": dict(options["scene"]), "defaults": dict(options["defaults"])}
 
 
 def read_compiled(directory: Path, scene_id: str) -> dict[str, np.ndarray]:

@@ -56,7 +56,7 @@ class WarpWorlds:
         ]
         self.mujoco = mujoco
         self.host_model = layout.load_scene(mujoco, self.directory, self.scene_id)
-        pin_options(self.host_model, layout.read_options(self.directory, self.scene_id))
+        pin_options(self.host_model, layout.read_options(self.directory, self.scene_id)["scene"])
         self.nworld = nworld
         for start in self.starts:
             layout.check_start(mujoco, self.host_model, start)
